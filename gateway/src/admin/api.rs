@@ -1,0 +1,250 @@
+//! Wire types of the admin API and the [`Backend`] trait the daemon implements.
+//!
+//! Both the server and the client speak these types, so the JSON shape lives in
+//! exactly one place. Request bodies deny unknown fields: a typo in a control
+//! plane's request must fail loudly rather than be silently ignored. Response
+//! bodies accept unknown fields so an older CLI can read a newer daemon.
+
+use std::future::Future;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Longest sandbox or session id accepted.
+pub const MAX_ID_LEN: usize = 128;
+
+/// A sandbox to register: a cgroup, optionally its network namespace and the
+/// policy it runs under (the daemon's default when absent).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSpec {
+    pub id: String,
+    pub cgroup: PathBuf,
+    #[serde(default)]
+    pub netns: Option<PathBuf>,
+    #[serde(default)]
+    pub policy: Option<String>,
+}
+
+/// A session to register under a sandbox: a child cgroup of the sandbox's.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSpec {
+    pub id: String,
+    pub cgroup: PathBuf,
+}
+
+/// A registered session.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub id: String,
+    pub cgroup: PathBuf,
+    pub cgroup_id: u64,
+}
+
+/// A registered sandbox and its sessions.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SandboxInfo {
+    pub id: String,
+    pub cgroup: PathBuf,
+    pub cgroup_id: u64,
+    pub netns: Option<PathBuf>,
+    pub policy: String,
+    /// Where the registration came from: `"config"` or `"api"`.
+    pub source: String,
+    pub sessions: Vec<SessionInfo>,
+}
+
+/// What `GET /v1/status` reports.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Status {
+    pub ready: bool,
+    pub version: String,
+    pub cgroup_root: PathBuf,
+    pub metrics_addr: Option<String>,
+    pub tcp_port: u16,
+    pub dns_port: u16,
+    pub sandboxes: usize,
+    pub programs: Vec<String>,
+}
+
+/// Body of every error response.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ErrorBody {
+    /// Human-readable message (the error's `Display`).
+    pub error: String,
+    /// One of `not_found`, `conflict`, `invalid`, `internal`, `forbidden`.
+    pub kind: String,
+}
+
+/// `kind` of the error body the peer guard answers with. Not an [`AdminError`]
+/// variant because a backend never produces it: refusal happens before routing.
+pub const KIND_FORBIDDEN: &str = "forbidden";
+
+/// Why an admin request failed; the variant picks the HTTP status.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl AdminError {
+    /// HTTP status the server answers with.
+    pub fn status_code(&self) -> u16 {
+        match self {
+            AdminError::NotFound(_) => 404,
+            AdminError::Conflict(_) => 409,
+            AdminError::Invalid(_) => 400,
+            AdminError::Internal(_) => 500,
+        }
+    }
+
+    /// Machine-readable class, the `kind` field of [`ErrorBody`].
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AdminError::NotFound(_) => "not_found",
+            AdminError::Conflict(_) => "conflict",
+            AdminError::Invalid(_) => "invalid",
+            AdminError::Internal(_) => "internal",
+        }
+    }
+
+    /// The JSON error body for this error.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: self.to_string(),
+            kind: self.kind().to_owned(),
+        }
+    }
+}
+
+/// Checks a sandbox or session id: `[A-Za-z0-9._-]{1,128}`, and neither `.` nor
+/// `..`. Ids travel as URL path segments, so this charset needs no escaping;
+/// `.` and `..` are refused because URL normalizers rewrite them.
+/// `what` names the id in the message ("sandbox id", "session id").
+pub fn validate_id(what: &str, id: &str) -> Result<(), AdminError> {
+    if id.is_empty() || id.len() > MAX_ID_LEN {
+        return Err(AdminError::Invalid(format!(
+            "{what} must be 1 to {MAX_ID_LEN} characters, got {}",
+            id.len()
+        )));
+    }
+    if let Some(bad) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(AdminError::Invalid(format!(
+            "{what} {id:?} contains {bad:?}; allowed are A-Z a-z 0-9 . _ -"
+        )));
+    }
+    if id == "." || id == ".." {
+        return Err(AdminError::Invalid(format!("{what} may not be {id:?}")));
+    }
+    Ok(())
+}
+
+impl SandboxSpec {
+    /// Checks what the server can check without the daemon's state.
+    pub fn validate(&self) -> Result<(), AdminError> {
+        validate_id("sandbox id", &self.id)?;
+        if self.cgroup.as_os_str().is_empty() {
+            return Err(AdminError::Invalid("cgroup must not be empty".into()));
+        }
+        Ok(())
+    }
+}
+
+impl SessionSpec {
+    /// Checks what the server can check without the daemon's state.
+    pub fn validate(&self) -> Result<(), AdminError> {
+        validate_id("session id", &self.id)?;
+        if self.cgroup.as_os_str().is_empty() {
+            return Err(AdminError::Invalid("cgroup must not be empty".into()));
+        }
+        Ok(())
+    }
+}
+
+/// What the daemon exposes to the admin server. Ids reaching these methods
+/// have passed [`validate_id`]; everything else (cgroup existence, policy
+/// names, duplicates) is the backend's to check.
+pub trait Backend: Send + Sync + 'static {
+    fn status(&self) -> Status;
+    fn list(&self) -> Vec<SandboxInfo>;
+    fn add_sandbox(
+        &self,
+        spec: SandboxSpec,
+    ) -> impl Future<Output = Result<SandboxInfo, AdminError>> + Send;
+    fn remove_sandbox(&self, id: &str) -> impl Future<Output = Result<(), AdminError>> + Send;
+    fn add_session(
+        &self,
+        sandbox: &str,
+        spec: SessionSpec,
+    ) -> impl Future<Output = Result<SessionInfo, AdminError>> + Send;
+    fn remove_session(
+        &self,
+        sandbox: &str,
+        session: &str,
+    ) -> impl Future<Output = Result<(), AdminError>> + Send;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validate_id_table() {
+        let long = "a".repeat(MAX_ID_LEN);
+        let too_long = "a".repeat(MAX_ID_LEN + 1);
+        let cases: &[(&str, bool)] = &[
+            ("sb1", true),
+            ("A-z_0.9", true),
+            (&long, true),
+            ("...", true),
+            ("", false),
+            (&too_long, false),
+            (".", false),
+            ("..", false),
+            ("a/b", false),
+            ("a b", false),
+            ("a%2Fb", false),
+            ("é", false),
+            ("a\n", false),
+        ];
+        for (id, ok) in cases {
+            assert_eq!(validate_id("id", id).is_ok(), *ok, "id {id:?}");
+        }
+    }
+
+    #[test]
+    fn error_status_and_kind() {
+        let cases = [
+            (AdminError::NotFound("x".into()), 404, "not_found"),
+            (AdminError::Conflict("x".into()), 409, "conflict"),
+            (AdminError::Invalid("x".into()), 400, "invalid"),
+            (AdminError::Internal("x".into()), 500, "internal"),
+        ];
+        for (err, status, kind) in cases {
+            assert_eq!(err.status_code(), status);
+            assert_eq!(err.kind(), kind);
+            assert_eq!(err.body().kind, kind);
+        }
+    }
+
+    #[test]
+    fn sandbox_spec_defaults_and_unknown_fields() {
+        let spec: SandboxSpec =
+            serde_json::from_str(r#"{"id":"a","cgroup":"/sluice/a"}"#).expect("minimal spec");
+        assert_eq!(spec.netns, None);
+        assert_eq!(spec.policy, None);
+        let err = serde_json::from_str::<SandboxSpec>(r#"{"id":"a","cgroup":"/x","polcy":"p"}"#)
+            .expect_err("unknown field");
+        assert!(err.to_string().contains("polcy"), "{err}");
+    }
+}

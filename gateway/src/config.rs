@@ -1,0 +1,311 @@
+//! The daemon's YAML configuration: raw (as written) and its load errors.
+//!
+//! Every struct denies unknown fields, so a typo is an error that names the
+//! file, line, column and field, never a silently ignored setting.
+
+use std::{
+    collections::BTreeMap,
+    net::{IpAddr, SocketAddr},
+    path::{Path, PathBuf},
+};
+
+use ipnet::IpNet;
+use serde::Deserialize;
+
+/// The whole daemon configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Where steered connections and DNS queries are received.
+    #[serde(default)]
+    pub listen: Listen,
+    /// The sandbox root cgroup: absolute, or relative to the cgroup2 mount.
+    /// Created if missing. The eBPF programs are attached here.
+    #[serde(default = "default_cgroup_root")]
+    pub cgroup_root: PathBuf,
+    /// Directory under bpffs where programs' links and maps are pinned.
+    #[serde(default = "default_bpffs")]
+    pub bpffs: PathBuf,
+    /// Admin API socket (HTTP over a Unix socket, mode 0600).
+    #[serde(default = "default_admin_socket")]
+    pub admin_socket: PathBuf,
+    /// Where run-time registrations are kept across restarts.
+    #[serde(default = "default_state_dir")]
+    pub state_dir: PathBuf,
+    /// Prometheus metrics address; `null` turns the endpoint off.
+    #[serde(default = "default_metrics")]
+    pub metrics: Option<SocketAddr>,
+    /// Audit sink: `stdout`, or a file path (JSON lines, appended).
+    #[serde(default = "default_audit")]
+    pub audit: String,
+    #[serde(default)]
+    pub limits: Limits,
+    #[serde(default)]
+    pub resolver: ResolverConfig,
+    /// Named policies; sandboxes refer to them by name.
+    #[serde(default)]
+    pub policies: BTreeMap<String, PolicyConfig>,
+    #[serde(default)]
+    pub sandboxes: Vec<SandboxConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Listen {
+    /// TCP port of the steering listener in the host namespace (127.0.0.1 and
+    /// ::1). 0 picks a free port at start. Inside sandbox namespaces Sluice
+    /// always picks a free port.
+    #[serde(default = "default_tcp_port")]
+    pub tcp_port: u16,
+    /// UDP port of the DNS listener in the host namespace; 0 picks one.
+    #[serde(default = "default_dns_port")]
+    pub dns_port: u16,
+}
+
+impl Default for Listen {
+    fn default() -> Self {
+        Listen {
+            tcp_port: default_tcp_port(),
+            dns_port: default_dns_port(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// How long a new connection may take to send its first bytes (TLS
+    /// ClientHello or HTTP request line and headers) before it is refused.
+    #[serde(default = "default_sniff_timeout_ms")]
+    pub sniff_timeout_ms: u64,
+    /// Timeout for dialing the original destination.
+    #[serde(default = "default_connect_timeout_ms")]
+    pub connect_timeout_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            sniff_timeout_ms: default_sniff_timeout_ms(),
+            connect_timeout_ms: default_connect_timeout_ms(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolverConfig {
+    /// Static answers, consulted first (name → addresses).
+    #[serde(default)]
+    pub hosts: BTreeMap<String, Vec<IpAddr>>,
+    /// Upstream DNS servers; empty means the system's (/etc/resolv.conf).
+    #[serde(default)]
+    pub nameservers: Vec<SocketAddr>,
+}
+
+/// A minimal destination allowlist. The full policy language replaces it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    #[serde(default)]
+    pub allow: Vec<AllowRule>,
+}
+
+/// One allow rule: exactly one of `host` or `cidr`, and optional ports
+/// (empty: any port).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowRule {
+    /// A DNS name, matched against the TLS SNI or HTTP Host; the connection's
+    /// address must also be one the name resolves to.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// An address or network the original destination must fall in.
+    #[serde(default)]
+    pub cidr: Option<IpNet>,
+    #[serde(default)]
+    pub ports: Vec<u16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    pub id: String,
+    /// cgroup path: absolute, or relative to the sandbox root cgroup.
+    pub cgroup: PathBuf,
+    /// Network namespace (a path such as /run/netns/NAME or
+    /// /proc/PID/ns/net): Sluice then listens inside it.
+    #[serde(default)]
+    pub netns: Option<PathBuf>,
+    #[serde(default = "default_policy")]
+    pub policy: String,
+}
+
+/// A configuration that could not be loaded; the message names the file and,
+/// where the YAML parser knows it, the line, column and field.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl Config {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Config::parse(path, &text)
+    }
+
+    /// Parses config text; `path` is only used in messages.
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let config: Config = serde_yaml::from_str(text).map_err(|err| {
+            let (line, column) = err
+                .location()
+                .map(|l| (l.line(), l.column()))
+                .unwrap_or((0, 0));
+            ConfigError::Syntax {
+                path: path.to_owned(),
+                line,
+                column,
+                // serde_yaml appends " at line L column C"; we already lead with it.
+                message: strip_location(&err.to_string()),
+            }
+        })?;
+        config.validate().map_err(|message| ConfigError::Invalid {
+            path: path.to_owned(),
+            message,
+        })?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        for (name, policy) in &self.policies {
+            for (i, rule) in policy.allow.iter().enumerate() {
+                match (&rule.host, &rule.cidr) {
+                    (Some(_), None) | (None, Some(_)) => {}
+                    _ => {
+                        return Err(format!(
+                            "policies.{name}.allow[{i}]: give exactly one of `host` or `cidr`"
+                        ));
+                    }
+                }
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for sandbox in &self.sandboxes {
+            if !seen.insert(&sandbox.id) {
+                return Err(format!("sandboxes: id `{}` appears twice", sandbox.id));
+            }
+            if !self.policies.contains_key(&sandbox.policy) {
+                return Err(format!(
+                    "sandboxes.{}: policy `{}` is not defined under `policies`",
+                    sandbox.id, sandbox.policy
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn strip_location(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+fn default_cgroup_root() -> PathBuf {
+    PathBuf::from("sluice")
+}
+fn default_bpffs() -> PathBuf {
+    PathBuf::from("/sys/fs/bpf/sluice")
+}
+fn default_admin_socket() -> PathBuf {
+    PathBuf::from("/run/sluice/admin.sock")
+}
+fn default_state_dir() -> PathBuf {
+    PathBuf::from("/var/lib/sluice")
+}
+fn default_metrics() -> Option<SocketAddr> {
+    Some(SocketAddr::from(([127, 0, 0, 1], 9464)))
+}
+fn default_audit() -> String {
+    "stdout".to_owned()
+}
+fn default_tcp_port() -> u16 {
+    15001
+}
+fn default_dns_port() -> u16 {
+    15053
+}
+fn default_sniff_timeout_ms() -> u64 {
+    5_000
+}
+fn default_connect_timeout_ms() -> u64 {
+    10_000
+}
+fn default_policy() -> String {
+    "default".to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("sluice.yaml"), text)
+    }
+
+    #[test]
+    fn minimal_config_gets_defaults() {
+        let config = parse("policies: {default: {}}\n").expect("valid");
+        assert_eq!(config.listen.tcp_port, 15001);
+        assert_eq!(config.cgroup_root, PathBuf::from("sluice"));
+        assert_eq!(config.audit, "stdout");
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_field() {
+        let err = parse("listen:\n  tcp_prot: 1\n").expect_err("typo");
+        let text = err.to_string();
+        assert!(text.starts_with("sluice.yaml:2:3: "), "{text}");
+        assert!(text.contains("unknown field `tcp_prot`"), "{text}");
+    }
+
+    #[test]
+    fn rule_needs_exactly_one_target() {
+        let err = parse("policies:\n  p:\n    allow:\n      - ports: [443]\n").expect_err("empty");
+        assert!(err.to_string().contains("policies.p.allow[0]"), "{err}");
+        let err = parse("policies:\n  p:\n    allow:\n      - {host: a.test, cidr: 10.0.0.0/8}\n")
+            .expect_err("both");
+        assert!(err.to_string().contains("exactly one"), "{err}");
+    }
+
+    #[test]
+    fn sandbox_policy_must_exist() {
+        let err = parse("sandboxes:\n  - {id: a, cgroup: a, policy: nope}\n").expect_err("missing");
+        assert!(err.to_string().contains("policy `nope`"), "{err}");
+    }
+
+    #[test]
+    fn bad_cidr_is_located() {
+        let err =
+            parse("policies:\n  p:\n    allow:\n      - cidr: 10.0.0.0/99\n").expect_err("cidr");
+        assert!(err.to_string().starts_with("sluice.yaml:4:"), "{err}");
+    }
+}

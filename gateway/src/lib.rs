@@ -1,0 +1,19 @@
+//! Sluice: a transparent egress gateway for sandboxes.
+//!
+//! eBPF programs (`gateway-ebpf`) steer every socket a sandbox opens to this
+//! daemon; the daemon recovers who is talking and where to, decides, and
+//! relays. See ARCHITECTURE.md for the map of modules, ports, maps and metrics.
+
+pub mod admin;
+pub mod allow;
+pub mod audit;
+pub mod cgroup;
+pub mod config;
+pub mod daemon;
+pub mod dns;
+pub mod metrics;
+pub mod netns;
+pub mod proxy;
+pub mod registry;
+pub mod resolve;
+pub mod steer;

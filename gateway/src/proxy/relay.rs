@@ -1,0 +1,67 @@
+//! Byte relay between a sandbox connection and its destination.
+//!
+//! The bytes read while sniffing are sent first, then both directions are
+//! copied until each side has closed; a half-close on one side is passed on
+//! (shutdown of the write half) while the other direction keeps flowing.
+
+use tokio::{
+    io::{AsyncWriteExt as _, copy_bidirectional_with_sizes},
+    net::TcpStream,
+};
+
+/// Large enough that bulk transfers move in few syscalls; two per connection.
+const BUF: usize = 64 * 1024;
+
+/// Relays until both directions are done. Returns bytes sent upstream
+/// (prefix included) and downstream. Errors end the relay quietly: a reset
+/// from either side is an ordinary way for a connection to end.
+pub async fn relay(mut client: TcpStream, mut upstream: TcpStream, prefix: &[u8]) -> (u64, u64) {
+    if !prefix.is_empty() && upstream.write_all(prefix).await.is_err() {
+        return (0, 0);
+    }
+    match copy_bidirectional_with_sizes(&mut client, &mut upstream, BUF, BUF).await {
+        Ok((up, down)) => (up + prefix.len() as u64, down),
+        Err(_) => (prefix.len() as u64, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::{io::AsyncReadExt as _, net::TcpListener};
+
+    async fn pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (a, b) = tokio::join!(TcpStream::connect(addr), listener.accept());
+        (a.expect("connect"), b.expect("accept").0)
+    }
+
+    #[tokio::test]
+    async fn prefix_first_then_both_ways_with_half_close() {
+        // sandbox <-> [client_side | relay | upstream_side] <-> server
+        let (mut sandbox, client_side) = pair().await;
+        let (upstream_side, mut server) = pair().await;
+        let relay = tokio::spawn(relay(client_side, upstream_side, b"HEAD"));
+
+        sandbox.write_all(b"-body").await.expect("write");
+        sandbox.shutdown().await.expect("half-close");
+        let mut got = Vec::new();
+        server
+            .read_to_end(&mut got)
+            .await
+            .expect("server reads to EOF");
+        assert_eq!(got, b"HEAD-body");
+
+        // The other direction still flows after the sandbox's half-close.
+        server.write_all(b"reply").await.expect("reply");
+        server.shutdown().await.expect("close");
+        let mut reply = Vec::new();
+        sandbox
+            .read_to_end(&mut reply)
+            .await
+            .expect("sandbox reads");
+        assert_eq!(reply, b"reply");
+        assert_eq!(relay.await.expect("relay task"), (9, 5));
+    }
+}

@@ -1,0 +1,221 @@
+//! Python programs the tests run inside sandboxes. Each prints one JSON
+//! object on its last stdout line (see `Output::json`) and exits non-zero
+//! when what it tried did not work.
+
+/// `HOST PORT [PAYLOAD_HEX|-]`: connect; with a payload, send it, half-close,
+/// read until EOF and expect the payload echoed. Errors report the errno name
+/// (`EPERM`, `ECONNREFUSED`, `ECONNRESET`, ...) and the stage that failed.
+pub const TCP_PROBE: &str = r#"
+import errno, json, socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+payload = bytes.fromhex(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] != "-" else None
+def fail(stage, e):
+    name = errno.errorcode.get(e.errno, str(e.errno)) if e.errno else type(e).__name__
+    print(json.dumps({"ok": False, "stage": stage, "errno": name, "error": str(e)}))
+    sys.exit(1)
+fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_STREAM)
+s.settimeout(10)
+try:
+    s.connect((host, port))
+except OSError as e:
+    fail("connect", e)
+if payload is None:
+    s.close()
+    print(json.dumps({"ok": True, "stage": "connect"}))
+    sys.exit(0)
+got = b""
+try:
+    s.sendall(payload)
+    s.shutdown(socket.SHUT_WR)
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+except OSError as e:
+    fail("exchange", e)
+print(json.dumps({"ok": got == payload, "stage": "done", "received": got.hex()}))
+sys.exit(0 if got == payload else 1)
+"#;
+
+/// `HOST PORT IN_FILE OUT_FILE`: send IN_FILE (from a second thread, so
+/// large payloads cannot deadlock), half-close, read until EOF into OUT_FILE.
+pub const SEND_FILE: &str = r#"
+import json, socket, sys, threading
+host, port, src, dst = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+data = open(src, "rb").read()
+s = socket.create_connection((host, port), timeout=15)
+errors = []
+def send():
+    try:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+    except OSError as e:
+        errors.append("send: " + repr(e))
+t = threading.Thread(target=send)
+t.start()
+chunks = []
+try:
+    while True:
+        c = s.recv(1 << 16)
+        if not c:
+            break
+        chunks.append(c)
+except OSError as e:
+    errors.append("recv: " + repr(e))
+t.join()
+got = b"".join(chunks)
+open(dst, "wb").write(got)
+ok = not errors and got == data
+print(json.dumps({"ok": ok, "sent": len(data), "received": len(got), "errors": errors}))
+sys.exit(0 if ok else 1)
+"#;
+
+/// No arguments: tries what a sandbox must not do and prints, per attempt,
+/// `ok` or the errno name.
+pub const FORBIDDEN_SOCKETS: &str = r#"
+import errno, json, socket
+def attempt(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno)) if e.errno else type(e).__name__
+def udp(fam, addr):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    try:
+        s.sendto(b"x", addr)
+    finally:
+        s.close()
+def sock(fam, kind, proto):
+    socket.socket(fam, kind, proto).close()
+print(json.dumps({
+    "udp4_port9": attempt(lambda: udp(socket.AF_INET, ("127.0.0.1", 9))),
+    "udp6_port9": attempt(lambda: udp(socket.AF_INET6, ("::1", 9))),
+    "raw4_icmp": attempt(lambda: sock(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)),
+    "raw6_icmp": attempt(lambda: sock(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)),
+    "raw4_tcp": attempt(lambda: sock(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)),
+    "packet": attempt(lambda: sock(socket.AF_PACKET, socket.SOCK_RAW, 0x0300)),
+}))
+"#;
+
+/// `SERVER PORT NAME`: one DNS A query over unconnected UDP (`sendto` /
+/// `recvfrom`); prints the reply's source address and answers.
+pub const DNS_QUERY: &str = r#"
+import errno, json, random, socket, struct, sys
+host, port, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+qid = random.randrange(65536)
+question = b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0"
+query = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + question + struct.pack(">HH", 1, 1)
+s = socket.socket(fam, socket.SOCK_DGRAM)
+s.settimeout(5)
+try:
+    s.sendto(query, (host, port))
+    data, frm = s.recvfrom(4096)
+except OSError as e:
+    name = errno.errorcode.get(e.errno, str(e.errno)) if e.errno else type(e).__name__
+    print(json.dumps({"ok": False, "errno": name, "error": str(e)}))
+    sys.exit(1)
+rid, flags, qd, an, _, _ = struct.unpack(">HHHHHH", data[:12])
+def skip_name(off):
+    while True:
+        l = data[off]
+        if l == 0:
+            return off + 1
+        if l & 0xC0 == 0xC0:
+            return off + 2
+        off += 1 + l
+off = 12
+for _ in range(qd):
+    off = skip_name(off) + 4
+answers = []
+for _ in range(an):
+    off = skip_name(off)
+    typ, _, _, rdlen = struct.unpack(">HHIH", data[off:off + 10])
+    off += 10
+    rd = data[off:off + rdlen]
+    off += rdlen
+    if typ == 1:
+        answers.append(socket.inet_ntop(socket.AF_INET, rd))
+    elif typ == 28:
+        answers.append(socket.inet_ntop(socket.AF_INET6, rd))
+print(json.dumps({"ok": True, "id_match": rid == qid, "rcode": flags & 0xF,
+                  "from": [frm[0], frm[1]], "answers": answers}))
+"#;
+
+/// `HOST PORT LABEL N`: N threads each open a connection; once all N are
+/// open (a barrier), each sends `LABEL i\n` and expects it echoed.
+pub const MANY_CONNECTIONS: &str = r#"
+import json, socket, sys, threading
+host, port, label, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+barrier = threading.Barrier(n, timeout=15)
+results = [None] * n
+def one(i):
+    msg = f"{label} {i}\n".encode()
+    try:
+        s = socket.create_connection((host, port), timeout=15)
+    except OSError as e:
+        results[i] = "connect: " + repr(e)
+        barrier.abort()
+        return
+    try:
+        barrier.wait()
+    except threading.BrokenBarrierError:
+        pass
+    try:
+        s.sendall(msg)
+        got = b""
+        while not got.endswith(b"\n"):
+            c = s.recv(4096)
+            if not c:
+                break
+            got += c
+        results[i] = "ok" if got == msg else "echo mismatch: " + repr(got)
+    except OSError as e:
+        results[i] = "exchange: " + repr(e)
+    finally:
+        s.close()
+threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+errors = {str(i): r for i, r in enumerate(results) if r != "ok"}
+print(json.dumps({"succeeded": n - len(errors), "errors": errors}))
+sys.exit(0 if not errors else 1)
+"#;
+
+/// `HOST PORT`: connect, say nothing, and wait for the other side to end
+/// the connection (EOF or reset); prints how it ended.
+pub const SILENT_CLIENT: &str = r#"
+import errno, json, socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_STREAM)
+s.settimeout(60)
+s.connect((host, port))
+print(json.dumps({"connected": True}), flush=True)
+try:
+    data = s.recv(1)
+    end = "eof" if not data else "data"
+except OSError as e:
+    end = errno.errorcode.get(e.errno, str(e.errno)) if e.errno else type(e).__name__
+print(json.dumps({"ended": end}))
+"#;
+
+/// Lower-case hex, as `TCP_PROBE` takes its payload.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The request curl sent, rebuilt from `curl -v`'s `> ` lines (curl prints
+/// each header line with its CRLF, and the final blank line as `> \r`).
+pub fn curl_request_from_verbose(stderr: &str) -> String {
+    stderr
+        .split('\n')
+        .filter_map(|line| line.strip_prefix("> "))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}

@@ -1,0 +1,200 @@
+//! Lifecycle: registering sandboxes at run time, failing closed while the
+//! daemon is down (pinned programs stay attached), and resuming after a
+//! restart without re-registering and without stacking programs.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use sluice_e2e::{
+    Daemon, DaemonBuilder, EchoServer, Rule, TestCgroup, in_cgroup,
+    scripts::{self, hex},
+};
+
+/// The attach types Sluice uses, each exactly once on the root.
+const ATTACH_TYPES: [&str; 8] = [
+    "connect4",
+    "connect6",
+    "sendmsg4",
+    "sendmsg6",
+    "recvmsg4",
+    "recvmsg6",
+    "sock_create",
+    "sock_ops",
+];
+
+fn assert_one_program_per_attach_type(daemon: &Daemon, when: &str) {
+    let attached: BTreeMap<String, usize> = daemon.attached_programs();
+    for kind in ATTACH_TYPES {
+        assert_eq!(
+            attached.get(kind),
+            Some(&1),
+            "{when}: expected exactly one {kind} program on the root, bpftool shows {attached:?}"
+        );
+    }
+    for (kind, count) in &attached {
+        assert_eq!(
+            *count, 1,
+            "{when}: {count} {kind} programs attached: {attached:?}"
+        );
+    }
+}
+
+/// Connect, send, expect the echo; returns the probe's JSON result.
+fn probe(cgroup: &TestCgroup, upstream: &EchoServer, payload: &str) -> (bool, Value) {
+    let out = in_cgroup(cgroup).python(
+        scripts::TCP_PROBE,
+        &[
+            "127.0.0.1",
+            &upstream.port().to_string(),
+            &hex(payload.as_bytes()),
+        ],
+    );
+    (out.success(), out.json())
+}
+
+fn allowed_from(daemon: &Daemon, sandbox: &str, upstream: &EchoServer, n: usize) {
+    let dst = upstream.addr_string();
+    daemon.wait_audit(&format!("{n} allow events {sandbox} → {dst}"), n, |e| {
+        e["event"] == "connection"
+            && e["verdict"] == "allow"
+            && e["sandbox"] == sandbox
+            && e["dst"] == dst.as_str()
+    });
+}
+
+#[test]
+fn restart_after_kill9_resumes_steering_without_bypass() {
+    let upstream = EchoServer::v4();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    let sb2 = builder.cgroup("sb2");
+    let stranger = builder.cgroup("stranger");
+    builder
+        .policy("default", vec![Rule::exact(upstream.addr())])
+        .sandbox("sb1", &sb1, None, "default");
+    let mut daemon = builder.start();
+    assert_one_program_per_attach_type(&daemon, "after the first start");
+
+    // sb2 is added at run time (relative path), so only state_dir knows it.
+    daemon
+        .cli(&[
+            "sandbox", "add", "sb2", "--cgroup", "sb2", "--policy", "default",
+        ])
+        .expect_success("sluice sandbox add sb2");
+    for (cgroup, id) in [(&sb1, "sb1"), (&sb2, "sb2")] {
+        let (ok, result) = probe(cgroup, &upstream, &format!("{id} before\n"));
+        assert!(ok, "{id} before the crash: {result}");
+        allowed_from(&daemon, id, &upstream, 1);
+    }
+    assert_eq!(upstream.connection_count(), 2);
+
+    daemon.kill9();
+
+    // Down: pins keep the programs attached, so sandboxes fail closed.
+    let pins = std::fs::read_dir(daemon.bpffs())
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert!(
+        pins > 0,
+        "pins under {} survive kill -9",
+        daemon.bpffs().display()
+    );
+    for (cgroup, id) in [(&sb1, "sb1"), (&sb2, "sb2")] {
+        let (ok, result) = probe(cgroup, &upstream, &format!("{id} while down\n"));
+        assert!(!ok, "{id} must not connect while sluice is down: {result}");
+        assert_eq!(result["stage"], "connect", "{id}: {result}");
+        assert_eq!(result["errno"], "ECONNREFUSED", "{id}: {result}");
+    }
+    let (ok, result) = probe(&stranger, &upstream, "stranger while down\n");
+    assert!(
+        !ok && result["errno"] == "EPERM",
+        "unregistered while down: {result}"
+    );
+    assert_eq!(
+        upstream.connection_count(),
+        2,
+        "nothing may reach the upstream while sluice is down"
+    );
+
+    daemon.restart();
+    assert_one_program_per_attach_type(&daemon, "after restart");
+    let ids: Vec<Value> = daemon.sandboxes().iter().map(|s| s["id"].clone()).collect();
+    assert!(
+        ids.contains(&Value::from("sb1")) && ids.contains(&Value::from("sb2")),
+        "both sandboxes known after restart: {ids:?}"
+    );
+    for (cgroup, id) in [(&sb1, "sb1"), (&sb2, "sb2")] {
+        let (ok, result) = probe(cgroup, &upstream, &format!("{id} after\n"));
+        assert!(ok, "{id} after restart: {result}");
+        allowed_from(&daemon, id, &upstream, 2);
+    }
+    let (ok, result) = probe(&stranger, &upstream, "stranger after\n");
+    assert!(
+        !ok && result["errno"] == "EPERM",
+        "unregistered after restart: {result}"
+    );
+    assert_eq!(upstream.connection_count(), 4);
+
+    // A second restart (clean this time) still leaves one program each.
+    daemon.restart();
+    assert_one_program_per_attach_type(&daemon, "after a second restart");
+}
+
+#[test]
+fn sandboxes_are_added_and_removed_through_the_api() {
+    let upstream = EchoServer::v4();
+    let mut builder = DaemonBuilder::new();
+    let sbx = builder.cgroup("sbx");
+    builder.policy("default", vec![Rule::exact(upstream.addr())]);
+    let daemon = builder.start();
+
+    let status = daemon.status();
+    assert!(status.ready);
+    assert_eq!(status.sandboxes, 0, "{status:?}");
+    assert_eq!(
+        status.cgroup_root.as_deref(),
+        Some(daemon.root().path_str().as_str()),
+        "{status:?}"
+    );
+
+    let (ok, result) = probe(&sbx, &upstream, "before add\n");
+    assert!(!ok && result["errno"] == "EPERM", "unregistered: {result}");
+
+    daemon
+        .cli(&[
+            "sandbox",
+            "add",
+            "sbx",
+            "--cgroup",
+            &sbx.path_str(),
+            "--policy",
+            "default",
+        ])
+        .expect_success("sluice sandbox add with an absolute cgroup path");
+    let listed = daemon.sandboxes();
+    let entry = listed
+        .iter()
+        .find(|s| s["id"] == "sbx")
+        .unwrap_or_else(|| panic!("sbx not listed: {listed:?}"));
+    assert_eq!(entry["cgroup_id"], sbx.id(), "{entry}");
+    assert_eq!(entry["policy"], "default", "{entry}");
+    assert_eq!(daemon.status().sandboxes, 1);
+    let table = daemon.cli(&["sandbox", "ls"]);
+    table.expect_success("sluice sandbox ls");
+    assert!(table.stdout_str().contains("sbx"), "{table}");
+
+    let (ok, result) = probe(&sbx, &upstream, "after add\n");
+    assert!(ok, "registered: {result}");
+    allowed_from(&daemon, "sbx", &upstream, 1);
+
+    daemon
+        .cli(&["sandbox", "rm", "sbx"])
+        .expect_success("sluice sandbox rm");
+    let (ok, result) = probe(&sbx, &upstream, "after rm\n");
+    assert!(!ok && result["errno"] == "EPERM", "removed: {result}");
+    assert_eq!(upstream.connection_count(), 1);
+    assert!(
+        daemon.sandboxes().iter().all(|s| s["id"] != "sbx"),
+        "sbx still listed after rm"
+    );
+}
