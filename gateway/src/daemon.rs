@@ -284,11 +284,11 @@ impl Daemon {
         self.write_registry()
             .insert_sandbox(sandbox.clone())
             .map_err(registry_error)?;
-        if let Some(path) = &spec.netns {
-            if let Err(err) = self.join_namespace(&spec.id, path).await {
-                let _ = self.write_registry().remove_sandbox(&spec.id);
-                return Err(err);
-            }
+        if let Some(path) = &spec.netns
+            && let Err(err) = self.join_namespace(&spec.id, path).await
+        {
+            let _ = self.write_registry().remove_sandbox(&spec.id);
+            return Err(err);
         }
         if let Err(err) = self.steering.register(cgroup_id, kind::SANDBOX) {
             self.forget_sandbox(&spec.id);

@@ -18,7 +18,7 @@ use anyhow::{Context as _, bail};
 
 pub fn run(sluice: &Path) -> anyhow::Result<()> {
     let mut demo = Demo::start(sluice)?;
-    let result = demo.show();
+    let result = demo.wait_ready().and_then(|()| demo.show());
     demo.stop();
     result
 }
@@ -79,7 +79,7 @@ sandboxes:
             .stdout(Stdio::null())
             .spawn()
             .context("starting sluice")?;
-        let demo = Demo {
+        Ok(Demo {
             dir,
             root,
             bpffs,
@@ -88,14 +88,15 @@ sandboxes:
             sluice: sluice.to_owned(),
             allowed,
             refused,
-        };
-        demo.wait_ready()?;
-        Ok(demo)
+        })
     }
 
-    fn wait_ready(&self) -> anyhow::Result<()> {
+    fn wait_ready(&mut self) -> anyhow::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
+            if let Some(exit) = self.daemon.try_wait()? {
+                bail!("sluice exited before it was ready ({exit}); its error is above");
+            }
             let status = Command::new(&self.sluice)
                 .args(["status", "--admin-socket"])
                 .arg(self.dir.join("admin.sock"))

@@ -77,10 +77,10 @@ fn nightly_rust_src() -> anyhow::Result<()> {
 
 fn bpf_linker() -> anyhow::Result<()> {
     let version = Command::new("bpf-linker").arg("--version").output();
-    if let Ok(out) = version {
-        if String::from_utf8_lossy(&out.stdout).contains(BPF_LINKER_VERSION) {
-            return Ok(());
-        }
+    if let Ok(out) = version
+        && String::from_utf8_lossy(&out.stdout).contains(BPF_LINKER_VERSION)
+    {
+        return Ok(());
     }
     eprintln!("setup: building bpf-linker {BPF_LINKER_VERSION} against LLVM 22 (a few minutes)");
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))

@@ -279,10 +279,11 @@ fn remove_stale_map_dirs(bpffs: &Path, current: &Path) {
     for entry in entries.flatten() {
         let path = entry.path();
         let is_maps = entry.file_name().to_string_lossy().starts_with("maps-v");
-        if is_maps && path != current {
-            if let Err(err) = std::fs::remove_dir_all(&path) {
-                tracing::warn!(path = %path.display(), %err, "cannot remove stale map pins");
-            }
+        if is_maps
+            && path != current
+            && let Err(err) = std::fs::remove_dir_all(&path)
+        {
+            tracing::warn!(path = %path.display(), %err, "cannot remove stale map pins");
         }
     }
 }
@@ -291,7 +292,7 @@ fn remove_stale_map_dirs(bpffs: &Path, current: &Path) {
 fn ensure_bpffs(dir: &Path) -> Result<(), SteerError> {
     let is_bpffs = |p: &Path| {
         nix::sys::statfs::statfs(p)
-            .map(|s| s.filesystem_type().0 as i64 == BPF_FS_MAGIC)
+            .map(|s| s.filesystem_type().0 == BPF_FS_MAGIC)
             .unwrap_or(false)
     };
     let default = Path::new("/sys/fs/bpf");
