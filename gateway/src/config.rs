@@ -309,3 +309,23 @@ mod tests {
         assert!(err.to_string().starts_with("sluice.yaml:4:"), "{err}");
     }
 }
+
+#[cfg(test)]
+mod policies_dir {
+    use super::Config;
+
+    /// Every example in policies/ must load, so the docs cannot drift.
+    #[test]
+    fn policies_dir_is_valid() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).expect("policies/ exists") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                checked += 1;
+            }
+        }
+        assert!(checked > 0, "no YAML files in {}", dir.display());
+    }
+}

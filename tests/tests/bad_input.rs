@@ -2,6 +2,8 @@
 //! exist, and clients that misbehave. Each ends in a clear error or refusal,
 //! never in a crash or a flood of logs.
 
+use std::net::{IpAddr, Ipv4Addr};
+
 use sluice_e2e::{
     Daemon, EchoServer, Rule, WAIT, in_cgroup, require_root, run, scripts, sluice_bin, wait_until,
 };
@@ -91,12 +93,19 @@ fn sandbox_add_with_missing_cgroup_fails_naming_the_path() {
 
 #[test]
 fn silent_and_instantly_closing_clients_cost_at_most_one_log_line_each() {
+    // Only a name allows the upstream, so Sluice must wait for the client's
+    // first bytes (an address match alone would let server-first protocols
+    // through at once, with nothing to sniff).
     let upstream = EchoServer::v4();
     let mut builder = sluice_e2e::DaemonBuilder::new();
     let sb1 = builder.cgroup("sb1");
     builder
         .sniff_timeout_ms(1000)
-        .policy("default", vec![Rule::exact(upstream.addr())])
+        .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
+        .policy(
+            "default",
+            vec![Rule::host("upstream.test", &[upstream.port()])],
+        )
         .sandbox("sb1", &sb1, None, "default");
     let daemon = builder.start();
     let port = upstream.port().to_string();
@@ -107,6 +116,12 @@ fn silent_and_instantly_closing_clients_cost_at_most_one_log_line_each() {
     let before = daemon.stderr_lines().len();
     let mut silent = in_cgroup(&sb1).spawn_python(scripts::SILENT_CLIENT, &["127.0.0.1", &port]);
     daemon.wait_metric_at_least(deny, 1.0);
+    daemon.wait_audit("deny of the silent client", 1, |e| {
+        e["event"] == "connection"
+            && e["verdict"] == "deny"
+            && e["sandbox"] == "sb1"
+            && e["dst"] == upstream.addr_string()
+    });
     wait_until("the silent client to be disconnected", WAIT, || {
         silent.finished()
     });

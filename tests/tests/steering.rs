@@ -373,3 +373,51 @@ fn sandbox_in_own_netns_reaches_host_loopback_upstream() {
     });
     assert_eq!(other.connection_count(), 0);
 }
+
+#[test]
+fn dns_over_ipv6_is_answered_by_sluice() {
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
+        .policy("default", vec![])
+        .sandbox("sb1", &sb1, None, "default");
+    let daemon = builder.start();
+
+    let out = in_cgroup(&sb1).python(scripts::DNS_QUERY, &["::1", "53", "upstream.test"]);
+    out.expect_success("python DNS query to [::1]:53 in the sandbox");
+    let reply = out.json();
+    assert_eq!(reply["id_match"], true, "{reply}");
+    assert_eq!(reply["from"][0], "::1", "reply source restored: {reply}");
+    assert_eq!(reply["from"][1], 53, "reply source restored: {reply}");
+    assert_eq!(
+        reply["answers"],
+        serde_json::json!(["127.0.0.1"]),
+        "{reply}"
+    );
+    daemon.wait_metric_at_least("sluice_dns_queries_total{result=\"answered\"}", 1.0);
+}
+
+#[test]
+fn dns_in_own_netns_is_answered_by_sluice() {
+    let netns = TestNetns::new();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
+        .policy("default", vec![])
+        .sandbox("sb1", &sb1, Some(&netns), "default");
+    let daemon = builder.start();
+
+    let out = in_cgroup(&sb1).netns(&netns).run(&[
+        "dig",
+        "+short",
+        "+time=2",
+        "+tries=1",
+        "@127.0.0.53",
+        "upstream.test",
+    ]);
+    out.expect_success("dig in the sandbox's own netns");
+    assert_eq!(out.stdout_str().trim(), "127.0.0.1", "dig answer\n{out}");
+    daemon.wait_metric_at_least("sluice_dns_queries_total{result=\"answered\"}", 1.0);
+}
