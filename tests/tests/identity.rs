@@ -250,3 +250,52 @@ fn sessions_and_deeper_cgroups_are_identified() {
         events[1]
     );
 }
+
+#[test]
+fn sandbox_cannot_reach_admin_socket_or_metrics() {
+    let upstream = EchoServer::v4();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .policy("default", vec![Rule::exact(upstream.addr())])
+        .sandbox("sb1", &sb1, None, "default");
+    let daemon = builder.start();
+    let bin = sluice_e2e::sluice_bin().to_string_lossy().into_owned();
+    let sock = daemon.admin_socket().to_string_lossy().into_owned();
+
+    // The same command works from the host ...
+    daemon.status();
+    // ... but a root process inside the sandbox is refused by the admin API.
+    let out = in_cgroup(&sb1).run(&[bin.as_str(), "status", "--admin-socket", &sock]);
+    out.expect_failure("sluice status from inside a sandbox");
+    // 125 would be the harness failing to enter the cgroup, not a refusal.
+    assert_ne!(out.status.code(), Some(125), "{out}");
+    assert!(!out.stderr.is_empty(), "a refusal says why:\n{out}");
+    let out = in_cgroup(&sb1).run(&[
+        bin.as_str(),
+        "sandbox",
+        "add",
+        "escape",
+        "--cgroup",
+        "sb1",
+        "--admin-socket",
+        &sock,
+    ]);
+    out.expect_failure("sluice sandbox add from inside a sandbox");
+    assert!(
+        daemon.sandboxes().iter().all(|s| s["id"] != "escape"),
+        "a sandbox registered something"
+    );
+
+    // Metrics are a loopback TCP destination like any other: not allowed.
+    let url = format!("http://{}/metrics", daemon.metrics_addr());
+    in_cgroup(&sb1)
+        .run(&["curl", "-sS", "--fail", "--max-time", "10", &url])
+        .expect_failure("curl to the metrics endpoint from a sandbox");
+    daemon.wait_audit("deny sb1 → metrics", 1, |e| {
+        e["event"] == "connection"
+            && e["verdict"] == "deny"
+            && e["sandbox"] == "sb1"
+            && e["dst"] == daemon.metrics_addr().to_string()
+    });
+}

@@ -7,6 +7,8 @@
 
 pub mod relay;
 pub mod sniff;
+#[cfg(test)]
+mod tests;
 
 use std::{
     net::SocketAddr,

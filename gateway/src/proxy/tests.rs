@@ -1,0 +1,275 @@
+//! In-process tests of the connection path: the real listener and relay, with
+//! a mock original-destination source and upstreams on 127.0.0.1.
+
+use std::{
+    collections::BTreeMap,
+    net::{IpAddr, SocketAddr},
+    path::Path,
+    sync::Arc,
+    time::Duration,
+};
+
+use tokio::{
+    io::{AsyncReadExt as _, AsyncWriteExt as _},
+    net::{TcpListener, TcpStream},
+};
+
+use super::{Identities, Limits, Proxy, Who};
+use crate::{
+    allow::Allowlist,
+    audit::Audit,
+    config::{AllowRule, PolicyConfig, ResolverConfig},
+    metrics::Metrics,
+    resolve::Resolver,
+    steer::{MockOrigDst, Steered},
+};
+
+const NETNS: u64 = 42;
+const IDENTITY: u64 = 7;
+
+struct OneSandbox(Arc<Allowlist>);
+
+impl Identities for OneSandbox {
+    fn who(&self, identity: u64) -> Option<Who> {
+        (identity == IDENTITY).then(|| Who {
+            sandbox: Arc::from("sb1"),
+            session: None,
+            allow: self.0.clone(),
+        })
+    }
+}
+
+struct Harness {
+    proxy_addr: SocketAddr,
+    orig: Arc<MockOrigDst>,
+    metrics: Arc<Metrics>,
+    audit_path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    async fn start(rules: Vec<AllowRule>, hosts: &[(&str, IpAddr)]) -> Harness {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let audit_path = dir.path().join("audit.jsonl");
+        let metrics = Arc::new(Metrics::new());
+        let audit =
+            Audit::open(audit_path.to_str().expect("utf-8"), metrics.clone()).expect("audit");
+        let policy = PolicyConfig { allow: rules };
+        let mut static_hosts = BTreeMap::new();
+        for (name, ip) in hosts {
+            static_hosts.insert((*name).to_owned(), vec![*ip]);
+        }
+        let resolver = Resolver::static_only(&ResolverConfig {
+            hosts: static_hosts,
+            nameservers: Vec::new(),
+        });
+        let orig = Arc::new(MockOrigDst::default());
+        let proxy = Arc::new(Proxy {
+            orig: orig.clone(),
+            identities: Arc::new(OneSandbox(Arc::new(Allowlist::compile("p", &policy)))),
+            resolver: Arc::new(resolver),
+            metrics: metrics.clone(),
+            audit,
+            limits: Limits {
+                sniff: Duration::from_millis(300),
+                connect: Duration::from_secs(5),
+            },
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let proxy_addr = listener.local_addr().expect("addr");
+        tokio::spawn(proxy.serve(listener, NETNS));
+        Harness {
+            proxy_addr,
+            orig,
+            metrics,
+            audit_path,
+            _dir: dir,
+        }
+    }
+
+    /// Connects as a sandbox that asked for `dst`.
+    async fn connect(&self, dst: SocketAddr) -> TcpStream {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket
+            .bind("127.0.0.1:0".parse().expect("addr"))
+            .expect("bind");
+        let local = socket.local_addr().expect("local");
+        self.orig.insert(
+            NETNS,
+            local,
+            Steered {
+                dst,
+                identity: IDENTITY,
+            },
+        );
+        socket.connect(self.proxy_addr).await.expect("connect")
+    }
+
+    fn count(&self, verdict: &str, reason: &str) -> u64 {
+        self.metrics
+            .connections
+            .with_label_values(&[verdict, reason])
+            .get()
+    }
+
+    async fn audit(&self) -> Vec<serde_json::Value> {
+        let text = tokio::fs::read_to_string(&self.audit_path)
+            .await
+            .unwrap_or_default();
+        text.lines()
+            .map(|l| serde_json::from_str(l).expect("audit line is JSON"))
+            .collect()
+    }
+}
+
+fn cidr(net: &str, port: u16) -> AllowRule {
+    AllowRule {
+        host: None,
+        cidr: Some(net.parse().expect("cidr")),
+        ports: vec![port],
+    }
+}
+
+fn host(name: &str, port: u16) -> AllowRule {
+    AllowRule {
+        host: Some(name.to_owned()),
+        cidr: None,
+        ports: vec![port],
+    }
+}
+
+/// An upstream that echoes what it reads, prefixed with "echo:".
+async fn echo_upstream() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                let _ = stream.read_to_end(&mut got).await;
+                let _ = stream.write_all(b"echo:").await;
+                let _ = stream.write_all(&got).await;
+            });
+        }
+    });
+    addr
+}
+
+/// Reads until EOF; a reset counts as the end too and is reported.
+async fn read_all(stream: &mut TcpStream) -> (Vec<u8>, bool) {
+    let mut got = Vec::new();
+    let reset = stream.read_to_end(&mut got).await.is_err();
+    (got, reset)
+}
+
+#[tokio::test]
+async fn allowed_by_address_relays_exact_bytes_both_ways() {
+    let upstream = echo_upstream().await;
+    let h = Harness::start(vec![cidr("127.0.0.1/32", upstream.port())], &[]).await;
+    let mut client = h.connect(upstream).await;
+    let payload: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+    client.write_all(&payload).await.expect("write");
+    client.shutdown().await.expect("half-close");
+    let (got, reset) = read_all(&mut client).await;
+    assert!(!reset);
+    assert_eq!(&got[..5], b"echo:");
+    assert_eq!(&got[5..], &payload[..]);
+    assert_eq!(h.count("allow", "rule_matched"), 1);
+    let audit = h.audit().await;
+    assert_eq!(audit[0]["verdict"], "allow");
+    assert_eq!(audit[0]["rule"], "policies.p.allow[0]");
+    assert_eq!(audit[0]["sandbox"], "sb1");
+    assert_eq!(audit[0]["dst"], upstream.to_string());
+}
+
+#[tokio::test]
+async fn not_allowed_is_reset_counted_and_audited() {
+    let upstream = echo_upstream().await;
+    let h = Harness::start(vec![cidr("127.0.0.1/32", 1)], &[]).await;
+    let mut client = h.connect(upstream).await;
+    client
+        .write_all(b"GET / HTTP/1.1\r\nHost: x.test\r\n\r\n")
+        .await
+        .expect("write");
+    let (got, reset) = read_all(&mut client).await;
+    assert!(
+        got.is_empty() && reset,
+        "a refusal is a reset, nothing relayed"
+    );
+    assert_eq!(h.count("deny", "no_rule_matched"), 1);
+    let audit = h.audit().await;
+    assert_eq!(audit[0]["verdict"], "deny");
+    assert_eq!(audit[0]["reason"], "no_rule_matched");
+    assert_eq!(audit[0]["host"], "x.test");
+}
+
+#[tokio::test]
+async fn host_rules_need_the_name_to_resolve_to_the_connected_address() {
+    let upstream = echo_upstream().await;
+    let port = upstream.port();
+    let right: IpAddr = "127.0.0.1".parse().expect("ip");
+    let wrong: IpAddr = "127.0.0.2".parse().expect("ip");
+    let h = Harness::start(
+        vec![host("good.test", port), host("fronted.test", port)],
+        &[("good.test", right), ("fronted.test", wrong)],
+    )
+    .await;
+
+    let mut ok = h.connect(upstream).await;
+    ok.write_all(b"GET / HTTP/1.1\r\nHost: good.test\r\n\r\n")
+        .await
+        .expect("write");
+    ok.shutdown().await.expect("half-close");
+    let (got, _) = read_all(&mut ok).await;
+    assert!(
+        got.starts_with(b"echo:GET / HTTP/1.1\r\nHost: good.test"),
+        "{got:?}"
+    );
+
+    let mut forged = h.connect(upstream).await;
+    forged
+        .write_all(b"GET / HTTP/1.1\r\nHost: fronted.test\r\n\r\n")
+        .await
+        .expect("write");
+    let (got, reset) = read_all(&mut forged).await;
+    assert!(got.is_empty() && reset);
+    assert_eq!(h.count("deny", "name_address_mismatch"), 1);
+}
+
+#[tokio::test]
+async fn unsteered_connections_are_refused() {
+    let h = Harness::start(vec![cidr("0.0.0.0/0", 80)], &[]).await;
+    let mut client = TcpStream::connect(h.proxy_addr).await.expect("connect");
+    let (got, reset) = read_all(&mut client).await;
+    assert!(got.is_empty() && reset);
+    assert_eq!(h.count("deny", "no_original_destination"), 1);
+}
+
+#[tokio::test]
+async fn silent_and_vanishing_clients_cost_nothing_but_a_count() {
+    let upstream = echo_upstream().await;
+    let h = Harness::start(vec![host("good.test", upstream.port())], &[]).await;
+
+    // Silent: the sniff timeout passes, then the address alone decides (deny).
+    let mut silent = h.connect(upstream).await;
+    let (_, reset) = read_all(&mut silent).await;
+    assert!(reset);
+    assert_eq!(h.count("deny", "no_rule_matched"), 1);
+
+    // Closes at once: counted, not audited.
+    let gone = h.connect(upstream).await;
+    drop(gone);
+    for _ in 0..200 {
+        if h.count("closed", "client_closed_early") == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(h.count("closed", "client_closed_early"), 1);
+    assert_eq!(
+        h.audit().await.len(),
+        1,
+        "only the silent client's denial is audited"
+    );
+    assert!(Path::new(&h.audit_path).exists());
+}
