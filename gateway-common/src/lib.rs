@@ -47,6 +47,9 @@ pub mod programs {
     pub const RECVMSG6: &str = "sluice_recvmsg6";
     pub const SOCK_CREATE: &str = "sluice_sock_create";
     pub const SOCKOPS: &str = "sluice_sockops";
+    /// cgroup BPF LSM on `socket_create`; attached only where the kernel runs
+    /// the BPF LSM (`bpf` in /sys/kernel/security/lsm).
+    pub const SOCKET_CREATE_LSM: &str = "sluice_socket_create";
 }
 
 /// Map capacities.

@@ -23,9 +23,9 @@ use aya_ebpf::{
         bpf_get_current_ancestor_cgroup_id, bpf_get_current_cgroup_id, bpf_get_netns_cookie,
         bpf_get_socket_cookie,
     },
-    macros::{cgroup_sock, cgroup_sock_addr, map, sock_ops},
+    macros::{cgroup_sock, cgroup_sock_addr, lsm_cgroup, map, sock_ops},
     maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
-    programs::{SockAddrContext, SockContext, SockOpsContext},
+    programs::{LsmContext, SockAddrContext, SockContext, SockOpsContext},
 };
 use gateway_common::{
     ConnKey, Listener, MAX_CGROUP_DEPTH, OrigDst, Refusal, RefusalEvent, Registration, SteerConfig,
@@ -142,6 +142,31 @@ pub fn sluice_sock_create(ctx: SockContext) -> i32 {
             reason: Refusal::RawSocket as u32,
             sock_type,
             protocol,
+        });
+        return REFUSE;
+    }
+    ALLOW
+}
+
+/// `socket()` of any family, through the cgroup BPF LSM: `sock_create` only
+/// sees IPv4/IPv6 sockets, so packet sockets (which bypass the IP stack's
+/// hooks entirely) are refused here, for every cgroup under the root.
+/// Kernel-internal sockets are left alone. Returns 1 to allow, 0 for EPERM.
+#[lsm_cgroup(hook = "socket_create")]
+pub fn sluice_socket_create(ctx: LsmContext) -> i32 {
+    // int socket_create(int family, int type, int protocol, int kern)
+    let family: i32 = ctx.arg(0);
+    let kern: i32 = ctx.arg(3);
+    if kern == 0 && family as u32 == AF_PACKET {
+        count(Refusal::RawSocket);
+        emit(RefusalEvent {
+            cgroup: unsafe { bpf_get_current_cgroup_id() },
+            addr: [0; 4],
+            port: 0,
+            family: family as u16,
+            reason: Refusal::RawSocket as u32,
+            sock_type: ctx.arg::<i32>(1) as u32,
+            protocol: ctx.arg::<i32>(2) as u32,
         });
         return REFUSE;
     }

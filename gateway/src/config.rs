@@ -74,8 +74,11 @@ impl Default for Listen {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    /// How long a new connection may take to send its first bytes (TLS
-    /// ClientHello or HTTP request line and headers) before it is refused.
+    /// How long Sluice waits for a new connection's first bytes (TLS
+    /// ClientHello, or HTTP request line and headers) when it needs the name
+    /// they carry to decide; after that it decides on the address alone.
+    /// Connections the address alone allows are relayed without waiting, so
+    /// protocols where the server speaks first work.
     #[serde(default = "default_sniff_timeout_ms")]
     pub sniff_timeout_ms: u64,
     /// Timeout for dialing the original destination.

@@ -33,7 +33,7 @@ use crate::{
     proxy::{Identities, Limits, Proxy, Who},
     registry::{Registry, Sandbox, Session, Source, State},
     resolve::Resolver,
-    steer::ebpf::{PROGRAMS, Steering, parse_event},
+    steer::ebpf::{Steering, parse_event},
 };
 
 /// The registry plus compiled policies: answers "who is this cgroup id".
@@ -551,7 +551,12 @@ impl Backend for Daemon {
             tcp_port: self.host_ports.0,
             dns_port: self.host_ports.1,
             sandboxes: self.read_registry().sandboxes().count(),
-            programs: PROGRAMS.iter().map(|p| (*p).to_owned()).collect(),
+            programs: self
+                .steering
+                .attached
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect(),
         }
     }
 

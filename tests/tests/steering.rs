@@ -245,20 +245,46 @@ fn udp_other_than_dns_and_raw_sockets_are_refused() {
     });
 }
 
-/// The contract says packet sockets are refused too. The kernel's
-/// `sock_create` hook runs for AF_INET/AF_INET6 sockets, so this test is
-/// kept apart: if it fails, the contract (or the hook) needs a decision.
+/// Packet sockets never reach the IP-level hooks (`sock_create` runs for
+/// IPv4/IPv6 only), so Sluice refuses them with a cgroup BPF LSM program,
+/// which only kernels running the BPF LSM without lockdown can load. Where it
+/// loaded, the socket must fail; where it could not, the daemon must say so
+/// (status omits the program and a warning names the gap), never pretend.
 #[test]
-fn packet_socket_is_refused() {
+fn packet_socket_is_refused_where_the_kernel_allows_it() {
     let upstream = EchoServer::v4();
-    let (_daemon, sb1) = Daemon::with_sandbox(vec![Rule::exact(upstream.addr())]);
+    let (daemon, sb1) = Daemon::with_sandbox(vec![Rule::exact(upstream.addr())]);
     let out = in_cgroup(&sb1).python(scripts::FORBIDDEN_SOCKETS, &[]);
     out.expect_success("socket checks in the sandbox");
     let result = out.json();
-    assert!(
-        is_permission_error(&result["packet"]),
-        "an AF_PACKET socket must fail with PermissionError in a sandbox: {result}"
-    );
+    let lsm_attached = daemon
+        .status()
+        .programs
+        .iter()
+        .any(|p| p == "sluice_socket_create");
+    if lsm_attached {
+        assert!(
+            is_permission_error(&result["packet"]),
+            "an AF_PACKET socket must fail with PermissionError in a sandbox: {result}"
+        );
+        daemon.wait_audit("raw_socket refusal for AF_PACKET", 1, |e| {
+            e["reason"] == "raw_socket"
+                && e["detail"].as_str().is_some_and(|d| d.contains("type=3"))
+        });
+    } else {
+        let warned = daemon
+            .stderr_lines()
+            .iter()
+            .any(|l| l.contains("packet sockets are not refused"));
+        assert!(
+            warned,
+            "without the LSM program the daemon must warn that packet sockets are not refused"
+        );
+        eprintln!(
+            "NOTE: this kernel cannot load cgroup BPF LSM programs; AF_PACKET result here: {}",
+            result["packet"]
+        );
+    }
 }
 
 #[test]

@@ -46,6 +46,11 @@ pub const PROGRAMS: [&str; 8] = [
     programs::CONNECT6,
 ];
 
+/// Attached where the kernel allows it: the cgroup BPF LSM needs `bpf` among
+/// the active LSMs. Without it packet sockets are not refused by Sluice, and
+/// the sandboxes must not hold CAP_NET_RAW (they normally do not).
+pub const OPTIONAL_PROGRAMS: [&str; 1] = [programs::SOCKET_CREATE_LSM];
+
 /// The bpffs magic number (`statfs(2)` f_type).
 const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
 
@@ -82,6 +87,8 @@ pub struct Steering {
     conns: Mutex<HashMap<MapData, ConnKey, OrigDst>>,
     refusals: PerCpuArray<MapData, u64>,
     events: Mutex<Option<RingBuf<MapData>>>,
+    /// Names of the programs attached by this run.
+    pub attached: Vec<&'static str>,
 }
 
 impl Steering {
@@ -116,10 +123,21 @@ impl Steering {
             path: root.path.clone(),
             source,
         })?;
-        let mut links = Vec::with_capacity(PROGRAMS.len());
+        let mut links = Vec::with_capacity(PROGRAMS.len() + OPTIONAL_PROGRAMS.len());
         for name in PROGRAMS {
             links.push((name, attach_one(&mut ebpf, name, &cgroup)?));
         }
+        for name in OPTIONAL_PROGRAMS {
+            match attach_lsm(&mut ebpf, name, &cgroup) {
+                Ok(link) => links.push((name, link)),
+                Err(err) => tracing::warn!(
+                    program = name,
+                    %err,
+                    "not attached: packet sockets are not refused; sandboxes must not hold CAP_NET_RAW"
+                ),
+            }
+        }
+        let attached = links.iter().map(|(name, _)| *name).collect();
         // Every new program is attached; now the old ones can go.
         for (name, link) in links {
             let path = links_dir.join(name);
@@ -133,6 +151,7 @@ impl Steering {
             conns: Mutex::new(take(&mut ebpf, maps::CONNS)?),
             refusals: take(&mut ebpf, maps::REFUSALS)?,
             events: Mutex::new(Some(take(&mut ebpf, maps::EVENTS)?)),
+            attached,
         })
     }
 
@@ -251,6 +270,36 @@ fn attach_one(ebpf: &mut Ebpf, name: &'static str, cgroup: &File) -> Result<FdLi
         path: PathBuf::from(name),
         message: format!("kernel did not give a bpf_link ({e}); Linux 5.7 or newer is required"),
     })
+}
+
+/// Attaches a cgroup BPF LSM program, if the kernel runs the BPF LSM.
+fn attach_lsm(ebpf: &mut Ebpf, name: &'static str, cgroup: &File) -> Result<FdLink, SteerError> {
+    let lsm = Path::new("/sys/kernel/security/lsm");
+    if !lsm.exists() {
+        // securityfs is the only place the kernel says which LSMs run.
+        let _ = nix::mount::mount(
+            Some("securityfs"),
+            "/sys/kernel/security",
+            Some("securityfs"),
+            nix::mount::MsFlags::empty(),
+            None::<&str>,
+        );
+    }
+    let active = std::fs::read_to_string(lsm).unwrap_or_default();
+    if !active.split(',').any(|lsm| lsm.trim() == "bpf") {
+        return Err(SteerError::Bpffs(format!(
+            "the BPF LSM is not active (/sys/kernel/security/lsm: {:?}); boot with lsm=...,bpf",
+            active.trim()
+        )));
+    }
+    let err = |source| SteerError::Program { name, source };
+    let Some(Program::LsmCgroup(program)) = ebpf.program_mut(name) else {
+        return Err(err(ProgramError::UnexpectedProgramType));
+    };
+    let btf = aya::Btf::from_sys_fs().map_err(|e| SteerError::Bpffs(format!("kernel BTF: {e}")))?;
+    program.load("socket_create", &btf).map_err(err)?;
+    let id = program.attach(cgroup).map_err(err)?;
+    Ok(program.take_link(id).map_err(err)?.into())
 }
 
 /// Pins `link` at `path`, detaching whatever link an earlier run pinned there.
