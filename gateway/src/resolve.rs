@@ -438,4 +438,71 @@ mod tests {
             assert_eq!(classify(&err), want, "{name}");
         }
     }
+
+    /// A one-socket upstream on 127.0.0.1 that answers A 192.0.2.7 for every
+    /// name but `missing.test.` (NXDOMAIN), and counts the queries it saw.
+    async fn fake_upstream() -> (SocketAddr, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use hickory_proto::op::{Message, MessageType};
+        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = socket.local_addr().expect("addr");
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = seen.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1500];
+            while let Ok((n, from)) = socket.recv_from(&mut buf).await {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Ok(query) = Message::from_vec(&buf[..n]) else {
+                    continue;
+                };
+                let mut reply = Message::new();
+                reply
+                    .set_id(query.id())
+                    .set_message_type(MessageType::Response);
+                reply.add_queries(query.queries().to_vec());
+                let q = &query.queries()[0];
+                if q.name().to_ascii() == "missing.test." {
+                    reply.set_response_code(ResponseCode::NXDomain);
+                } else if q.query_type() == RecordType::A {
+                    let a = rdata::A::new(192, 0, 2, 7);
+                    reply.add_answer(Record::from_rdata(q.name().clone(), 60, RData::A(a)));
+                }
+                let _ = socket.send_to(&reply.to_vec().expect("encode"), from).await;
+            }
+        });
+        (addr, seen)
+    }
+
+    #[tokio::test]
+    async fn unknown_names_are_forwarded_to_the_configured_nameservers() {
+        let (upstream, seen) = fake_upstream().await;
+        let mut config = config();
+        config.nameservers = vec![upstream];
+        let resolver = Resolver::new(&config).expect("resolver");
+
+        let addrs = resolver
+            .lookup_ip("elsewhere.test")
+            .await
+            .expect("forwarded");
+        assert_eq!(addrs, vec!["192.0.2.7".parse::<IpAddr>().expect("ip")]);
+        let records = resolver
+            .lookup("elsewhere.test", RecordType::A)
+            .await
+            .expect("forwarded");
+        assert_eq!(records.len(), 1);
+        let err = resolver
+            .lookup_ip("missing.test")
+            .await
+            .expect_err("nxdomain");
+        assert!(matches!(err, ResolveError::NotFound(_)), "{err}");
+
+        let before = seen.load(std::sync::atomic::Ordering::SeqCst);
+        let _ = resolver.lookup_ip("api.test").await.expect("static");
+        assert_eq!(
+            seen.load(std::sync::atomic::Ordering::SeqCst),
+            before,
+            "static names never reach the upstream"
+        );
+    }
 }
