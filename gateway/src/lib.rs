@@ -12,6 +12,7 @@ pub mod config;
 pub mod daemon;
 pub mod dns;
 pub mod metrics;
+pub mod policy;
 pub mod netns;
 pub mod proxy;
 pub mod registry;

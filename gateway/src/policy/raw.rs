@@ -1,0 +1,334 @@
+//! The policy file as operators write it: one YAML file per policy, every
+//! section of the pipeline named here so later stages add behaviour without
+//! reshaping the file. Unknown keys are errors everywhere.
+//!
+//! These types are only deserialized and handed to `compile`; nothing reads
+//! them per request.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// One policy file. Its name is the file stem (`policies/agent.yaml` → `agent`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// Free text for operators.
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub network: Network,
+    #[serde(default)]
+    pub pii: Pii,
+    #[serde(default)]
+    pub injection_defense: InjectionDefense,
+    #[serde(default)]
+    pub transformations: Vec<Transformation>,
+    /// Which of the daemon's credentials this policy's sandboxes may use, and how.
+    #[serde(default)]
+    pub credentials: Vec<CredentialBinding>,
+    /// App actions and their approval mode.
+    #[serde(default)]
+    pub apps: Vec<AppPolicy>,
+    /// GET/HEAD go on; other methods are answered 202 with a preview.
+    #[serde(default)]
+    pub dry_run: bool,
+    #[serde(default)]
+    pub audit: Audit,
+}
+
+/// Destination rules. `allow_out` is consulted before `deny_out`; where
+/// patterns overlap the most specific one decides; with neither matching the
+/// connection is allowed, so a default-deny policy ends `deny_out` with
+/// `ALL_TRAFFIC`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    #[serde(default)]
+    pub allow_out: Vec<Target>,
+    #[serde(default)]
+    pub deny_out: Vec<Target>,
+    /// Refuse loopback, private, link-local, CGNAT, metadata, multicast and
+    /// similar addresses (and their IPv6 embeddings) unless an `allow_out`
+    /// CIDR names them explicitly.
+    #[serde(default = "yes")]
+    pub ssrf_guard: bool,
+    /// A rule that matched by name (SNI / Host) only allows the connection if
+    /// that name resolves to the address the sandbox connected to.
+    #[serde(default = "yes")]
+    pub verify_name_resolution: bool,
+    /// Network-only decision: SNI / Host decide, no TLS termination. When
+    /// false (or when a content stage needs it) connections are intercepted.
+    #[serde(default = "yes")]
+    pub decide_without_decryption: bool,
+    #[serde(default)]
+    pub dns: Dns,
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network {
+            allow_out: Vec::new(),
+            deny_out: Vec::new(),
+            ssrf_guard: true,
+            verify_name_resolution: true,
+            decide_without_decryption: true,
+            dns: Dns::default(),
+        }
+    }
+}
+
+/// A destination: a string (`example.com`, `*.example.com`, `203.0.113.7`,
+/// `10.0.0.0/8`, `2001:db8::/32`, `ALL_TRAFFIC`, each optionally followed by
+/// `:PORT` or, for IPv6, written `[addr]:PORT`), or a map with a port list.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Target {
+    Short(String),
+    Full(TargetSpec),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    /// Any of the string forms above, without a port.
+    pub to: String,
+    /// Empty: every port.
+    #[serde(default)]
+    pub ports: Vec<u16>,
+}
+
+/// The sandbox's DNS, answered by Sluice.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dns {
+    /// Answer for names the policy does not allow.
+    #[serde(default)]
+    pub denied_answer: DeniedAnswer,
+    /// Queries per second per sandbox (token bucket, burst = 2 × rate).
+    #[serde(default = "default_dns_rate")]
+    pub max_queries_per_second: u32,
+    #[serde(default = "default_label_len")]
+    pub max_label_length: usize,
+    #[serde(default = "default_name_len")]
+    pub max_name_length: usize,
+    /// Distinct names under one registrable domain per minute, per sandbox;
+    /// tunnels encode data as ever-new subdomains.
+    #[serde(default = "default_unique_subdomains")]
+    pub max_unique_subdomains_per_minute: u32,
+    /// Record types refused outright (tunnels favour TXT, NULL and ANY).
+    #[serde(default = "default_refused_types")]
+    pub refuse_types: Vec<String>,
+}
+
+impl Default for Dns {
+    fn default() -> Self {
+        Dns {
+            denied_answer: DeniedAnswer::default(),
+            max_queries_per_second: default_dns_rate(),
+            max_label_length: default_label_len(),
+            max_name_length: default_name_len(),
+            max_unique_subdomains_per_minute: default_unique_subdomains(),
+            refuse_types: default_refused_types(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeniedAnswer {
+    #[default]
+    Nxdomain,
+    Refused,
+}
+
+/// PII detection on request bodies (the content stage adds behaviour).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pii {
+    #[serde(default)]
+    pub enabled: bool,
+    /// Types to detect; empty means every supported type.
+    #[serde(default)]
+    pub types: Vec<String>,
+    #[serde(default)]
+    pub action: PiiAction,
+    /// Per-type overrides of `action`.
+    #[serde(default)]
+    pub actions: BTreeMap<String, PiiAction>,
+    /// Restore redacted values in responses.
+    #[serde(default = "yes")]
+    pub rehydrate_response: bool,
+    #[serde(default)]
+    pub oversize: Oversize,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PiiAction {
+    #[default]
+    Redact,
+    Block,
+    LogOnly,
+}
+
+/// Bodies larger than the scan limit.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Oversize {
+    /// How many bytes are inspected.
+    #[serde(default = "default_scan_limit")]
+    pub inspect_bytes: u64,
+    /// What happens to the rest.
+    #[serde(default)]
+    pub rest: OversizeRest,
+}
+
+impl Default for Oversize {
+    fn default() -> Self {
+        Oversize {
+            inspect_bytes: default_scan_limit(),
+            rest: OversizeRest::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OversizeRest {
+    #[default]
+    Block,
+    Allow,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InjectionDefense {
+    #[serde(default)]
+    pub enabled: bool,
+    #[serde(default)]
+    pub action: InjectionAction,
+    /// Score in 0..=1 at or above which `action` applies.
+    #[serde(default = "default_threshold")]
+    pub threshold: f64,
+}
+
+impl Default for InjectionDefense {
+    fn default() -> Self {
+        InjectionDefense {
+            enabled: false,
+            action: InjectionAction::default(),
+            threshold: default_threshold(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InjectionAction {
+    #[default]
+    Block,
+    Audit,
+}
+
+/// A regex rewrite of bodies.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Transformation {
+    pub pattern: String,
+    pub replacement: String,
+    #[serde(default)]
+    pub direction: Direction,
+    /// Only for these destinations (same forms as `allow_out`); empty: all.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    #[default]
+    Request,
+    Response,
+    Both,
+}
+
+/// Lets this policy's sandboxes use one of the daemon's credentials.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CredentialBinding {
+    /// The credential's name in the daemon config.
+    pub credential: String,
+    /// Narrows the credential's own host set; empty: the credential's hosts.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Look for the placeholder in request bodies too.
+    #[serde(default)]
+    pub allow_in_body: bool,
+    /// Allow injection over plain HTTP (never by default).
+    #[serde(default)]
+    pub allow_plain_http: bool,
+}
+
+/// Approval modes for one app's actions.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppPolicy {
+    /// The app's name in the daemon's app catalogue.
+    pub app: String,
+    /// Action name → mode; `"*"` sets the mode of actions not listed.
+    #[serde(default)]
+    pub actions: BTreeMap<String, Approval>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Approval {
+    Auto,
+    Ask,
+    Deny,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Audit {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Audit allowed connections too, not only refusals.
+    #[serde(default = "yes")]
+    pub log_allowed: bool,
+}
+
+impl Default for Audit {
+    fn default() -> Self {
+        Audit {
+            enabled: true,
+            log_allowed: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_dns_rate() -> u32 {
+    50
+}
+fn default_label_len() -> usize {
+    63
+}
+fn default_name_len() -> usize {
+    253
+}
+fn default_unique_subdomains() -> u32 {
+    120
+}
+fn default_refused_types() -> Vec<String> {
+    ["TXT", "NULL", "ANY"].map(String::from).to_vec()
+}
+fn default_scan_limit() -> u64 {
+    4 * 1024 * 1024
+}
+fn default_threshold() -> f64 {
+    0.8
+}
