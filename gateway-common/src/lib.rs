@@ -12,7 +12,7 @@
 /// Bumped whenever a map's key or value layout changes. Maps are pinned under
 /// `maps-v{LAYOUT_VERSION}`, so a new build never reads an old build's maps
 /// with the wrong layout.
-pub const LAYOUT_VERSION: u32 = 1;
+pub const LAYOUT_VERSION: u32 = 2;
 
 /// Names of the maps, as the eBPF object declares them and the daemon opens them.
 pub mod maps {
@@ -94,7 +94,11 @@ pub mod kind {
 pub struct Registration {
     /// [`kind::SANDBOX`] or [`kind::SESSION`].
     pub kind: u32,
-    pub _pad: u32,
+    /// The sandbox's own DNS listener port (host order) in its namespace:
+    /// one listener per sandbox, so the daemon knows who asked by the socket
+    /// the query arrived on. 0: none yet, DNS is refused.
+    pub dns_port: u16,
+    pub _pad: u16,
 }
 
 /// Where Sluice listens inside one network namespace.
@@ -107,8 +111,7 @@ pub struct Listener {
     pub addr6: [u32; 4],
     /// TCP listener port (host order), for both families.
     pub tcp_port: u16,
-    /// DNS (UDP) listener port (host order), for both families.
-    pub dns_port: u16,
+    pub _pad: u16,
 }
 
 /// Global settings, index 0 of the config array.
@@ -128,7 +131,10 @@ pub struct OrigDst {
     pub port: u16,
     /// [`sock::AF_INET`] or [`sock::AF_INET6`] (as u16).
     pub family: u16,
-    pub _pad: u32,
+    /// For DNS records: the sandbox DNS listener port the datagram was sent
+    /// to, so `recvmsg` knows which replies to rewrite. 0 for TCP.
+    pub via_port: u16,
+    pub _pad: u16,
     /// cgroup id of the nearest registered ancestor: the sandbox or session.
     pub identity: u64,
     /// Network-namespace cookie of the socket.

@@ -244,7 +244,7 @@ fn verdict(ctx: &SockAddrContext, family: Family, result: Result<(), Refusal>) -
 
 #[inline(always)]
 fn try_connect(ctx: &SockAddrContext, family: Family) -> Result<(), Refusal> {
-    let identity = identify()?;
+    let (identity, registration) = identify()?;
     let netns = unsafe { bpf_get_netns_cookie(ctx.as_ptr()) };
     let listener = unsafe { LISTENERS.get(&netns) }.ok_or(Refusal::NoListener)?;
     let sa = ctx.sock_addr;
@@ -259,6 +259,7 @@ fn try_connect(ctx: &SockAddrContext, family: Family) -> Result<(), Refusal> {
         addr: dst.ip,
         port: dst.port,
         family: family_code(family),
+        via_port: 0,
         _pad: 0,
         identity,
         netns,
@@ -277,7 +278,7 @@ fn try_connect(ctx: &SockAddrContext, family: Family) -> Result<(), Refusal> {
         write_dst(sa, family, target);
         Ok(())
     } else if sock_type == SOCK_DGRAM && protocol == IPPROTO_UDP {
-        steer_dns(sa, family, listener, cookie, orig)
+        steer_dns(sa, family, listener, registration.dns_port, cookie, orig)
     } else {
         Err(Refusal::Protocol)
     }
@@ -285,7 +286,7 @@ fn try_connect(ctx: &SockAddrContext, family: Family) -> Result<(), Refusal> {
 
 #[inline(always)]
 fn try_sendmsg(ctx: &SockAddrContext, family: Family) -> Result<(), Refusal> {
-    let identity = identify()?;
+    let (identity, registration) = identify()?;
     let netns = unsafe { bpf_get_netns_cookie(ctx.as_ptr()) };
     let listener = unsafe { LISTENERS.get(&netns) }.ok_or(Refusal::NoListener)?;
     let sa = ctx.sock_addr;
@@ -294,25 +295,27 @@ fn try_sendmsg(ctx: &SockAddrContext, family: Family) -> Result<(), Refusal> {
         addr: dst.ip,
         port: dst.port,
         family: family_code(family),
+        via_port: 0,
         _pad: 0,
         identity,
         netns,
     };
     let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };
-    steer_dns(sa, family, listener, cookie, orig)
+    steer_dns(sa, family, listener, registration.dns_port, cookie, orig)
 }
 
-/// UDP: port 53 is rewritten to the DNS listener (remembering the server the
-/// sandbox asked, for `recvmsg`), everything else is refused.
+/// UDP: port 53 is rewritten to the sandbox's own DNS listener (remembering
+/// the server the sandbox asked, for `recvmsg`), everything else is refused.
 #[inline(always)]
 fn steer_dns(
     sa: *mut bpf_sock_addr,
     family: Family,
     listener: &Listener,
+    dns_port: u16,
     cookie: u64,
-    orig: OrigDst,
+    mut orig: OrigDst,
 ) -> Result<(), Refusal> {
-    let target = listener_addr(listener, family, listener.dns_port);
+    let target = listener_addr(listener, family, dns_port);
     let dst = Addr {
         ip: orig.addr,
         port: orig.port,
@@ -323,6 +326,10 @@ fn steer_dns(
     if orig.port != DNS_PORT {
         return Err(Refusal::UdpNotDns);
     }
+    if dns_port == 0 {
+        return Err(Refusal::NoListener);
+    }
+    orig.via_port = dns_port;
     DNS_ORIG
         .insert(&cookie, &orig, 0)
         .map_err(|_| Refusal::MapFull)?;
@@ -342,7 +349,7 @@ fn restore_dns_source(ctx: &SockAddrContext, family: Family) {
     };
     let sa = ctx.sock_addr;
     let src = read_dst(sa, family);
-    if same_addr(src, listener_addr(listener, family, listener.dns_port)) {
+    if same_addr(src, listener_addr(listener, family, orig.via_port)) {
         write_dst(
             sa,
             family,
@@ -356,25 +363,21 @@ fn restore_dns_source(ctx: &SockAddrContext, family: Family) {
 
 /// The cgroup id of the calling task's nearest registered ancestor below the
 /// sandbox root (the sandbox, or a session inside it).
-fn identify() -> Result<u64, Refusal> {
+fn identify() -> Result<(u64, Registration), Refusal> {
     let root_level = CONFIG.get(0).ok_or(Refusal::Unregistered)?.root_level;
-    let mut found = 0u64;
+    let mut found = None;
     let mut depth = 1;
     while depth <= MAX_CGROUP_DEPTH {
         let id = unsafe { bpf_get_current_ancestor_cgroup_id((root_level + depth) as i32) };
         if id == 0 {
             break;
         }
-        if unsafe { IDENTITY.get(&id) }.is_some() {
-            found = id;
+        if let Some(registration) = unsafe { IDENTITY.get(&id) } {
+            found = Some((id, *registration));
         }
         depth += 1;
     }
-    if found == 0 {
-        Err(Refusal::Unregistered)
-    } else {
-        Ok(found)
-    }
+    found.ok_or(Refusal::Unregistered)
 }
 
 #[inline(always)]

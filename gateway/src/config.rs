@@ -9,7 +9,6 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use ipnet::IpNet;
 use serde::Deserialize;
 
 /// The whole daemon configuration file.
@@ -42,9 +41,10 @@ pub struct Config {
     pub limits: Limits,
     #[serde(default)]
     pub resolver: ResolverConfig,
-    /// Named policies; sandboxes refer to them by name.
-    #[serde(default)]
-    pub policies: BTreeMap<String, PolicyConfig>,
+    /// Directory of policy files, one policy per file, named by the file
+    /// stem; sandboxes refer to them by name. Watched for changes.
+    #[serde(default = "default_policy_dir")]
+    pub policy_dir: PathBuf,
     #[serde(default)]
     pub sandboxes: Vec<SandboxConfig>,
 }
@@ -54,19 +54,16 @@ pub struct Config {
 pub struct Listen {
     /// TCP port of the steering listener in the host namespace (127.0.0.1 and
     /// ::1). 0 picks a free port at start. Inside sandbox namespaces Sluice
-    /// always picks a free port.
+    /// always picks a free port, and every sandbox gets its own DNS listener
+    /// on a free port, so the daemon knows who asked.
     #[serde(default = "default_tcp_port")]
     pub tcp_port: u16,
-    /// UDP port of the DNS listener in the host namespace; 0 picks one.
-    #[serde(default = "default_dns_port")]
-    pub dns_port: u16,
 }
 
 impl Default for Listen {
     fn default() -> Self {
         Listen {
             tcp_port: default_tcp_port(),
-            dns_port: default_dns_port(),
         }
     }
 }
@@ -95,39 +92,30 @@ impl Default for Limits {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResolverConfig {
     /// Static answers, consulted first (name → addresses).
     #[serde(default)]
     pub hosts: BTreeMap<String, Vec<IpAddr>>,
-    /// Upstream DNS servers; empty means the system's (/etc/resolv.conf).
+    /// Upstream DNS servers; empty means the system's (/etc/resolv.conf),
+    /// unless `system` is false.
     #[serde(default)]
     pub nameservers: Vec<SocketAddr>,
+    /// With no `nameservers`, forward to the system's resolvers. `false`
+    /// answers from `hosts` only (tests, air-gapped nodes).
+    #[serde(default = "default_true")]
+    pub system: bool,
 }
 
-/// A minimal destination allowlist. The full policy language replaces it.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PolicyConfig {
-    #[serde(default)]
-    pub allow: Vec<AllowRule>,
-}
-
-/// One allow rule: exactly one of `host` or `cidr`, and optional ports
-/// (empty: any port).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AllowRule {
-    /// A DNS name, matched against the TLS SNI or HTTP Host; the connection's
-    /// address must also be one the name resolves to.
-    #[serde(default)]
-    pub host: Option<String>,
-    /// An address or network the original destination must fall in.
-    #[serde(default)]
-    pub cidr: Option<IpNet>,
-    #[serde(default)]
-    pub ports: Vec<u16>,
+impl Default for ResolverConfig {
+    fn default() -> Self {
+        ResolverConfig {
+            hosts: BTreeMap::new(),
+            nameservers: Vec::new(),
+            system: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -196,29 +184,13 @@ impl Config {
         Ok(config)
     }
 
+    /// Checks what the file alone can tell; whether each sandbox's policy
+    /// exists is checked against the policy directory when it is loaded.
     fn validate(&self) -> Result<(), String> {
-        for (name, policy) in &self.policies {
-            for (i, rule) in policy.allow.iter().enumerate() {
-                match (&rule.host, &rule.cidr) {
-                    (Some(_), None) | (None, Some(_)) => {}
-                    _ => {
-                        return Err(format!(
-                            "policies.{name}.allow[{i}]: give exactly one of `host` or `cidr`"
-                        ));
-                    }
-                }
-            }
-        }
         let mut seen = std::collections::BTreeSet::new();
         for sandbox in &self.sandboxes {
             if !seen.insert(&sandbox.id) {
                 return Err(format!("sandboxes: id `{}` appears twice", sandbox.id));
-            }
-            if !self.policies.contains_key(&sandbox.policy) {
-                return Err(format!(
-                    "sandboxes.{}: policy `{}` is not defined under `policies`",
-                    sandbox.id, sandbox.policy
-                ));
             }
         }
         Ok(())
@@ -241,6 +213,9 @@ fn default_bpffs() -> PathBuf {
 fn default_admin_socket() -> PathBuf {
     PathBuf::from("/run/sluice/admin.sock")
 }
+fn default_policy_dir() -> PathBuf {
+    PathBuf::from("/etc/sluice/policies")
+}
 fn default_state_dir() -> PathBuf {
     PathBuf::from("/var/lib/sluice")
 }
@@ -253,14 +228,14 @@ fn default_audit() -> String {
 fn default_tcp_port() -> u16 {
     15001
 }
-fn default_dns_port() -> u16 {
-    15053
-}
 fn default_sniff_timeout_ms() -> u64 {
     5_000
 }
 fn default_connect_timeout_ms() -> u64 {
     10_000
+}
+fn default_true() -> bool {
+    true
 }
 fn default_policy() -> String {
     "default".to_owned()
@@ -276,9 +251,10 @@ mod tests {
 
     #[test]
     fn minimal_config_gets_defaults() {
-        let config = parse("policies: {default: {}}\n").expect("valid");
+        let config = parse("{}\n").expect("valid");
         assert_eq!(config.listen.tcp_port, 15001);
         assert_eq!(config.cgroup_root, PathBuf::from("sluice"));
+        assert_eq!(config.policy_dir, PathBuf::from("/etc/sluice/policies"));
         assert_eq!(config.audit, "stdout");
     }
 
@@ -291,25 +267,16 @@ mod tests {
     }
 
     #[test]
-    fn rule_needs_exactly_one_target() {
-        let err = parse("policies:\n  p:\n    allow:\n      - ports: [443]\n").expect_err("empty");
-        assert!(err.to_string().contains("policies.p.allow[0]"), "{err}");
-        let err = parse("policies:\n  p:\n    allow:\n      - {host: a.test, cidr: 10.0.0.0/8}\n")
-            .expect_err("both");
-        assert!(err.to_string().contains("exactly one"), "{err}");
+    fn sandbox_ids_are_unique() {
+        let err = parse("sandboxes:\n  - {id: a, cgroup: a}\n  - {id: a, cgroup: b}\n")
+            .expect_err("duplicate");
+        assert!(err.to_string().contains("`a` appears twice"), "{err}");
     }
 
     #[test]
-    fn sandbox_policy_must_exist() {
-        let err = parse("sandboxes:\n  - {id: a, cgroup: a, policy: nope}\n").expect_err("missing");
-        assert!(err.to_string().contains("policy `nope`"), "{err}");
-    }
-
-    #[test]
-    fn bad_cidr_is_located() {
-        let err =
-            parse("policies:\n  p:\n    allow:\n      - cidr: 10.0.0.0/99\n").expect_err("cidr");
-        assert!(err.to_string().starts_with("sluice.yaml:4:"), "{err}");
+    fn bad_address_is_located() {
+        let err = parse("metrics: 127.0.0.1:99999\n").expect_err("port");
+        assert!(err.to_string().starts_with("sluice.yaml:1:"), "{err}");
     }
 }
 
@@ -317,10 +284,10 @@ mod tests {
 mod policies_dir {
     use super::Config;
 
-    /// Every example in policies/ must load, so the docs cannot drift.
+    /// Every example daemon config must load, so the docs cannot drift.
     #[test]
-    fn policies_dir_is_valid() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
+    fn example_configs_are_valid() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/config");
         let mut checked = 0;
         for entry in std::fs::read_dir(&dir).expect("policies/ exists") {
             let path = entry.expect("entry").path();

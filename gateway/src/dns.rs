@@ -8,13 +8,21 @@
 //! records), `nxdomain`, `servfail`, `notimp` (not a standard IN query),
 //! `malformed` (FORMERR, or dropped when not even a header parses).
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{
+    net::{IpAddr, SocketAddr},
+    sync::Arc,
+    time::Duration,
+};
 
 use hickory_proto::{
     op::{Edns, Message, MessageType, OpCode, Query, ResponseCode},
-    rr::DNSClass,
+    rr::{DNSClass, RData, RecordType},
 };
-use tokio::{net::UdpSocket, sync::Semaphore};
+use tokio::{
+    io::{AsyncReadExt as _, AsyncWriteExt as _},
+    net::{TcpStream, UdpSocket},
+    sync::Semaphore,
+};
 
 use crate::{
     metrics::Metrics,
@@ -33,12 +41,48 @@ const MAX_UDP_PAYLOAD: u16 = 4096;
 const MAX_IN_FLIGHT: usize = 1024;
 const DNS_HEADER_LEN: usize = 12;
 
+/// What a sandbox's policy says about its questions. The daemon implements
+/// it per sandbox (policy, tunnelling caps, audit); [`answer`] only obeys.
+pub trait Gate: Send + Sync + 'static {
+    /// Decides a question before anything is resolved.
+    fn admit(&self, name: &str, qtype: RecordType) -> Admission;
+    /// For [`Admission::ResolveFiltered`]: may this answer address be given out?
+    fn keep(&self, ip: IpAddr) -> bool;
+}
+
+/// A gate's decision about one question.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Resolve and answer.
+    Resolve,
+    /// Resolve, then answer only the A/AAAA records [`Gate::keep`] accepts.
+    ResolveFiltered,
+    /// Answer with this code and no records; `label` goes to the metrics.
+    Refuse(ResponseCode, &'static str),
+}
+
+/// A gate that admits everything (tests, and nothing else).
+#[cfg(any(test, feature = "testing"))]
+pub struct Open;
+
+#[cfg(any(test, feature = "testing"))]
+impl Gate for Open {
+    fn admit(&self, _: &str, _: RecordType) -> Admission {
+        Admission::Resolve
+    }
+    fn keep(&self, _: IpAddr) -> bool {
+        true
+    }
+}
+
 /// Answers every datagram on `socket`, each in its own task, until the
 /// socket fails.
 pub async fn serve(
     socket: UdpSocket,
     resolver: Arc<Resolver>,
     metrics: Arc<Metrics>,
+    gate: Arc<dyn Gate>,
 ) -> std::io::Result<()> {
     let socket = Arc::new(socket);
     let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
@@ -58,9 +102,10 @@ pub async fn serve(
         };
         let query = buf[..len].to_vec();
         let (socket, resolver, metrics) = (socket.clone(), resolver.clone(), metrics.clone());
+        let gate = gate.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            let (reply, label) = answer(&query, &resolver).await;
+            let (reply, label) = answer(&query, &resolver, &*gate).await;
             metrics.dns_queries.with_label_values(&[label]).inc();
             if !reply.is_empty() {
                 send(&socket, &reply, peer).await;
@@ -83,9 +128,58 @@ async fn send(socket: &UdpSocket, reply: &[u8], peer: SocketAddr) {
     }
 }
 
+/// Idle time allowed between DNS-over-TCP messages before the connection is
+/// closed (RFC 7766 suggests seconds, not minutes).
+const TCP_IDLE: Duration = Duration::from_secs(10);
+
+/// DNS over TCP (a sandbox's connection to port 53, steered like any other):
+/// length-prefixed messages answered one by one through the same gate.
+pub async fn serve_tcp(
+    mut stream: TcpStream,
+    resolver: Arc<Resolver>,
+    metrics: Arc<Metrics>,
+    gate: Arc<dyn Gate>,
+) {
+    let mut query = Vec::new();
+    loop {
+        let Ok(Ok(len)) = tokio::time::timeout(TCP_IDLE, stream.read_u16()).await else {
+            return;
+        };
+        query.resize(usize::from(len), 0);
+        if !matches!(
+            tokio::time::timeout(TCP_IDLE, stream.read_exact(&mut query)).await,
+            Ok(Ok(_))
+        ) {
+            return;
+        }
+        let (mut reply, label) = answer_sized(&query, &resolver, &*gate, u16::MAX.into()).await;
+        metrics.dns_queries.with_label_values(&[label]).inc();
+        if reply.is_empty() {
+            return;
+        }
+        let Ok(len) = u16::try_from(reply.len()) else {
+            return;
+        };
+        reply.splice(0..0, len.to_be_bytes());
+        if stream.write_all(&reply).await.is_err() {
+            return;
+        }
+    }
+}
+
 /// Pure: build the response bytes for one query datagram (used by serve and
 /// tested directly). Empty bytes mean "send nothing".
-pub async fn answer(query: &[u8], resolver: &Resolver) -> (Vec<u8>, &'static str) {
+pub async fn answer(query: &[u8], resolver: &Resolver, gate: &dyn Gate) -> (Vec<u8>, &'static str) {
+    answer_sized(query, resolver, gate, 0).await
+}
+
+/// `tcp_limit`: the largest reply the transport carries (0: UDP rules).
+async fn answer_sized(
+    query: &[u8],
+    resolver: &Resolver,
+    gate: &dyn Gate,
+    tcp_limit: usize,
+) -> (Vec<u8>, &'static str) {
     let Some(header) = RawHeader::parse(query) else {
         return (Vec::new(), "malformed");
     };
@@ -105,29 +199,56 @@ pub async fn answer(query: &[u8], resolver: &Resolver) -> (Vec<u8>, &'static str
     };
     if question.query_class() != DNSClass::IN {
         return (
-            reply(&request, question, ResponseCode::NotImp, Vec::new()),
+            reply(
+                &request,
+                question,
+                ResponseCode::NotImp,
+                Vec::new(),
+                tcp_limit,
+            ),
             "notimp",
         );
     }
     let name = question.name().to_ascii();
+    let filtered = match gate.admit(&name, question.query_type()) {
+        Admission::Resolve => false,
+        Admission::ResolveFiltered => true,
+        Admission::Refuse(code, label) => {
+            return (
+                reply(&request, question, code, Vec::new(), tcp_limit),
+                label,
+            );
+        }
+    };
     let (code, records, label) = match resolver.lookup(&name, question.query_type()).await {
-        Ok(records) => (ResponseCode::NoError, records, "answered"),
+        Ok(mut records) => {
+            if filtered {
+                records.retain(|record| match record.data() {
+                    RData::A(a) => gate.keep(IpAddr::V4(a.0)),
+                    RData::AAAA(aaaa) => gate.keep(IpAddr::V6(aaaa.0)),
+                    // Names and other types carry no address to reach.
+                    _ => true,
+                });
+            }
+            (ResponseCode::NoError, records, "answered")
+        }
         Err(ResolveError::NotFound(_)) => (ResponseCode::NXDomain, Vec::new(), "nxdomain"),
         Err(err) => {
             tracing::debug!(error = %err, "DNS lookup failed");
             (ResponseCode::ServFail, Vec::new(), "servfail")
         }
     };
-    (reply(&request, question, code, records), label)
+    (reply(&request, question, code, records, tcp_limit), label)
 }
 
 /// Encodes the reply, truncating it (TC set, no records) when it would not
-/// fit the asker's UDP payload size.
+/// fit the asker's UDP payload size (or `tcp_limit`, when not 0).
 fn reply(
     request: &Message,
     question: &Query,
     code: ResponseCode,
     records: Vec<hickory_proto::rr::Record>,
+    tcp_limit: usize,
 ) -> Vec<u8> {
     let mut response = Message::new();
     response
@@ -141,6 +262,7 @@ fn reply(
         .add_query(question.clone())
         .add_answers(records);
     let limit = match request.extensions() {
+        _ if tcp_limit != 0 => tcp_limit,
         Some(edns) => {
             let mut ours = Edns::new();
             ours.set_max_payload(MAX_UDP_PAYLOAD);
@@ -228,6 +350,7 @@ mod tests {
         Resolver::static_only(&ResolverConfig {
             hosts,
             nameservers: Vec::new(),
+            system: false,
         })
     }
 
@@ -274,7 +397,7 @@ mod tests {
             ("unknown.test.", RecordType::A, NXDomain, "nxdomain", vec![]),
         ];
         for (name, rtype, code, want_label, want) in cases {
-            let (bytes, label) = answer(&query(name, rtype, false), &resolver).await;
+            let (bytes, label) = answer(&query(name, rtype, false), &resolver, &Open).await;
             assert_eq!(label, want_label, "{name}");
             let reply = parse(&bytes);
             assert_eq!(reply.id(), 0xbeef, "{name}");
@@ -296,7 +419,12 @@ mod tests {
 
     #[tokio::test]
     async fn answer_echoes_question_case() {
-        let (bytes, _) = answer(&query("ApI.TeSt.", RecordType::A, false), &resolver()).await;
+        let (bytes, _) = answer(
+            &query("ApI.TeSt.", RecordType::A, false),
+            &resolver(),
+            &Open,
+        )
+        .await;
         let reply = parse(&bytes);
         assert_eq!(reply.answers()[0].name().to_ascii(), "ApI.TeSt.");
         assert!(matches!(reply.answers()[0].data(), RData::A(_)));
@@ -305,14 +433,15 @@ mod tests {
     #[tokio::test]
     async fn large_answers_truncate_without_edns() {
         let resolver = resolver();
-        let (bytes, label) = answer(&query("many.test.", RecordType::A, false), &resolver).await;
+        let (bytes, label) =
+            answer(&query("many.test.", RecordType::A, false), &resolver, &Open).await;
         assert_eq!(label, "answered");
         assert!(bytes.len() <= CLASSIC_UDP_PAYLOAD);
         let reply = parse(&bytes);
         assert!(reply.truncated());
         assert!(reply.answers().is_empty());
 
-        let (bytes, _) = answer(&query("many.test.", RecordType::A, true), &resolver).await;
+        let (bytes, _) = answer(&query("many.test.", RecordType::A, true), &resolver, &Open).await;
         let reply = parse(&bytes);
         assert!(!reply.truncated());
         assert_eq!(reply.answers().len(), 40);
@@ -368,7 +497,7 @@ mod tests {
             ("chaos class", chaos, Some(NotImp), "notimp"),
         ];
         for (name, datagram, want, want_label) in cases {
-            let (bytes, label) = answer(&datagram, &resolver).await;
+            let (bytes, label) = answer(&datagram, &resolver, &Open).await;
             assert_eq!(label, want_label, "{name}");
             match want {
                 None => assert!(bytes.is_empty(), "{name}: no reply expected"),
@@ -392,7 +521,7 @@ mod tests {
             for flip in [0x01, 0x40, 0xff] {
                 let mut bad = good.clone();
                 bad[i] ^= flip;
-                let _ = answer(&bad, &resolver).await;
+                let _ = answer(&bad, &resolver, &Open).await;
             }
         }
     }
@@ -402,7 +531,12 @@ mod tests {
         let server = UdpSocket::bind("127.0.0.1:0").await.expect("bind");
         let addr = server.local_addr().expect("addr");
         let metrics = Arc::new(Metrics::new());
-        let task = tokio::spawn(serve(server, Arc::new(resolver()), metrics.clone()));
+        let task = tokio::spawn(serve(
+            server,
+            Arc::new(resolver()),
+            metrics.clone(),
+            Arc::new(Open),
+        ));
         let client = UdpSocket::bind("127.0.0.1:0").await.expect("bind");
         client
             .send_to(&query("api.test.", RecordType::A, false), addr)

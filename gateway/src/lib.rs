@@ -5,16 +5,18 @@
 //! relays. See ARCHITECTURE.md for the map of modules, ports, maps and metrics.
 
 pub mod admin;
-pub mod allow;
 pub mod audit;
 pub mod cgroup;
 pub mod config;
 pub mod daemon;
 pub mod dns;
+pub mod dns_guard;
+pub mod explain;
 pub mod metrics;
-pub mod policy;
 pub mod netns;
+pub mod policy;
 pub mod proxy;
 pub mod registry;
 pub mod resolve;
+pub mod sandbox_dns;
 pub mod steer;

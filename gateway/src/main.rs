@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use sluice::{
     admin::{Client, SandboxSpec, SessionSpec},
     config::Config,
+    policy::load::load_paths,
 };
 
 const DEFAULT_ADMIN_SOCKET: &str = "/run/sluice/admin.sock";
@@ -28,10 +29,35 @@ enum Command {
         #[arg(long, short)]
         config: PathBuf,
     },
-    /// Validate a config file; prints every error with file:line:column.
+    /// Validate policy files or directories, and/or a daemon config with its
+    /// policy directory; prints every error with file:line:column.
     Check {
+        /// A daemon config: its policy directory and sandboxes are checked too.
         #[arg(long, short)]
+        config: Option<PathBuf>,
+        /// Policy files or directories.
+        paths: Vec<PathBuf>,
+    },
+    /// Show what each stage would decide for one request, and which rule.
+    Explain {
+        /// The URL the sandbox asks for.
+        url: String,
+        #[arg(long, short = 'X', default_value = "GET")]
+        method: String,
+        /// Evaluate the policy of this registered sandbox (asks the daemon).
+        #[arg(long, conflicts_with = "policy", required_unless_present = "policy")]
+        sandbox: Option<String>,
+        /// Evaluate this policy by name.
+        #[arg(long)]
+        policy: Option<String>,
+        /// Daemon config: where the policies live and how names resolve.
+        #[arg(long, short, default_value = "/etc/sluice/sluice.yaml")]
         config: PathBuf,
+        /// The address the sandbox connected to (default: what the name resolves to).
+        #[arg(long)]
+        address: Option<std::net::IpAddr>,
+        #[arg(long, default_value = DEFAULT_ADMIN_SOCKET)]
+        admin_socket: PathBuf,
     },
     /// Print the running daemon's status as JSON.
     Status {
@@ -118,10 +144,28 @@ fn main() -> ExitCode {
 async fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Run { config } => sluice::daemon::run(&config).await,
-        Command::Check { config } => {
-            Config::load(&config)?;
-            println!("ok");
-            Ok(())
+        Command::Check { config, paths } => check(config, paths),
+        Command::Explain {
+            url,
+            method,
+            sandbox,
+            policy,
+            config,
+            address,
+            admin_socket,
+        } => {
+            let policy = match (sandbox, policy) {
+                (_, Some(policy)) => policy,
+                (Some(id), None) => Client::new(admin_socket)
+                    .list()
+                    .await?
+                    .into_iter()
+                    .find(|s| s.id == id)
+                    .map(|s| s.policy)
+                    .ok_or_else(|| anyhow::anyhow!("no sandbox `{id}` is registered"))?,
+                (None, None) => anyhow::bail!("give --sandbox ID or --policy NAME"),
+            };
+            explain(&config, &policy, &method, &url, address).await
         }
         Command::Status { admin_socket } => {
             let status = Client::new(admin_socket).status().await?;
@@ -137,6 +181,100 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             admin_socket,
         } => session(Client::new(admin_socket), command).await,
     }
+}
+
+/// Every diagnostic of every file, then a one-line summary.
+fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()> {
+    let mut problems = Vec::new();
+    let mut sandboxes = Vec::new();
+    if let Some(config) = &config {
+        match Config::load(config) {
+            Ok(loaded) => {
+                paths.push(loaded.policy_dir.clone());
+                sandboxes = loaded.sandboxes;
+            }
+            Err(err) => problems.push(err.to_string()),
+        }
+    }
+    if paths.is_empty() && config.is_none() {
+        anyhow::bail!("nothing to check: give policy files or directories, or --config FILE");
+    }
+    let mut count = 0;
+    if !paths.is_empty() {
+        match load_paths(&paths) {
+            Ok(set) => {
+                count = set.len();
+                for sandbox in &sandboxes {
+                    if set.get(&sandbox.policy).is_none() {
+                        problems.push(format!(
+                            "sandbox `{}` names policy `{}`, which is not among the policies checked",
+                            sandbox.id, sandbox.policy
+                        ));
+                    }
+                }
+            }
+            Err(diagnostics) => problems.extend(diagnostics.iter().map(ToString::to_string)),
+        }
+    }
+    if problems.is_empty() {
+        println!("ok: {count} policies");
+        Ok(())
+    } else {
+        for problem in &problems {
+            eprintln!("{problem}");
+        }
+        anyhow::bail!("{} problem(s) found", problems.len())
+    }
+}
+
+async fn explain(
+    config: &std::path::Path,
+    policy: &str,
+    method: &str,
+    url: &str,
+    address: Option<std::net::IpAddr>,
+) -> anyhow::Result<()> {
+    use sluice::explain::{Target, explain};
+    let config = Config::load(config)?;
+    let set = load_paths(std::slice::from_ref(&config.policy_dir)).map_err(|d| {
+        let all: Vec<String> = d.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("{}", all.join("\n"))
+    })?;
+    let compiled = set.get(policy).ok_or_else(|| {
+        anyhow::anyhow!("no policy `{policy}` in {}", config.policy_dir.display())
+    })?;
+    let target = Target::parse(method, url)?;
+    let resolver = sluice::resolve::Resolver::new(&config.resolver)?;
+    let name_addrs = match target.address() {
+        Some(ip) => vec![ip],
+        None => resolver.lookup_ip(&target.host).await.unwrap_or_default(),
+    };
+    let Some(ip) = address.or_else(|| name_addrs.first().copied()) else {
+        anyhow::bail!(
+            "{} does not resolve; give --address to evaluate a connection anyway",
+            target.host
+        );
+    };
+    println!("policy {policy}: {} {url}", target.method);
+    if target.address().is_none() {
+        let shown: Vec<String> = name_addrs.iter().map(ToString::to_string).collect();
+        println!(
+            "{:<16} {:<8} {} -> [{}]",
+            "resolve",
+            "info",
+            target.host,
+            shown.join(", ")
+        );
+    }
+    for line in explain(
+        compiled,
+        &target,
+        std::net::SocketAddr::new(ip, target.port),
+        &name_addrs,
+    ) {
+        println!("{line}");
+    }
+    Ok(())
 }
 
 async fn sandbox(client: Client, command: SandboxCommand) -> anyhow::Result<()> {

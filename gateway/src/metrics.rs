@@ -24,6 +24,12 @@ pub struct Metrics {
     pub registered: IntGauge,
     /// Audit events that could not be written.
     pub audit_errors: IntCounter,
+    /// 1 when the policies in force are the ones on disk; 0 after a failed reload.
+    pub policy_synchronized: IntGauge,
+    /// Policy reloads by result (`ok`, `error`).
+    pub policy_reloads: IntCounterVec,
+    /// DNS queries refused by policy or tunnelling caps, by reason.
+    pub dns_refusals: IntCounterVec,
 }
 
 impl Metrics {
@@ -65,6 +71,24 @@ impl Metrics {
         let audit_errors =
             IntCounter::new("sluice_audit_errors_total", "Audit events not written.")
                 .expect("valid");
+        let policy_synchronized = IntGauge::new(
+            "sluice_policy_synchronized",
+            "1 when the policies in force match the policy directory.",
+        )
+        .expect("valid");
+        let policy_reloads = IntCounterVec::new(
+            Opts::new("sluice_policy_reloads_total", "Policy reloads by result."),
+            &["result"],
+        )
+        .expect("valid metric");
+        let dns_refusals = IntCounterVec::new(
+            Opts::new(
+                "sluice_dns_refusals_total",
+                "DNS queries refused by policy or tunnelling caps, by reason.",
+            ),
+            &["reason"],
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(connections.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(active_connections.clone()),
@@ -73,6 +97,9 @@ impl Metrics {
             Box::new(ebpf_refusals.clone()),
             Box::new(registered.clone()),
             Box::new(audit_errors.clone()),
+            Box::new(policy_synchronized.clone()),
+            Box::new(policy_reloads.clone()),
+            Box::new(dns_refusals.clone()),
         ] {
             registry.register(collector).expect("unique metric names");
         }
@@ -85,6 +112,9 @@ impl Metrics {
             ebpf_refusals,
             registered,
             audit_errors,
+            policy_synchronized,
+            policy_reloads,
+            dns_refusals,
         }
     }
 

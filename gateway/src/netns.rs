@@ -30,13 +30,11 @@ pub enum NetnsError {
     },
 }
 
-/// The listeners of one namespace: TCP on 127.0.0.1 and ::1 (same port), UDP
-/// DNS on 127.0.0.1 and ::1 (same port), and the namespace's cookie.
+/// The steering listeners of one namespace: TCP on 127.0.0.1 and ::1 (same
+/// port), and the namespace's cookie.
 pub struct Listeners {
     pub tcp4: TcpListener,
     pub tcp6: Option<TcpListener>,
-    pub dns4: UdpSocket,
-    pub dns6: Option<UdpSocket>,
     pub cookie: u64,
 }
 
@@ -44,64 +42,82 @@ impl Listeners {
     pub fn tcp_port(&self) -> u16 {
         self.tcp4.local_addr().map(|a| a.port()).unwrap_or(0)
     }
-    pub fn dns_port(&self) -> u16 {
-        self.dns4.local_addr().map(|a| a.port()).unwrap_or(0)
-    }
 }
 
-/// Opens the listeners in the namespace at `netns` (or the daemon's own when
-/// `None`). Port 0 picks a free port; the IPv6 sockets reuse the IPv4 port.
-/// IPv6 is optional: a namespace without `::1` gets IPv4 only, and IPv6
-/// connects from it then fail, which is closed, not open.
-pub fn open_listeners(
-    netns: Option<&Path>,
-    tcp_port: u16,
-    dns_port: u16,
-) -> Result<Listeners, NetnsError> {
-    let where_ = netns
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "host".to_owned());
-    let bind = move || -> Result<Listeners, NetnsError> {
-        let err = |what: &'static str| {
-            let where_ = where_.clone();
-            move |source| NetnsError::Bind {
-                what,
-                where_,
-                source,
-            }
-        };
-        let tcp4 =
-            TcpListener::bind((Ipv4Addr::LOCALHOST, tcp_port)).map_err(err("tcp 127.0.0.1"))?;
-        let tcp_port = tcp4.local_addr().map_err(err("tcp 127.0.0.1"))?.port();
-        let dns4 =
-            UdpSocket::bind((Ipv4Addr::LOCALHOST, dns_port)).map_err(err("udp 127.0.0.1"))?;
-        let dns_port = dns4.local_addr().map_err(err("udp 127.0.0.1"))?.port();
-        let tcp6 = bind_v6_tcp(tcp_port).ok();
-        let dns6 = UdpSocket::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, dns_port))).ok();
-        let cookie = netns_cookie(tcp4.as_fd()).map_err(err("SO_NETNS_COOKIE"))?;
+/// One sandbox's DNS sockets: UDP on 127.0.0.1 and ::1 (same port).
+pub struct DnsSockets {
+    pub udp4: UdpSocket,
+    pub udp6: Option<UdpSocket>,
+    pub port: u16,
+}
+
+/// Opens the TCP listeners in the namespace at `netns` (or the daemon's own
+/// when `None`). Port 0 picks a free port; the IPv6 socket reuses the IPv4
+/// port. IPv6 is optional: a namespace without `::1` gets IPv4 only, and
+/// IPv6 connects from it then fail, which is closed, not open.
+pub fn open_listeners(netns: Option<&Path>, tcp_port: u16) -> Result<Listeners, NetnsError> {
+    let where_ = describe(netns);
+    in_optional_netns(netns, move || {
+        let tcp4 = TcpListener::bind((Ipv4Addr::LOCALHOST, tcp_port))
+            .map_err(bind_err("tcp 127.0.0.1", &where_))?;
+        let port = tcp4
+            .local_addr()
+            .map_err(bind_err("tcp 127.0.0.1", &where_))?
+            .port();
+        let tcp6 = TcpListener::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, port))).ok();
+        let cookie = netns_cookie(tcp4.as_fd()).map_err(bind_err("SO_NETNS_COOKIE", &where_))?;
         for listener in std::iter::once(&tcp4).chain(tcp6.as_ref()) {
-            listener.set_nonblocking(true).map_err(err("nonblocking"))?;
+            listener
+                .set_nonblocking(true)
+                .map_err(bind_err("nonblocking", &where_))?;
         }
-        for socket in std::iter::once(&dns4).chain(dns6.as_ref()) {
-            socket.set_nonblocking(true).map_err(err("nonblocking"))?;
+        Ok(Listeners { tcp4, tcp6, cookie })
+    })
+}
+
+/// Opens a sandbox's DNS sockets on a free port in its namespace.
+pub fn open_dns(netns: Option<&Path>) -> Result<DnsSockets, NetnsError> {
+    let where_ = describe(netns);
+    in_optional_netns(netns, move || {
+        let udp4 = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
+            .map_err(bind_err("udp 127.0.0.1", &where_))?;
+        let port = udp4
+            .local_addr()
+            .map_err(bind_err("udp 127.0.0.1", &where_))?
+            .port();
+        let udp6 = UdpSocket::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, port))).ok();
+        for socket in std::iter::once(&udp4).chain(udp6.as_ref()) {
+            socket
+                .set_nonblocking(true)
+                .map_err(bind_err("nonblocking", &where_))?;
         }
-        Ok(Listeners {
-            tcp4,
-            tcp6,
-            dns4,
-            dns6,
-            cookie,
-        })
-    };
-    match netns {
-        None => bind(),
-        Some(path) => in_netns(path, bind),
+        Ok(DnsSockets { udp4, udp6, port })
+    })
+}
+
+fn describe(netns: Option<&Path>) -> String {
+    netns
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "host".to_owned())
+}
+
+fn bind_err(what: &'static str, where_: &str) -> impl FnOnce(io::Error) -> NetnsError {
+    let where_ = where_.to_owned();
+    move |source| NetnsError::Bind {
+        what,
+        where_,
+        source,
     }
 }
 
-fn bind_v6_tcp(port: u16) -> io::Result<TcpListener> {
-    // std binds IPv6 sockets dual-stack only for `::`; `::1` is v6-only anyway.
-    TcpListener::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, port)))
+fn in_optional_netns<T: Send + 'static>(
+    netns: Option<&Path>,
+    f: impl FnOnce() -> Result<T, NetnsError> + Send + 'static,
+) -> Result<T, NetnsError> {
+    match netns {
+        None => f(),
+        Some(path) => in_netns(path, f),
+    }
 }
 
 /// Runs `f` on a dedicated thread that has entered the namespace at `path`.
@@ -154,7 +170,7 @@ mod tests {
 
     #[test]
     fn host_listeners_share_ports_and_report_a_cookie() {
-        let listeners = open_listeners(None, 0, 0).expect("bind on loopback");
+        let listeners = open_listeners(None, 0).expect("bind on loopback");
         assert_ne!(listeners.tcp_port(), 0);
         assert_ne!(listeners.cookie, 0);
         if let Some(tcp6) = &listeners.tcp6 {
@@ -167,7 +183,7 @@ mod tests {
 
     #[test]
     fn missing_namespace_names_its_path() {
-        let err = open_listeners(Some(Path::new("/run/netns/nope-sluice")), 0, 0)
+        let err = open_listeners(Some(Path::new("/run/netns/nope-sluice")), 0)
             .err()
             .expect("no such namespace");
         assert!(err.to_string().contains("/run/netns/nope-sluice"), "{err}");

@@ -63,7 +63,11 @@ impl Resolver {
     /// that is missing or names no server, only static names resolve.
     pub fn new(config: &ResolverConfig) -> Result<Resolver, ResolveError> {
         let upstream = if config.nameservers.is_empty() {
-            system_upstream()
+            if config.system {
+                system_upstream()
+            } else {
+                None
+            }
         } else {
             Some(configured_upstream(&config.nameservers))
         };
@@ -281,6 +285,7 @@ mod tests {
         ResolverConfig {
             hosts,
             nameservers: Vec::new(),
+            system: false,
         }
     }
 

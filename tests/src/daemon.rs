@@ -57,10 +57,12 @@ impl Rule {
         }
     }
 
+    /// The rule as a policy `allow_out` entry.
     fn to_json(&self) -> Value {
         match self {
-            Rule::Cidr { cidr, ports } => json!({ "cidr": cidr, "ports": ports }),
-            Rule::Host { host, ports } => json!({ "host": host, "ports": ports }),
+            Rule::Cidr { cidr: to, ports } | Rule::Host { host: to, ports } => {
+                json!({ "to": to, "ports": ports })
+            }
         }
     }
 }
@@ -70,8 +72,10 @@ pub struct DaemonBuilder {
     dir: tempfile::TempDir,
     root: TestCgroup,
     bpffs: PathBuf,
-    policies: BTreeMap<String, Vec<Rule>>,
+    /// name → the policy document (JSON is YAML).
+    policies: BTreeMap<String, Value>,
     sandboxes: Vec<Value>,
+    ssrf_guard: bool,
     hosts: BTreeMap<String, Vec<IpAddr>>,
     sniff_timeout_ms: u64,
     connect_timeout_ms: u64,
@@ -95,6 +99,7 @@ impl DaemonBuilder {
             bpffs,
             policies: BTreeMap::new(),
             sandboxes: Vec::new(),
+            ssrf_guard: true,
             hosts: BTreeMap::new(),
             sniff_timeout_ms: 2000,
             connect_timeout_ms: 5000,
@@ -112,8 +117,32 @@ impl DaemonBuilder {
         self.root.child(name)
     }
 
+    /// A default-deny policy allowing exactly `rules` (`allow_out`, with
+    /// `deny_out: [ALL_TRAFFIC]`).
     pub fn policy(&mut self, name: &str, rules: Vec<Rule>) -> &mut DaemonBuilder {
-        self.policies.insert(name.to_owned(), rules);
+        let allow: Vec<Value> = rules.iter().map(Rule::to_json).collect();
+        let doc = json!({
+            "network": {
+                "allow_out": allow,
+                "deny_out": ["ALL_TRAFFIC"],
+                "ssrf_guard": self.ssrf_guard,
+            }
+        });
+        self.policies.insert(name.to_owned(), doc);
+        self
+    }
+
+    /// A policy written out in full.
+    pub fn policy_doc(&mut self, name: &str, doc: Value) -> &mut DaemonBuilder {
+        self.policies.insert(name.to_owned(), doc);
+        self
+    }
+
+    /// The SSRF guard of policies built by [`DaemonBuilder::policy`] from
+    /// here on. Tests whose upstreams are on loopback and that are about
+    /// name rules turn it off; explicit address rules pass it anyway.
+    pub fn ssrf_guard(&mut self, on: bool) -> &mut DaemonBuilder {
+        self.ssrf_guard = on;
         self
     }
 
@@ -152,16 +181,8 @@ impl DaemonBuilder {
     /// The config as it will be written.
     pub fn config(&self) -> Value {
         let dir = self.dir.path();
-        let policies: serde_json::Map<String, Value> = self
-            .policies
-            .iter()
-            .map(|(name, rules)| {
-                let allow: Vec<Value> = rules.iter().map(Rule::to_json).collect();
-                (name.clone(), json!({ "allow": allow }))
-            })
-            .collect();
         json!({
-            "listen": { "tcp_port": 0, "dns_port": 0 },
+            "listen": { "tcp_port": 0 },
             "cgroup_root": self.root.path(),
             "bpffs": self.bpffs,
             "admin_socket": dir.join("admin.sock"),
@@ -172,19 +193,27 @@ impl DaemonBuilder {
                 "sniff_timeout_ms": self.sniff_timeout_ms,
                 "connect_timeout_ms": self.connect_timeout_ms,
             },
-            "resolver": { "hosts": self.hosts, "nameservers": [] },
-            "policies": policies,
+            "resolver": { "hosts": self.hosts, "nameservers": [], "system": false },
+            "policy_dir": dir.join("policies"),
             "sandboxes": self.sandboxes,
         })
     }
 
     /// Writes the config (JSON is YAML) and starts the daemon; returns once
     /// `sluice status` reports it ready.
-    pub fn start(self) -> Daemon {
+    pub fn start(mut self) -> Daemon {
         let config = self.config();
         let config_path = self.dir.path().join("sluice.yaml");
         let text = serde_json::to_string_pretty(&config).expect("config JSON");
         std::fs::write(&config_path, text).expect("write config");
+        if self.policies.is_empty() {
+            self.policy("default", Vec::new());
+        }
+        let policy_dir = self.dir.path().join("policies");
+        std::fs::create_dir_all(&policy_dir).expect("policy dir");
+        for (name, doc) in &self.policies {
+            write_policy(&policy_dir, name, doc);
+        }
         let dir = self.dir.path().to_owned();
         let mut daemon = Daemon {
             child: None,
@@ -202,6 +231,17 @@ impl DaemonBuilder {
         daemon.spawn();
         daemon
     }
+}
+
+/// Writes one policy file atomically (a rename), as an operator's tooling would.
+pub fn write_policy(dir: &Path, name: &str, doc: &Value) {
+    let tmp = dir.join(format!(".{name}.yaml.tmp"));
+    std::fs::write(
+        &tmp,
+        serde_json::to_string_pretty(doc).expect("policy JSON"),
+    )
+    .expect("write policy");
+    std::fs::rename(&tmp, dir.join(format!("{name}.yaml"))).expect("rename policy");
 }
 
 impl Default for DaemonBuilder {
@@ -354,6 +394,11 @@ impl Daemon {
 
     pub fn config_path(&self) -> &Path {
         &self.config_path
+    }
+
+    /// The directory the daemon loads (and watches) policies from.
+    pub fn policy_dir(&self) -> PathBuf {
+        self.dir().join("policies")
     }
 
     pub fn bpffs(&self) -> &Path {

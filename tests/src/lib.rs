@@ -26,7 +26,7 @@ use std::{
 };
 
 pub use cgroup::TestCgroup;
-pub use daemon::{Daemon, DaemonBuilder, Rule};
+pub use daemon::{Daemon, DaemonBuilder, Rule, write_policy};
 pub use netns::TestNetns;
 pub use run::{Output, Sandboxed, in_cgroup};
 pub use upstream::{EchoServer, HttpServer, Recorded};

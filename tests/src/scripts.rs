@@ -219,3 +219,41 @@ pub fn curl_request_from_verbose(stderr: &str) -> String {
         .map(|line| format!("{line}\n"))
         .collect()
 }
+
+/// Sends `count` A queries for distinct names `<i>x<random>.<domain>` to
+/// host:port, one after the other, and prints the response codes in order
+/// (`null` for a query that got no answer).
+pub const DNS_STREAM: &str = r#"
+import json, random, socket, struct, sys
+host, port, domain, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+codes = []
+for i in range(count):
+    name = "%dx%08x.%s" % (i, random.getrandbits(32), domain)
+    qid = random.randrange(65536)
+    q = b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0"
+    s.sendto(struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + q + struct.pack(">HH", 1, 1), (host, port))
+    try:
+        data, _ = s.recvfrom(4096)
+        codes.append(struct.unpack(">HH", data[:4])[1] & 0xF)
+    except OSError:
+        codes.append(None)
+print(json.dumps(codes))
+"#;
+
+/// A TLS ClientHello for SNI `name` to host:port; prints how it ended
+/// ("handshake" error text, "reset", "closed").
+pub const TLS_HELLO: &str = r#"
+import json, socket, ssl, sys
+host, port, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ctx = ssl.create_default_context()
+s = socket.create_connection((host, port), timeout=5)
+try:
+    ctx.wrap_socket(s, server_hostname=name)
+    print(json.dumps({"result": "handshake"}))
+except ConnectionResetError:
+    print(json.dumps({"result": "reset"}))
+except (ssl.SSLError, OSError) as e:
+    print(json.dumps({"result": "error", "error": str(e)}))
+"#;

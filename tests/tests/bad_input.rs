@@ -13,6 +13,14 @@ fn check(text: &str) -> (Option<i32>, String, std::path::PathBuf, tempfile::Temp
     require_root();
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("sluice.yaml");
+    let policies = dir.path().join("policies");
+    std::fs::create_dir(&policies).expect("policy dir");
+    std::fs::write(
+        policies.join("default.yaml"),
+        "network:\n  allow_out: [\"127.0.0.1:80\"]\n  deny_out: [ALL_TRAFFIC]\n",
+    )
+    .expect("write policy");
+    let text = text.replace("POLICY_DIR", &policies.display().to_string());
     std::fs::write(&path, text).expect("write config");
     let out = run::host(
         &[
@@ -31,17 +39,16 @@ fn check(text: &str) -> (Option<i32>, String, std::path::PathBuf, tempfile::Temp
 #[test]
 fn check_accepts_a_valid_config() {
     let (code, output, _, _dir) = check(
-        "listen:\n  tcp_port: 0\n  dns_port: 0\npolicies:\n  default:\n    allow:\n      - { cidr: 127.0.0.1/32, ports: [80] }\n",
+        "listen:\n  tcp_port: 0\npolicy_dir: POLICY_DIR\nsandboxes:\n  - {id: sb1, cgroup: sb1, policy: default}\n",
     );
     assert_eq!(code, Some(0), "valid config rejected:\n{output}");
-    assert_eq!(output.trim(), "ok");
+    assert_eq!(output.trim(), "ok: 1 policies");
 }
 
 #[test]
 fn check_reports_typo_with_file_line_and_field() {
-    let (code, output, path, _dir) = check(
-        "# sluice config with a typo\nlisten:\n  tcp_prot: 0\n  dns_port: 0\npolicies:\n  default: {}\n",
-    );
+    let (code, output, path, _dir) =
+        check("# sluice config with a typo\nlisten:\n  tcp_prot: 0\npolicy_dir: POLICY_DIR\n");
     assert_eq!(code, Some(1), "typo must fail with exit 1:\n{output}");
     let location = format!("{}:3:", path.display());
     assert!(
@@ -52,10 +59,10 @@ fn check_reports_typo_with_file_line_and_field() {
 
     // Deeper in the file, inside a list entry.
     let (code, output, path, _dir) = check(
-        "policies:\n  default: {}\nsandboxes:\n  - id: sb1\n    cgroup: sb1\n    polcy: default\n",
+        "policy_dir: POLICY_DIR\nsandboxes:\n  - id: sb1\n    cgroup: sb1\n    polcy: default\n",
     );
     assert_eq!(code, Some(1), "typo must fail with exit 1:\n{output}");
-    let location = format!("{}:6:", path.display());
+    let location = format!("{}:5:", path.display());
     assert!(
         output.contains(&location),
         "expected `{location}` in:\n{output}"

@@ -60,7 +60,7 @@ fn curl_request_reaches_allowed_upstream_byte_exact() {
         is_connection(e, "allow", "sb1", &upstream.addr_string())
     });
     assert_eq!(
-        events[0]["rule"], "policies.default.allow[0]",
+        events[0]["rule"], "default:network.allow_out[0]",
         "{}",
         events[0]
     );
@@ -151,8 +151,11 @@ fn host_rule_matches_http_host_and_resolved_address() {
     let port = upstream.port();
     let mut builder = DaemonBuilder::new();
     let sb1 = builder.cgroup("sb1");
+    // The upstream is on loopback: this test is about the name rule, so the
+    // SSRF guard (which would refuse loopback for a name) is off.
     builder
         .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
+        .ssrf_guard(false)
         .policy("default", vec![Rule::host("upstream.test", &[port])])
         .sandbox("sb1", &sb1, None, "default");
     let daemon = builder.start();
@@ -171,7 +174,7 @@ fn host_rule_matches_http_host_and_resolved_address() {
     });
     assert_eq!(events[0]["host"], "upstream.test", "{}", events[0]);
     assert_eq!(
-        events[0]["rule"], "policies.default.allow[0]",
+        events[0]["rule"], "default:network.allow_out[0]",
         "{}",
         events[0]
     );
@@ -293,7 +296,7 @@ fn dns_queries_are_answered_by_sluice() {
     let sb1 = builder.cgroup("sb1");
     builder
         .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
-        .policy("default", vec![])
+        .policy("default", vec![Rule::host("upstream.test", &[])])
         .sandbox("sb1", &sb1, None, "default");
     let daemon = builder.start();
 
@@ -406,7 +409,7 @@ fn dns_over_ipv6_is_answered_by_sluice() {
     let sb1 = builder.cgroup("sb1");
     builder
         .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
-        .policy("default", vec![])
+        .policy("default", vec![Rule::host("upstream.test", &[])])
         .sandbox("sb1", &sb1, None, "default");
     let daemon = builder.start();
 
@@ -431,7 +434,7 @@ fn dns_in_own_netns_is_answered_by_sluice() {
     let sb1 = builder.cgroup("sb1");
     builder
         .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
-        .policy("default", vec![])
+        .policy("default", vec![Rule::host("upstream.test", &[])])
         .sandbox("sb1", &sb1, Some(&netns), "default");
     let daemon = builder.start();
 

@@ -45,34 +45,43 @@ impl Demo {
         let bpffs = PathBuf::from(format!("/sys/fs/bpf/sluice-demo-{}", std::process::id()));
         let allowed = serve_upstream("hello from the allowed upstream\n")?;
         let refused = serve_upstream("you should never see this\n")?;
+        let policies = dir.join("policies");
+        std::fs::create_dir_all(&policies)?;
+        std::fs::write(
+            policies.join("demo.yaml"),
+            format!(
+                "# Only the allowed upstream. It is on loopback, which the SSRF guard
+# refuses unless an address rule names it explicitly.
+network:
+  allow_out: [\"127.0.0.1:{allowed}\"]
+  deny_out: [ALL_TRAFFIC]
+"
+            ),
+        )?;
         let config = dir.join("sluice.yaml");
         std::fs::write(
             &config,
             format!(
-                "listen: {{tcp_port: 0, dns_port: 0}}
+                "listen: {{tcp_port: 0}}
 cgroup_root: {root}
 bpffs: {bpffs}
 admin_socket: {dir}/admin.sock
 state_dir: {dir}/state
 metrics: 127.0.0.1:0
 audit: {dir}/audit.jsonl
-policies:
-  default:
-    allow:
-      - {{cidr: 127.0.0.1/32, ports: [{allowed}]}}
+resolver: {{system: false}}
+policy_dir: {dir}/policies
 sandboxes:
-  - {{id: demo, cgroup: demo, policy: default}}
+  - {{id: demo, cgroup: demo, policy: demo}}
 ",
                 root = root.display(),
                 bpffs = bpffs.display(),
                 dir = dir.display(),
             ),
         )?;
-        println!(
-            "== config ({})\n{}",
-            config.display(),
-            std::fs::read_to_string(&config)?
-        );
+        for file in [config.clone(), policies.join("demo.yaml")] {
+            println!("== {}\n{}", file.display(), std::fs::read_to_string(&file)?);
+        }
         let daemon = Command::new(sluice)
             .args(["run", "--config"])
             .arg(&config)
@@ -135,9 +144,10 @@ sandboxes:
             "curl -sS --max-time 10 http://127.0.0.1:{}/",
             self.refused
         ))?;
-        print!("{}", String::from_utf8_lossy(&refused.stderr));
-        if refused.status.success() {
-            bail!("the refused request went through");
+        let answer = String::from_utf8_lossy(&refused.stdout);
+        println!("{answer}");
+        if !answer.contains("\"reason\":\"denied_by_rule\"") {
+            bail!("the refused request was not refused by the policy");
         }
         println!("== audit log");
         print!(

@@ -1,6 +1,11 @@
 //! Policies: the YAML files operators write (`raw`), their compiled,
-//! immutable form, and the pure network decision.
-//!
-//! (being written)
+//! immutable form (`compiled`, `network`), loading with located errors
+//! (`load`, `locate`), and the SSRF address classes (`ssrf`).
 
+pub mod compiled;
+pub mod load;
+pub mod locate;
+pub mod network;
 pub mod raw;
+pub mod ssrf;
+pub mod store;

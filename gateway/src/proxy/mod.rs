@@ -1,9 +1,10 @@
 //! The steered-connection path: accept, recover who and where, sniff the
-//! first bytes for a name, decide, then relay or reset.
+//! first bytes for a name, decide, then relay or refuse.
 //!
-//! Deciding is `allow::Allowlist::decide` (pure); this module is the I/O
-//! around it. Every verdict is counted and audited; a refused connection is
-//! reset, never half-served.
+//! Deciding is `policy::network::NetworkPolicy::decide` (pure); this module
+//! is the I/O around it. Every denial is counted and audited with the rule
+//! that decided; plain HTTP gets a 403 with a JSON body naming it, anything
+//! else a reset.
 
 pub mod relay;
 pub mod sniff;
@@ -22,20 +23,27 @@ use tokio::{
 };
 
 use crate::{
-    allow::{Allowlist, Decision},
     audit::{Audit, Event},
+    dns,
     metrics::Metrics,
+    policy::{
+        compiled::CompiledPolicy,
+        network::{ConnRequest, NetVerdict, canonical_name},
+    },
     resolve::Resolver,
     steer::OrigDstSource,
 };
 use sniff::{MAX_SNIFF_BYTES, Sniffed};
 
-/// The sandbox (and session) behind a registered cgroup, with its policy.
+/// The sandbox (and session) behind a registered cgroup, with the policy in
+/// force when the connection arrived.
 #[derive(Clone)]
 pub struct Who {
     pub sandbox: Arc<str>,
     pub session: Option<Arc<str>>,
-    pub allow: Arc<Allowlist>,
+    pub policy: Arc<CompiledPolicy>,
+    /// The sandbox's DNS gate, for DNS over TCP.
+    pub dns: Arc<dyn dns::Gate>,
 }
 
 /// Maps a registered cgroup id to its owner.
@@ -49,6 +57,8 @@ pub struct Limits {
     pub sniff: Duration,
     pub connect: Duration,
 }
+
+const DNS_PORT: u16 = 53;
 
 /// Everything a connection handler needs; shared by all listeners.
 pub struct Proxy {
@@ -66,8 +76,8 @@ struct FirstBytes {
     buf: Vec<u8>,
     sni: Option<String>,
     host: Option<String>,
-    /// The bytes were neither TLS nor HTTP, or were malformed.
-    opaque: bool,
+    /// An HTTP/1 request head: a refusal can be answered with a 403.
+    http: bool,
 }
 
 impl Proxy {
@@ -103,14 +113,30 @@ impl Proxy {
             self.deny(&client, None, Some(dst), "unknown_identity", None, None);
             return;
         };
+        if dst.port() == DNS_PORT {
+            // DNS over TCP gets the same policy and caps as over UDP.
+            let (resolver, metrics) = (self.resolver.clone(), self.metrics.clone());
+            dns::serve_tcp(client, resolver, metrics, who.dns.clone()).await;
+            return;
+        }
         let mut client = client;
+        let network = &who.policy.network;
 
-        // A name only matters when the address alone does not already allow
-        // the connection; server-first protocols then go through at once.
-        let by_address = who.allow.decide(dst, None, &[]);
-        let first = if matches!(by_address, Decision::Allow { .. }) {
-            FirstBytes::default()
-        } else {
+        // The first bytes only matter when a name rule could apply to this
+        // port; otherwise decide at once, so server-first protocols work.
+        // A connection the address alone refuses is still read, so that a
+        // plain-HTTP client gets a 403 naming the rule instead of a reset.
+        let must_sniff = network.name_rules_apply(dst.port())
+            || matches!(
+                network.decide(&ConnRequest {
+                    dst,
+                    sni: None,
+                    host: None,
+                    name_addrs: None,
+                }),
+                NetVerdict::Deny { .. }
+            );
+        let first = if must_sniff {
             match self.read_first_bytes(&mut client).await {
                 Some(first) => first,
                 None => {
@@ -122,49 +148,56 @@ impl Proxy {
                     return;
                 }
             }
-        };
-
-        let decision = if first.opaque {
-            by_address
         } else {
-            let name = first.sni.as_deref().or(first.host.as_deref());
-            let addrs = match name {
-                Some(name) if who.allow.names_host(name) => {
-                    self.resolver.lookup_ip(name).await.unwrap_or_default()
-                }
-                _ => Vec::new(),
-            };
-            who.allow.decide(dst, name, &addrs)
+            FirstBytes::default()
         };
-
-        match decision {
-            Decision::Deny { reason } => {
-                self.deny(
-                    &client,
-                    Some(&who),
-                    Some(dst),
-                    reason.as_str(),
-                    first.sni.as_deref(),
-                    first.host.as_deref(),
-                );
+        let (sni, host) = (first.sni.as_deref(), first.host.as_deref());
+        let addrs = match sni.or(host) {
+            Some(name) if network.wants_resolution(name) => self
+                .resolver
+                .lookup_ip(&canonical_name(name))
+                .await
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let verdict = network.decide(&ConnRequest {
+            dst,
+            sni,
+            host,
+            name_addrs: Some(&addrs),
+        });
+        let policy = &who.policy.name;
+        match verdict {
+            NetVerdict::Deny { reason, rule } => {
+                let rule = format!("{policy}:{rule}");
+                let reason = reason.as_str();
+                self.deny_with_rule(&who, dst, reason, &rule, sni, host);
+                if first.http {
+                    forbidden(client, &who.sandbox, dst, reason, &rule).await;
+                } else {
+                    reset(&client);
+                }
             }
-            Decision::Allow { rule } => {
+            NetVerdict::Allow { rule } => {
                 self.metrics
                     .connections
                     .with_label_values(&["allow", "rule_matched"])
                     .inc();
-                self.audit.record(&Event {
-                    event: "connection",
-                    verdict: "allow",
-                    reason: "rule_matched",
-                    rule: Some(&rule),
-                    sandbox: Some(&who.sandbox),
-                    session: who.session.as_deref(),
-                    dst: Some(dst.to_string()),
-                    sni: first.sni.as_deref(),
-                    host: first.host.as_deref(),
-                    ..Event::default()
-                });
+                let audit = &who.policy.audit;
+                if audit.enabled && audit.log_allowed {
+                    self.audit.record(&Event {
+                        event: "connection",
+                        verdict: "allow",
+                        reason: "rule_matched",
+                        rule: Some(&format!("{policy}:{rule}")),
+                        sandbox: Some(&who.sandbox),
+                        session: who.session.as_deref(),
+                        dst: Some(dst.to_string()),
+                        sni,
+                        host,
+                        ..Event::default()
+                    });
+                }
                 self.forward(client, dst, &first.buf).await;
             }
         }
@@ -181,16 +214,14 @@ impl Proxy {
         loop {
             match sniff::sniff(&first.buf) {
                 Sniffed::NeedMore if first.buf.len() < MAX_SNIFF_BYTES => {}
-                Sniffed::NeedMore | Sniffed::Opaque => {
-                    first.opaque = true;
-                    return Some(first);
-                }
+                Sniffed::NeedMore | Sniffed::Opaque => return Some(first),
                 Sniffed::Tls { sni } => {
                     first.sni = sni;
                     return Some(first);
                 }
                 Sniffed::Http { host } => {
                     first.host = host;
+                    first.http = true;
                     return Some(first);
                 }
             }
@@ -202,11 +233,8 @@ impl Proxy {
             .await;
             match read {
                 Ok(Ok(0)) if first.buf.is_empty() => return None,
-                Ok(Ok(0)) | Err(_) => {
-                    // EOF mid-hello, or silence: decide on the address alone.
-                    first.opaque = true;
-                    return Some(first);
-                }
+                // EOF mid-hello, or silence: decide on the address alone.
+                Ok(Ok(0)) | Err(_) => return Some(first),
                 Ok(Ok(_)) => {}
                 Ok(Err(_)) => return None,
             }
@@ -248,6 +276,36 @@ impl Proxy {
         reset(client);
     }
 
+    /// Counts and audits a policy denial (the caller answers the client).
+    fn deny_with_rule(
+        &self,
+        who: &Who,
+        dst: SocketAddr,
+        reason: &str,
+        rule: &str,
+        sni: Option<&str>,
+        host: Option<&str>,
+    ) {
+        self.metrics
+            .connections
+            .with_label_values(&["deny", reason])
+            .inc();
+        self.audit.record(&Event {
+            event: "connection",
+            verdict: "deny",
+            reason,
+            rule: Some(rule),
+            sandbox: Some(&who.sandbox),
+            session: who.session.as_deref(),
+            dst: Some(dst.to_string()),
+            sni,
+            host,
+            ..Event::default()
+        });
+    }
+
+    /// Counts, audits and resets a connection refused before any policy
+    /// applies (no record of it, or no owner).
     fn deny(
         &self,
         client: &TcpStream,
@@ -274,6 +332,32 @@ impl Proxy {
         });
         reset(client);
     }
+}
+
+/// Answers a refused plain-HTTP request with 403 and a JSON body naming the
+/// rule, then closes; the sandbox's code sees why instead of a bare reset.
+async fn forbidden(
+    mut client: TcpStream,
+    sandbox: &str,
+    dst: SocketAddr,
+    reason: &str,
+    rule: &str,
+) {
+    use tokio::io::AsyncWriteExt as _;
+    let body = serde_json::json!({
+        "error": "forbidden",
+        "reason": reason,
+        "rule": rule,
+        "sandbox": sandbox,
+        "destination": dst.to_string(),
+    })
+    .to_string();
+    let response = format!(
+        "HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-sluice-denied: {reason}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = client.write_all(response.as_bytes()).await;
+    let _ = client.shutdown().await;
 }
 
 /// Makes the close a reset: the sandbox sees the refusal at once instead of

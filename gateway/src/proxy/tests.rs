@@ -16,10 +16,11 @@ use tokio::{
 
 use super::{Identities, Limits, Proxy, Who};
 use crate::{
-    allow::Allowlist,
     audit::Audit,
-    config::{AllowRule, PolicyConfig, ResolverConfig},
+    config::ResolverConfig,
+    dns,
     metrics::Metrics,
+    policy::{compiled::CompiledPolicy, raw},
     resolve::Resolver,
     steer::{MockOrigDst, Steered},
 };
@@ -27,16 +28,24 @@ use crate::{
 const NETNS: u64 = 42;
 const IDENTITY: u64 = 7;
 
-struct OneSandbox(Arc<Allowlist>);
+struct OneSandbox(Arc<CompiledPolicy>);
 
 impl Identities for OneSandbox {
     fn who(&self, identity: u64) -> Option<Who> {
         (identity == IDENTITY).then(|| Who {
             sandbox: Arc::from("sb1"),
             session: None,
-            allow: self.0.clone(),
+            policy: self.0.clone(),
+            dns: Arc::new(dns::Open),
         })
     }
+}
+
+/// A policy `p` from its `network` section, in YAML.
+fn policy(network: &str) -> Arc<CompiledPolicy> {
+    let raw: raw::Policy =
+        serde_yaml::from_str(&format!("network:\n{network}")).expect("test policy parses");
+    Arc::new(CompiledPolicy::compile("p", &raw).expect("test policy compiles"))
 }
 
 struct Harness {
@@ -48,13 +57,12 @@ struct Harness {
 }
 
 impl Harness {
-    async fn start(rules: Vec<AllowRule>, hosts: &[(&str, IpAddr)]) -> Harness {
+    async fn start(policy: Arc<CompiledPolicy>, hosts: &[(&str, IpAddr)]) -> Harness {
         let dir = tempfile::tempdir().expect("tempdir");
         let audit_path = dir.path().join("audit.jsonl");
         let metrics = Arc::new(Metrics::new());
         let audit =
             Audit::open(audit_path.to_str().expect("utf-8"), metrics.clone()).expect("audit");
-        let policy = PolicyConfig { allow: rules };
         let mut static_hosts = BTreeMap::new();
         for (name, ip) in hosts {
             static_hosts.insert((*name).to_owned(), vec![*ip]);
@@ -62,11 +70,12 @@ impl Harness {
         let resolver = Resolver::static_only(&ResolverConfig {
             hosts: static_hosts,
             nameservers: Vec::new(),
+            system: false,
         });
         let orig = Arc::new(MockOrigDst::default());
         let proxy = Arc::new(Proxy {
             orig: orig.clone(),
-            identities: Arc::new(OneSandbox(Arc::new(Allowlist::compile("p", &policy)))),
+            identities: Arc::new(OneSandbox(policy)),
             resolver: Arc::new(resolver),
             metrics: metrics.clone(),
             audit,
@@ -122,22 +131,6 @@ impl Harness {
     }
 }
 
-fn cidr(net: &str, port: u16) -> AllowRule {
-    AllowRule {
-        host: None,
-        cidr: Some(net.parse().expect("cidr")),
-        ports: vec![port],
-    }
-}
-
-fn host(name: &str, port: u16) -> AllowRule {
-    AllowRule {
-        host: Some(name.to_owned()),
-        cidr: None,
-        ports: vec![port],
-    }
-}
-
 /// An upstream that echoes what it reads, prefixed with "echo:".
 async fn echo_upstream() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -165,7 +158,11 @@ async fn read_all(stream: &mut TcpStream) -> (Vec<u8>, bool) {
 #[tokio::test]
 async fn allowed_by_address_relays_exact_bytes_both_ways() {
     let upstream = echo_upstream().await;
-    let h = Harness::start(vec![cidr("127.0.0.1/32", upstream.port())], &[]).await;
+    let rules = format!(
+        "  allow_out: [\"127.0.0.1:{}\"]\n  deny_out: [ALL_TRAFFIC]\n",
+        upstream.port()
+    );
+    let h = Harness::start(policy(&rules), &[]).await;
     let mut client = h.connect(upstream).await;
     let payload: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
     client.write_all(&payload).await.expect("write");
@@ -177,29 +174,47 @@ async fn allowed_by_address_relays_exact_bytes_both_ways() {
     assert_eq!(h.count("allow", "rule_matched"), 1);
     let audit = h.audit().await;
     assert_eq!(audit[0]["verdict"], "allow");
-    assert_eq!(audit[0]["rule"], "policies.p.allow[0]");
+    assert_eq!(audit[0]["rule"], "p:network.allow_out[0]");
     assert_eq!(audit[0]["sandbox"], "sb1");
     assert_eq!(audit[0]["dst"], upstream.to_string());
 }
 
 #[tokio::test]
-async fn not_allowed_is_reset_counted_and_audited() {
+async fn not_allowed_is_refused_with_the_rule_counted_and_audited() {
     let upstream = echo_upstream().await;
-    let h = Harness::start(vec![cidr("127.0.0.1/32", 1)], &[]).await;
+    let h = Harness::start(
+        policy("  allow_out: [good.test]\n  deny_out: [ALL_TRAFFIC]\n"),
+        &[],
+    )
+    .await;
+
+    // Plain HTTP: a 403 whose JSON body names the rule.
     let mut client = h.connect(upstream).await;
     client
         .write_all(b"GET / HTTP/1.1\r\nHost: x.test\r\n\r\n")
         .await
         .expect("write");
+    let (got, _) = read_all(&mut client).await;
+    let text = String::from_utf8(got).expect("utf-8");
+    assert!(text.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{text}");
+    let body: serde_json::Value =
+        serde_json::from_str(text.split("\r\n\r\n").nth(1).expect("body")).expect("JSON");
+    assert_eq!(body["rule"], "p:network.deny_out[0]");
+    assert_eq!(body["reason"], "denied_by_rule");
+
+    // Anything else (bytes that are neither HTTP nor TLS): a reset.
+    let mut client = h.connect(upstream).await;
+    client.write_all(b"\x00\x01binary").await.expect("write");
     let (got, reset) = read_all(&mut client).await;
     assert!(
         got.is_empty() && reset,
         "a refusal is a reset, nothing relayed"
     );
-    assert_eq!(h.count("deny", "no_rule_matched"), 1);
+
+    assert_eq!(h.count("deny", "denied_by_rule"), 2);
     let audit = h.audit().await;
     assert_eq!(audit[0]["verdict"], "deny");
-    assert_eq!(audit[0]["reason"], "no_rule_matched");
+    assert_eq!(audit[0]["rule"], "p:network.deny_out[0]");
     assert_eq!(audit[0]["host"], "x.test");
 }
 
@@ -209,8 +224,12 @@ async fn host_rules_need_the_name_to_resolve_to_the_connected_address() {
     let port = upstream.port();
     let right: IpAddr = "127.0.0.1".parse().expect("ip");
     let wrong: IpAddr = "127.0.0.2".parse().expect("ip");
+    // Loopback upstream, name rules under test: the SSRF guard is off here.
+    let rules = format!(
+        "  allow_out: [\"good.test:{port}\", \"fronted.test:{port}\"]\n  deny_out: [ALL_TRAFFIC]\n  ssrf_guard: false\n"
+    );
     let h = Harness::start(
-        vec![host("good.test", port), host("fronted.test", port)],
+        policy(&rules),
         &[("good.test", right), ("fronted.test", wrong)],
     )
     .await;
@@ -231,14 +250,14 @@ async fn host_rules_need_the_name_to_resolve_to_the_connected_address() {
         .write_all(b"GET / HTTP/1.1\r\nHost: fronted.test\r\n\r\n")
         .await
         .expect("write");
-    let (got, reset) = read_all(&mut forged).await;
-    assert!(got.is_empty() && reset);
+    let (got, _) = read_all(&mut forged).await;
+    assert!(got.starts_with(b"HTTP/1.1 403"), "{got:?}");
     assert_eq!(h.count("deny", "name_address_mismatch"), 1);
 }
 
 #[tokio::test]
 async fn unsteered_connections_are_refused() {
-    let h = Harness::start(vec![cidr("0.0.0.0/0", 80)], &[]).await;
+    let h = Harness::start(policy("  allow_out: [ALL_TRAFFIC]\n"), &[]).await;
     let mut client = TcpStream::connect(h.proxy_addr).await.expect("connect");
     let (got, reset) = read_all(&mut client).await;
     assert!(got.is_empty() && reset);
@@ -248,13 +267,17 @@ async fn unsteered_connections_are_refused() {
 #[tokio::test]
 async fn silent_and_vanishing_clients_cost_nothing_but_a_count() {
     let upstream = echo_upstream().await;
-    let h = Harness::start(vec![host("good.test", upstream.port())], &[]).await;
+    let rules = format!(
+        "  allow_out: [\"good.test:{}\"]\n  deny_out: [ALL_TRAFFIC]\n",
+        upstream.port()
+    );
+    let h = Harness::start(policy(&rules), &[]).await;
 
     // Silent: the sniff timeout passes, then the address alone decides (deny).
     let mut silent = h.connect(upstream).await;
     let (_, reset) = read_all(&mut silent).await;
     assert!(reset);
-    assert_eq!(h.count("deny", "no_rule_matched"), 1);
+    assert_eq!(h.count("deny", "denied_by_rule"), 1);
 
     // Closes at once: counted, not audited.
     let gone = h.connect(upstream).await;

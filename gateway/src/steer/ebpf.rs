@@ -155,9 +155,14 @@ impl Steering {
         })
     }
 
-    /// Registers a sandbox or session cgroup: its sockets are steered from now on.
-    pub fn register(&self, cgroup_id: u64, kind: u32) -> Result<(), SteerError> {
-        let value = Registration { kind, _pad: 0 };
+    /// Registers a sandbox or session cgroup: its sockets are steered from
+    /// now on, its DNS to the sandbox's own listener port.
+    pub fn register(&self, cgroup_id: u64, kind: u32, dns_port: u16) -> Result<(), SteerError> {
+        let value = Registration {
+            kind,
+            dns_port,
+            _pad: 0,
+        };
         lock(&self.identity)
             .insert(cgroup_id, value, 0)
             .map_err(|e| map_err(maps::IDENTITY, e))
@@ -173,13 +178,13 @@ impl Steering {
         lock(&self.identity).keys().filter_map(Result::ok).collect()
     }
 
-    /// Publishes the listener ports of one network namespace.
-    pub fn set_listener(&self, netns: u64, tcp_port: u16, dns_port: u16) -> Result<(), SteerError> {
+    /// Publishes the steering listener port of one network namespace.
+    pub fn set_listener(&self, netns: u64, tcp_port: u16) -> Result<(), SteerError> {
         let value = Listener {
             addr4: u32::from_ne_bytes(Ipv4Addr::LOCALHOST.octets()),
             addr6: words(Ipv6Addr::LOCALHOST),
             tcp_port,
-            dns_port,
+            _pad: 0,
         };
         lock(&self.listeners)
             .insert(netns, value, 0)

@@ -105,6 +105,7 @@ mod tests {
             addr,
             port,
             family: family as u16,
+            via_port: 0,
             _pad: 0,
             identity: 7,
             netns: 1,

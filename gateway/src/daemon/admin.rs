@@ -1,0 +1,73 @@
+//! The daemon's side of the admin API.
+
+use super::{Daemon, registrations::info};
+use crate::{
+    admin::api::{AdminError, Backend, SandboxInfo, SandboxSpec, SessionInfo, SessionSpec, Status},
+    registry::Source,
+};
+
+impl Backend for Daemon {
+    fn status(&self) -> Status {
+        Status {
+            ready: true,
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            cgroup_root: self.root.path.clone(),
+            metrics_addr: self.metrics_addr.map(|a| a.to_string()),
+            tcp_port: self.host_port,
+            // Every sandbox has its own DNS listener; there is no shared one.
+            dns_port: 0,
+            sandboxes: self.read_registry().sandboxes().count(),
+            programs: self
+                .steering
+                .attached
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect(),
+        }
+    }
+
+    fn list(&self) -> Vec<SandboxInfo> {
+        self.read_registry().sandboxes().map(info).collect()
+    }
+
+    async fn add_sandbox(&self, spec: SandboxSpec) -> Result<SandboxInfo, AdminError> {
+        spec.validate()?;
+        let info = self.register_sandbox(spec, Source::Api).await?;
+        if let Err(err) = self.persist() {
+            self.forget_sandbox(&info.id);
+            return Err(err);
+        }
+        Ok(info)
+    }
+
+    async fn remove_sandbox(&self, id: &str) -> Result<(), AdminError> {
+        let sandbox = self
+            .forget_sandbox(id)
+            .ok_or_else(|| AdminError::NotFound(format!("no sandbox `{id}`")))?;
+        self.audit_registration("remove", id, None, &sandbox.cgroup);
+        self.persist()
+    }
+
+    async fn add_session(
+        &self,
+        sandbox: &str,
+        spec: SessionSpec,
+    ) -> Result<SessionInfo, AdminError> {
+        spec.validate()?;
+        if self.read_registry().get(sandbox).is_none() {
+            return Err(AdminError::NotFound(format!("no sandbox `{sandbox}`")));
+        }
+        let info = self.register_session(sandbox, spec)?;
+        if let Err(err) = self.persist() {
+            let _ = self.forget_session(sandbox, &info.id);
+            return Err(err);
+        }
+        Ok(info)
+    }
+
+    async fn remove_session(&self, sandbox: &str, session: &str) -> Result<(), AdminError> {
+        let removed = self.forget_session(sandbox, session)?;
+        self.audit_registration("remove", sandbox, Some(session), &removed.cgroup);
+        self.persist()
+    }
+}

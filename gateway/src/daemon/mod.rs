@@ -1,0 +1,259 @@
+//! `sluice run`: wires the pieces together and owns the registrations.
+//!
+//! Start-up order matters for the no-bypass promise: the programs are
+//! attached (replacing any pinned ones) before anything else, the kernel's
+//! identity map keeps the previous run's registrations until the new run has
+//! re-registered its own, and only then are stale entries removed.
+//!
+//! `registrations` adds and removes sandboxes (kernel, listeners, state
+//! file), `admin` answers the admin API, `kernel` turns the programs'
+//! counters and refusal events into metrics and audit events.
+
+mod admin;
+mod kernel;
+mod registrations;
+
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    path::Path,
+    sync::{Arc, Mutex, RwLock},
+    time::Duration,
+};
+
+use anyhow::Context as _;
+use tokio::task::JoinHandle;
+
+use crate::{
+    audit::Audit,
+    cgroup::SandboxRoot,
+    config::Config,
+    metrics::{self, Metrics},
+    netns,
+    policy::store::{self, PolicyStore},
+    proxy::{Identities, Limits, Proxy, Who},
+    registry::Registry,
+    resolve::Resolver,
+    sandbox_dns::SandboxDns,
+    steer::ebpf::Steering,
+};
+
+/// Registrations plus the live policies: answers "who is this cgroup id".
+struct Directory {
+    registry: RwLock<Registry>,
+    store: Arc<PolicyStore>,
+    /// sandbox id → its DNS gate.
+    dns: RwLock<HashMap<String, Arc<SandboxDns>>>,
+}
+
+impl Identities for Directory {
+    fn who(&self, identity: u64) -> Option<Who> {
+        let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
+        let owner = registry.owner(identity)?;
+        let sandbox = registry.get(&owner.sandbox)?;
+        let policy = self.store.current().get(&sandbox.policy)?.clone();
+        let dns = self
+            .dns
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&owner.sandbox)?
+            .clone();
+        Some(Who {
+            sandbox: Arc::from(owner.sandbox.as_str()),
+            session: owner.session.as_deref().map(Arc::from),
+            policy,
+            dns,
+        })
+    }
+}
+
+/// What runs for one registered sandbox besides its kernel entries.
+struct SandboxRuntime {
+    /// Its DNS listener port (in its namespace).
+    dns_port: u16,
+    /// Its DNS listener tasks.
+    tasks: Vec<JoinHandle<()>>,
+    /// The namespace whose steering listener it uses, when not the host's.
+    netns: Option<u64>,
+}
+
+/// Steering listeners opened inside one sandbox network namespace.
+struct Namespace {
+    tasks: Vec<JoinHandle<()>>,
+    users: std::collections::BTreeSet<String>,
+}
+
+pub struct Daemon {
+    config: Config,
+    root: SandboxRoot,
+    steering: Arc<Steering>,
+    directory: Arc<Directory>,
+    proxy: Arc<Proxy>,
+    resolver: Arc<Resolver>,
+    metrics: Arc<Metrics>,
+    audit: Audit,
+    /// namespace cookie → its steering listeners.
+    namespaces: Mutex<HashMap<u64, Namespace>>,
+    /// sandbox id → its DNS listener and namespace.
+    runtimes: Mutex<HashMap<String, SandboxRuntime>>,
+    host_port: u16,
+    host_cookie: u64,
+    metrics_addr: Option<SocketAddr>,
+}
+
+/// Runs the daemon until SIGTERM or SIGINT.
+pub async fn run(config_path: &Path) -> anyhow::Result<()> {
+    let config = Config::load(config_path)?;
+    let root = SandboxRoot::open(&config.cgroup_root)?;
+    let metrics = Arc::new(Metrics::new());
+    let audit = Audit::open(&config.audit, metrics.clone())
+        .with_context(|| format!("opening audit log {}", config.audit))?;
+    let resolver = Arc::new(Resolver::new(&config.resolver)?);
+    let store = PolicyStore::load(&config.policy_dir, metrics.clone()).map_err(|diagnostics| {
+        let all: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("the policies do not load:\n{}", all.join("\n"))
+    })?;
+    let directory = Arc::new(Directory {
+        registry: RwLock::new(Registry::default()),
+        store: Arc::new(store),
+        dns: RwLock::new(HashMap::new()),
+    });
+
+    let steering = Arc::new(
+        Steering::attach(&config.bpffs, &root)
+            .with_context(|| format!("attaching eBPF programs to {}", root.path.display()))?,
+    );
+    let host = netns::open_listeners(None, config.listen.tcp_port)?;
+    let host_port = host.tcp_port();
+    steering.set_listener(host.cookie, host_port)?;
+
+    let metrics_listener = match config.metrics {
+        Some(addr) => Some(
+            metrics::bind(addr)
+                .await
+                .with_context(|| format!("binding metrics on {addr}"))?,
+        ),
+        None => None,
+    };
+    let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
+    let admin_listener = crate::admin::server::bind(&config.admin_socket)
+        .with_context(|| format!("binding admin socket {}", config.admin_socket.display()))?;
+
+    let proxy = Arc::new(Proxy {
+        orig: steering.clone(),
+        identities: directory.clone(),
+        resolver: resolver.clone(),
+        metrics: metrics.clone(),
+        audit: audit.clone(),
+        limits: Limits {
+            sniff: Duration::from_millis(config.limits.sniff_timeout_ms),
+            connect: Duration::from_millis(config.limits.connect_timeout_ms),
+        },
+    });
+    let daemon = Arc::new(Daemon {
+        root,
+        steering,
+        directory,
+        proxy,
+        resolver,
+        metrics,
+        audit,
+        namespaces: Mutex::new(HashMap::new()),
+        runtimes: Mutex::new(HashMap::new()),
+        host_port,
+        host_cookie: host.cookie,
+        metrics_addr,
+        config,
+    });
+    let _host_tasks = daemon.serve_steering(host);
+    daemon.restore_registrations().await?;
+
+    if let Some(listener) = metrics_listener {
+        let refresh = {
+            let daemon = daemon.clone();
+            let seen = Mutex::new(HashMap::<u32, u64>::new());
+            Arc::new(move || daemon.refresh_kernel_counters(&seen)) as Arc<dyn Fn() + Send + Sync>
+        };
+        tokio::spawn(metrics::serve(listener, daemon.metrics.clone(), refresh));
+    }
+    if let Some(events) = daemon.steering.take_events() {
+        tokio::spawn(daemon.clone().read_refusal_events(events));
+    }
+    let guard = crate::admin::PeerGuard::new(daemon.root.relative.clone());
+    tokio::spawn(crate::admin::server::serve(
+        admin_listener,
+        daemon.clone(),
+        guard,
+    ));
+    let _watcher = {
+        let reloader = daemon.clone();
+        store::watch(daemon.directory.store.dir(), move || {
+            reloader.reload_policies()
+        })
+        .with_context(|| format!("watching {}", daemon.config.policy_dir.display()))?
+    };
+
+    tracing::info!(
+        root = %daemon.root.path.display(),
+        tcp_port = host_port,
+        metrics = ?metrics_addr,
+        policies = %daemon.config.policy_dir.display(),
+        "sluice is steering"
+    );
+    wait_for_signals(&daemon).await;
+    tracing::info!(
+        "shutting down; the pinned programs stay attached, so sandboxes are refused until the next start"
+    );
+    Ok(())
+}
+
+/// SIGHUP reloads the policies; SIGTERM and SIGINT end the daemon.
+async fn wait_for_signals(daemon: &Daemon) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::error!("cannot install signal handlers; running until killed");
+        std::future::pending::<()>().await;
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = term.recv() => return,
+            _ = int.recv() => return,
+            _ = hup.recv() => daemon.reload_policies(),
+        }
+    }
+}
+
+impl Daemon {
+    /// Re-reads the policy directory; a failure keeps the policies in force.
+    fn reload_policies(&self) {
+        let required: Vec<String> = self
+            .read_registry()
+            .sandboxes()
+            .map(|s| s.policy.clone())
+            .collect();
+        let _ = self.directory.store.reload(&required);
+    }
+
+    fn read_registry(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
+        self.directory
+            .registry
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_registry(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
+        self.directory
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

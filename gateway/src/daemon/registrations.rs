@@ -1,0 +1,403 @@
+//! Adding and removing sandboxes and sessions: the registry, the kernel's
+//! identity map, the sandbox's DNS listener, its namespace's steering
+//! listener, and the state file, kept in step.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::Path,
+    sync::Arc,
+};
+
+use anyhow::Context as _;
+use gateway_common::kind;
+use tokio::task::JoinHandle;
+
+use super::{Daemon, Namespace, SandboxRuntime, lock};
+use crate::{
+    admin::api::{AdminError, SandboxInfo, SandboxSpec, SessionInfo, SessionSpec},
+    audit::Event,
+    dns,
+    netns::{self, DnsSockets, Listeners},
+    registry::{RegistryError, Sandbox, Session, Source, State},
+    sandbox_dns::SandboxDns,
+};
+
+impl Daemon {
+    /// Registers the config's sandboxes (an error is fatal: the operator
+    /// wrote them), then the persisted run-time ones (an error drops that
+    /// registration with a warning), then clears kernel entries nobody owns.
+    pub(super) async fn restore_registrations(&self) -> anyhow::Result<()> {
+        for sandbox in self.config.sandboxes.clone() {
+            let spec = SandboxSpec {
+                id: sandbox.id.clone(),
+                cgroup: sandbox.cgroup,
+                netns: sandbox.netns,
+                policy: Some(sandbox.policy),
+            };
+            self.register_sandbox(spec, Source::Config)
+                .await
+                .with_context(|| format!("sandbox `{}` from the config", sandbox.id))?;
+        }
+        let state = State::load(&self.config.state_dir)?;
+        for sandbox in state.sandboxes {
+            let id = sandbox.id.clone();
+            let spec = SandboxSpec {
+                id: sandbox.id,
+                cgroup: sandbox.cgroup,
+                netns: sandbox.netns,
+                policy: Some(sandbox.policy),
+            };
+            if let Err(err) = self.register_sandbox(spec, Source::Api).await {
+                tracing::warn!(sandbox = %id, %err, "dropping a saved registration");
+            }
+        }
+        for session in state.sessions {
+            let spec = SessionSpec {
+                id: session.id.clone(),
+                cgroup: session.cgroup,
+            };
+            if let Err(err) = self.register_session(&session.sandbox, spec) {
+                tracing::warn!(sandbox = %session.sandbox, session = %session.id, %err, "dropping a saved session");
+            }
+        }
+        self.persist().map_err(|e| anyhow::anyhow!("{e}"))?;
+
+        let owned: BTreeSet<u64> = self
+            .read_registry()
+            .cgroup_ids()
+            .map(|(id, _)| id)
+            .collect();
+        for id in self.steering.registered() {
+            if !owned.contains(&id) {
+                self.steering.unregister(id);
+            }
+        }
+        let open: BTreeSet<u64> = std::iter::once(self.host_cookie)
+            .chain(lock(&self.namespaces).keys().copied())
+            .collect();
+        for cookie in self.steering.listener_namespaces() {
+            if !open.contains(&cookie) {
+                self.steering.remove_listener(cookie);
+            }
+        }
+        self.metrics.registered.set(owned.len() as i64);
+        Ok(())
+    }
+
+    pub(super) async fn register_sandbox(
+        &self,
+        spec: SandboxSpec,
+        source: Source,
+    ) -> Result<SandboxInfo, AdminError> {
+        let policy = spec.policy.clone().unwrap_or_else(|| "default".to_owned());
+        let policies = self.directory.store.current();
+        if policies.get(&policy).is_none() {
+            return Err(AdminError::Invalid(format!(
+                "policy `{policy}` is not in {} (known: {})",
+                self.config.policy_dir.display(),
+                policies.names().collect::<Vec<_>>().join(", ")
+            )));
+        }
+        let (cgroup, cgroup_id) = self
+            .root
+            .member(&spec.cgroup)
+            .map_err(|e| AdminError::Invalid(e.to_string()))?;
+        let sandbox = Sandbox {
+            id: spec.id.clone(),
+            cgroup,
+            cgroup_id,
+            netns: spec.netns.clone(),
+            policy: policy.clone(),
+            source,
+            sessions: BTreeMap::new(),
+        };
+        self.write_registry()
+            .insert_sandbox(sandbox.clone())
+            .map_err(registry_error)?;
+        // From here on, any failure undoes everything done so far.
+        if let Err(err) = self
+            .start_sandbox(&spec.id, &policy, spec.netns.as_deref())
+            .await
+        {
+            self.forget_sandbox(&spec.id);
+            return Err(err);
+        }
+        let dns_port = self.dns_port(&spec.id);
+        if let Err(err) = self.steering.register(cgroup_id, kind::SANDBOX, dns_port) {
+            self.forget_sandbox(&spec.id);
+            return Err(AdminError::Internal(err.to_string()));
+        }
+        self.audit_registration("add", &spec.id, None, &sandbox.cgroup);
+        Ok(info(&sandbox))
+    }
+
+    /// Opens the sandbox's DNS listener (and its namespace's steering
+    /// listener, if it has a namespace of its own) and starts serving them.
+    async fn start_sandbox(
+        &self,
+        id: &str,
+        policy: &str,
+        netns: Option<&Path>,
+    ) -> Result<(), AdminError> {
+        let netns_cookie = match netns {
+            Some(path) => Some(self.join_namespace(id, path).await?),
+            None => None,
+        };
+        let owned = netns.map(Path::to_owned);
+        let opened = tokio::task::spawn_blocking(move || netns::open_dns(owned.as_deref()))
+            .await
+            .map_err(|e| AdminError::Internal(e.to_string()))
+            .and_then(|r| r.map_err(|e| AdminError::Invalid(e.to_string())));
+        let sockets = match opened {
+            Ok(sockets) => sockets,
+            Err(err) => {
+                if let Some(cookie) = netns_cookie {
+                    self.leave_namespace(id, cookie);
+                }
+                return Err(err);
+            }
+        };
+        let gate = Arc::new(SandboxDns::new(
+            id,
+            policy,
+            self.directory.store.clone(),
+            self.audit.clone(),
+            self.metrics.clone(),
+        ));
+        self.directory
+            .dns
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_owned(), gate.clone());
+        let dns_port = sockets.port;
+        let tasks = self.serve_dns(sockets, gate);
+        lock(&self.runtimes).insert(
+            id.to_owned(),
+            SandboxRuntime {
+                dns_port,
+                tasks,
+                netns: netns_cookie,
+            },
+        );
+        Ok(())
+    }
+
+    fn dns_port(&self, sandbox: &str) -> u16 {
+        lock(&self.runtimes).get(sandbox).map_or(0, |r| r.dns_port)
+    }
+
+    pub(super) fn register_session(
+        &self,
+        sandbox: &str,
+        spec: SessionSpec,
+    ) -> Result<SessionInfo, AdminError> {
+        let (cgroup, cgroup_id) = self
+            .root
+            .member(&spec.cgroup)
+            .map_err(|e| AdminError::Invalid(e.to_string()))?;
+        let session = Session {
+            id: spec.id.clone(),
+            cgroup,
+            cgroup_id,
+        };
+        self.write_registry()
+            .insert_session(sandbox, session.clone())
+            .map_err(registry_error)?;
+        let dns_port = self.dns_port(sandbox);
+        if let Err(err) = self.steering.register(cgroup_id, kind::SESSION, dns_port) {
+            let _ = self.write_registry().remove_session(sandbox, &spec.id);
+            return Err(AdminError::Internal(err.to_string()));
+        }
+        self.audit_registration("add", sandbox, Some(&spec.id), &session.cgroup);
+        Ok(SessionInfo {
+            id: session.id,
+            cgroup: session.cgroup,
+            cgroup_id,
+        })
+    }
+
+    /// Drops a sandbox everywhere: kernel first, so its sockets are refused
+    /// before anything else forgets it.
+    pub(super) fn forget_sandbox(&self, id: &str) -> Option<Sandbox> {
+        let sandbox = self.write_registry().remove_sandbox(id).ok()?;
+        self.steering.unregister(sandbox.cgroup_id);
+        for session in sandbox.sessions.values() {
+            self.steering.unregister(session.cgroup_id);
+        }
+        self.directory
+            .dns
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+        if let Some(runtime) = lock(&self.runtimes).remove(id) {
+            for task in runtime.tasks {
+                task.abort();
+            }
+            if let Some(cookie) = runtime.netns {
+                self.leave_namespace(id, cookie);
+            }
+        }
+        Some(sandbox)
+    }
+
+    pub(super) fn forget_session(
+        &self,
+        sandbox: &str,
+        session: &str,
+    ) -> Result<Session, AdminError> {
+        let removed = self
+            .write_registry()
+            .remove_session(sandbox, session)
+            .map_err(|e| AdminError::NotFound(e.to_string()))?;
+        self.steering.unregister(removed.cgroup_id);
+        Ok(removed)
+    }
+
+    /// Opens steering listeners in the namespace (or shares those already
+    /// open there) and publishes them to the kernel; returns its cookie.
+    async fn join_namespace(&self, sandbox: &str, path: &Path) -> Result<u64, AdminError> {
+        let owned = path.to_owned();
+        let listeners = tokio::task::spawn_blocking(move || netns::open_listeners(Some(&owned), 0))
+            .await
+            .map_err(|e| AdminError::Internal(e.to_string()))?
+            .map_err(|e| AdminError::Invalid(e.to_string()))?;
+        let cookie = listeners.cookie;
+        let mut namespaces = lock(&self.namespaces);
+        if let Some(ns) = namespaces.get_mut(&cookie) {
+            // Already served (another sandbox, or another path to the same
+            // namespace): the fresh sockets are simply closed.
+            ns.users.insert(sandbox.to_owned());
+            return Ok(cookie);
+        }
+        let port = listeners.tcp_port();
+        let tasks = self.serve_steering(listeners);
+        if let Err(err) = self.steering.set_listener(cookie, port) {
+            for task in tasks {
+                task.abort();
+            }
+            return Err(AdminError::Internal(err.to_string()));
+        }
+        namespaces.insert(
+            cookie,
+            Namespace {
+                tasks,
+                users: BTreeSet::from([sandbox.to_owned()]),
+            },
+        );
+        Ok(cookie)
+    }
+
+    fn leave_namespace(&self, sandbox: &str, cookie: u64) {
+        let mut namespaces = lock(&self.namespaces);
+        let Some(ns) = namespaces.get_mut(&cookie) else {
+            return;
+        };
+        ns.users.remove(sandbox);
+        if ns.users.is_empty() {
+            self.steering.remove_listener(cookie);
+            if let Some(ns) = namespaces.remove(&cookie) {
+                for task in ns.tasks {
+                    task.abort();
+                }
+            }
+        }
+    }
+
+    pub(super) fn serve_steering(&self, listeners: Listeners) -> Vec<JoinHandle<()>> {
+        let cookie = listeners.cookie;
+        std::iter::once(listeners.tcp4)
+            .chain(listeners.tcp6)
+            .filter_map(|tcp| match tokio::net::TcpListener::from_std(tcp) {
+                Ok(listener) => Some(tokio::spawn(self.proxy.clone().serve(listener, cookie))),
+                Err(err) => {
+                    tracing::error!(%err, "cannot serve a TCP listener");
+                    None
+                }
+            })
+            .collect()
+    }
+
+    fn serve_dns(&self, sockets: DnsSockets, gate: Arc<SandboxDns>) -> Vec<JoinHandle<()>> {
+        std::iter::once(sockets.udp4)
+            .chain(sockets.udp6)
+            .filter_map(|udp| match tokio::net::UdpSocket::from_std(udp) {
+                Ok(socket) => {
+                    let (resolver, metrics) = (self.resolver.clone(), self.metrics.clone());
+                    let gate: Arc<dyn dns::Gate> = gate.clone();
+                    Some(tokio::spawn(async move {
+                        if let Err(err) = dns::serve(socket, resolver, metrics, gate).await {
+                            tracing::error!(%err, "DNS listener stopped");
+                        }
+                    }))
+                }
+                Err(err) => {
+                    tracing::error!(%err, "cannot serve a DNS socket");
+                    None
+                }
+            })
+            .collect()
+    }
+
+    pub(super) fn persist(&self) -> Result<(), AdminError> {
+        let state = self.read_registry().state();
+        state.save(&self.config.state_dir).map_err(|e| {
+            AdminError::Internal(format!(
+                "saving registrations in {}: {e}",
+                self.config.state_dir.display()
+            ))
+        })
+    }
+
+    pub(super) fn audit_registration(
+        &self,
+        verdict: &str,
+        sandbox: &str,
+        session: Option<&str>,
+        cgroup: &Path,
+    ) {
+        self.metrics
+            .registered
+            .set(self.read_registry().cgroup_ids().count() as i64);
+        self.audit.record(&Event {
+            event: "registration",
+            verdict,
+            reason: "admin",
+            sandbox: Some(sandbox),
+            session,
+            cgroup: Some(cgroup.display().to_string()),
+            ..Event::default()
+        });
+    }
+}
+
+pub(super) fn info(sandbox: &Sandbox) -> SandboxInfo {
+    SandboxInfo {
+        id: sandbox.id.clone(),
+        cgroup: sandbox.cgroup.clone(),
+        cgroup_id: sandbox.cgroup_id,
+        netns: sandbox.netns.clone(),
+        policy: sandbox.policy.clone(),
+        source: sandbox.source.as_str().to_owned(),
+        sessions: sandbox
+            .sessions
+            .values()
+            .map(|s| SessionInfo {
+                id: s.id.clone(),
+                cgroup: s.cgroup.clone(),
+                cgroup_id: s.cgroup_id,
+            })
+            .collect(),
+    }
+}
+
+fn registry_error(err: RegistryError) -> AdminError {
+    use RegistryError as E;
+    match err {
+        E::InvalidId(_) | E::SessionOutside { .. } => AdminError::Invalid(err.to_string()),
+        E::NoSandbox(_) | E::NoSession { .. } => AdminError::NotFound(err.to_string()),
+        E::DuplicateSandbox(_)
+        | E::DuplicateSession { .. }
+        | E::CgroupTaken { .. }
+        | E::Nested { .. } => AdminError::Conflict(err.to_string()),
+    }
+}

@@ -1,0 +1,369 @@
+//! The per-sandbox DNS tunnelling guard: decides whether one query may be
+//! answered, from the policy's DNS limits and what this sandbox asked
+//! recently.
+//!
+//! Tunnels smuggle data out as ever-new subdomains of a domain the attacker
+//! serves (`<base32 chunk>.t.evil.example`), favour record types with roomy
+//! answers (TXT, NULL, ANY), long labels and a high query rate. [`Guard::check`]
+//! applies, in this order, each refusing with its own [`Reason`]:
+//!
+//! 1. record type: `qtype` is one of the policy's refused types;
+//! 2. name length: the whole name (one trailing dot not counted) is longer
+//!    than `max_name_length` bytes;
+//! 3. label length: some label is longer than `max_label_length` bytes;
+//! 4. rate: a token bucket holding `2 × max_queries_per_second` tokens,
+//!    refilled at `max_queries_per_second` per second. Queries refused by
+//!    1–3 never reach it and spend no token: they cost no upstream lookup,
+//!    and a sandbox tripping a static limit should not also lose its budget
+//!    for good queries. A query refused by 5 has spent its token;
+//! 5. unique subdomains: per [`registrable`] domain, the distinct full names
+//!    seen in the last 60 s (sliding; a repeat refreshes its name). A name
+//!    already in the window passes; a new one passes only while its domain
+//!    has fewer than `max_unique_subdomains_per_minute` names in the window.
+//!    Refused names are not recorded.
+//!
+//! Everything is pure: the caller passes `now`, so tests drive time. A `now`
+//! earlier than the latest already seen is taken as that latest time.
+//! Lengths are in bytes; names compare ASCII-case-insensitively, as DNS
+//! does (RFC 4343).
+//! Limits of 0 are taken literally (rate 0 or unique 0 refuses every query
+//! that reaches that check), so a misconfigured limit fails closed.
+//!
+//! Memory is bounded whatever the sandbox sends: names are held as 64-bit
+//! hashes (keyed per guard with std's random SipHash keys, so a sandbox cannot
+//! aim for collisions; names are never retained), at most
+//! [`MAX_TRACKED_NAMES`] of them across at most [`MAX_TRACKED_DOMAINS`]
+//! domains. Past either cap the least recently seen name, or the domain
+//! least recently queried (refused queries count, so a domain under attack
+//! stays fresh) with all its names, is forgotten. That makes the
+//! count lenient only for a sandbox juggling hundreds of domains at once;
+//! resetting one domain's count that way costs a tunnel at least 256
+//! rate-limited queries to other domains.
+
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    hash::{BuildHasher, Hasher, RandomState},
+    time::{Duration, Instant},
+};
+
+/// How far back the unique-subdomain count looks.
+pub const UNIQUE_WINDOW: Duration = Duration::from_secs(60);
+/// Most distinct names one sandbox's window tracks.
+pub const MAX_TRACKED_NAMES: usize = 4096;
+/// Most registrable domains one sandbox's window tracks.
+pub const MAX_TRACKED_DOMAINS: usize = 256;
+
+/// Tokens are counted in billionths so refill over any `Duration` is exact:
+/// `elapsed_ns × rate` nano-tokens.
+const NANO_TOKENS_PER_TOKEN: u128 = 1_000_000_000;
+
+/// Second-level labels that, under a two-letter TLD, are part of the public
+/// suffix (`example.co.uk`, `example.com.au`, `example.ne.jp`).
+const SECOND_LEVEL_SUFFIXES: [&str; 9] =
+    ["co", "com", "net", "org", "gov", "edu", "ac", "ne", "or"];
+
+/// Limits, as compiled from a policy's `dns` section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_queries_per_second: u32,
+    pub max_label_length: usize,
+    pub max_name_length: usize,
+    pub max_unique_subdomains_per_minute: u32,
+}
+
+/// What the guard says about one query.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Refuse(Reason),
+}
+
+/// Why a query was refused (a stable metric and audit label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    Rate,
+    LabelLength,
+    NameLength,
+    UniqueSubdomains,
+    RecordType,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Rate => "dns_rate",
+            Reason::LabelLength => "dns_label_length",
+            Reason::NameLength => "dns_name_length",
+            Reason::UniqueSubdomains => "dns_unique_subdomains",
+            Reason::RecordType => "dns_record_type",
+        }
+    }
+}
+
+/// One sandbox's state.
+#[derive(Debug)]
+pub struct Guard {
+    /// Keys the name hashes; random per guard.
+    hasher: RandomState,
+    /// The latest `now` seen, so time never runs backwards inside.
+    latest: Option<Instant>,
+    bucket: Bucket,
+    window: Window,
+}
+
+impl Default for Guard {
+    fn default() -> Self {
+        Guard::new()
+    }
+}
+
+impl Guard {
+    pub fn new() -> Guard {
+        Guard {
+            hasher: RandomState::new(),
+            latest: None,
+            bucket: Bucket::default(),
+            window: Window::default(),
+        }
+    }
+
+    /// Decides one query for `name` of type `qtype` at `now`.
+    ///
+    /// `refused_types`: record type codes refused outright (e.g. TXT=16,
+    /// NULL=10, ANY=255).
+    pub fn check(
+        &mut self,
+        now: Instant,
+        name: &str,
+        qtype: u16,
+        limits: &Limits,
+        refused_types: &[u16],
+    ) -> Verdict {
+        let now = match self.latest {
+            Some(latest) if latest > now => latest,
+            _ => now,
+        };
+        self.latest = Some(now);
+
+        if refused_types.contains(&qtype) {
+            return Verdict::Refuse(Reason::RecordType);
+        }
+        let name = name.strip_suffix('.').unwrap_or(name);
+        if name.len() > limits.max_name_length {
+            return Verdict::Refuse(Reason::NameLength);
+        }
+        if name
+            .split('.')
+            .any(|label| label.len() > limits.max_label_length)
+        {
+            return Verdict::Refuse(Reason::LabelLength);
+        }
+        if !self.bucket.take(now, limits.max_queries_per_second) {
+            return Verdict::Refuse(Reason::Rate);
+        }
+        let name_key = self.hash_lowercase(name);
+        let domain_key = self.hash_lowercase(registrable(name));
+        let limit = usize::try_from(limits.max_unique_subdomains_per_minute).unwrap_or(usize::MAX);
+        if !self.window.admit(now, name_key, domain_key, limit) {
+            return Verdict::Refuse(Reason::UniqueSubdomains);
+        }
+        Verdict::Pass
+    }
+
+    /// Hashes `s` as if ASCII-lowercased, without allocating.
+    fn hash_lowercase(&self, s: &str) -> u64 {
+        let mut hasher = self.hasher.build_hasher();
+        for byte in s.bytes() {
+            hasher.write_u8(byte.to_ascii_lowercase());
+        }
+        // Terminate, so "ab" + "" and "a" + "b" style prefixes cannot meet.
+        hasher.write_u8(0xff);
+        hasher.finish()
+    }
+}
+
+/// The registrable part of a name, approximated without a public-suffix list:
+/// the last two labels, or three when the second-to-last label is a common
+/// second-level suffix (co, com, net, org, gov, edu, ac, ne, or) under a
+/// two-letter TLD (`www.example.co.uk` → `example.co.uk`). One trailing dot is
+/// dropped; a name with fewer labels is returned whole. Case is kept.
+pub fn registrable(name: &str) -> &str {
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let mut dots = name.rmatch_indices('.').map(|(at, _)| at);
+    let Some(last) = dots.next() else {
+        return name;
+    };
+    let Some(second) = dots.next() else {
+        return name;
+    };
+    // Slicing at '.' (ASCII) is always on a char boundary.
+    let tld = &name[last + 1..];
+    let second_level = &name[second + 1..last];
+    let two_letter_tld = tld.len() == 2 && tld.bytes().all(|b| b.is_ascii_alphabetic());
+    let public_second_level = SECOND_LEVEL_SUFFIXES
+        .iter()
+        .any(|suffix| suffix.eq_ignore_ascii_case(second_level));
+    if !(two_letter_tld && public_second_level) {
+        return &name[second + 1..];
+    }
+    match dots.next() {
+        Some(third) => &name[third + 1..],
+        None => name,
+    }
+}
+
+/// The rate limit's token bucket, in nano-tokens.
+#[derive(Debug, Default)]
+struct Bucket {
+    nano_tokens: u128,
+    /// `None` until the first query, which finds the bucket full.
+    last: Option<Instant>,
+}
+
+impl Bucket {
+    /// Refills for the time since the last call, then spends one token if
+    /// there is one. Capacity follows `rate` on every call, so a reload that
+    /// lowers the rate also lowers a full bucket.
+    fn take(&mut self, now: Instant, rate: u32) -> bool {
+        let rate = u128::from(rate);
+        let capacity = 2 * rate * NANO_TOKENS_PER_TOKEN;
+        let refill = match self.last {
+            None => capacity,
+            Some(last) => now
+                .saturating_duration_since(last)
+                .as_nanos()
+                .saturating_mul(rate),
+        };
+        self.nano_tokens = self.nano_tokens.saturating_add(refill).min(capacity);
+        self.last = Some(now);
+        if self.nano_tokens < NANO_TOKENS_PER_TOKEN {
+            return false;
+        }
+        self.nano_tokens -= NANO_TOKENS_PER_TOKEN;
+        true
+    }
+}
+
+/// When a name was last seen; the sequence number keeps stamps unique when
+/// several names share an instant.
+type Stamp = (Instant, u64);
+
+/// The unique-subdomain sliding window. `names` and `by_age` always hold the
+/// same names, and each name is in exactly its domain's `names` set.
+#[derive(Debug, Default)]
+struct Window {
+    /// Name hash → what we know of it.
+    names: HashMap<u64, Seen>,
+    /// Names by last-seen stamp, oldest first (`now` never goes backwards, so
+    /// insertion order is age order).
+    by_age: BTreeMap<Stamp, u64>,
+    /// Registrable-domain hash → its names in the window.
+    domains: HashMap<u64, Domain>,
+    next_seq: u64,
+}
+
+#[derive(Debug)]
+struct Seen {
+    domain: u64,
+    stamp: Stamp,
+}
+
+#[derive(Debug)]
+struct Domain {
+    names: HashSet<u64>,
+    last_seen: Instant,
+}
+
+impl Window {
+    /// Records a query for `name` under `domain` if the domain's count
+    /// allows; returns whether it passes.
+    fn admit(&mut self, now: Instant, name: u64, domain: u64, limit: usize) -> bool {
+        self.expire(now);
+        let stamp = (now, self.next_seq);
+        self.next_seq = self.next_seq.wrapping_add(1);
+
+        if let Some(seen) = self.names.get_mut(&name) {
+            self.by_age.remove(&seen.stamp);
+            seen.stamp = stamp;
+            self.by_age.insert(stamp, name);
+            if let Some(entry) = self.domains.get_mut(&seen.domain) {
+                entry.last_seen = now;
+            }
+            return true;
+        }
+
+        if let Some(entry) = self.domains.get_mut(&domain) {
+            // Refusals count as activity too, so a domain being hammered by
+            // a tunnel is never the idle one the domain cap forgets.
+            entry.last_seen = now;
+            if entry.names.len() >= limit {
+                return false;
+            }
+        } else if limit == 0 {
+            return false;
+        }
+        if !self.domains.contains_key(&domain) && self.domains.len() >= MAX_TRACKED_DOMAINS {
+            self.evict_least_recent_domain();
+        }
+        if self.names.len() >= MAX_TRACKED_NAMES {
+            self.evict_oldest_name();
+        }
+        self.names.insert(name, Seen { domain, stamp });
+        self.by_age.insert(stamp, name);
+        let entry = self.domains.entry(domain).or_insert_with(|| Domain {
+            names: HashSet::new(),
+            last_seen: now,
+        });
+        entry.names.insert(name);
+        entry.last_seen = now;
+        true
+    }
+
+    /// Forgets names last seen a full window ago or earlier.
+    fn expire(&mut self, now: Instant) {
+        while let Some((&(seen_at, _), _)) = self.by_age.first_key_value() {
+            if now.saturating_duration_since(seen_at) < UNIQUE_WINDOW {
+                break;
+            }
+            self.evict_oldest_name();
+        }
+    }
+
+    fn evict_oldest_name(&mut self) {
+        let Some((_, name)) = self.by_age.pop_first() else {
+            return;
+        };
+        let Some(seen) = self.names.remove(&name) else {
+            return;
+        };
+        if let Some(entry) = self.domains.get_mut(&seen.domain) {
+            entry.names.remove(&name);
+            if entry.names.is_empty() {
+                self.domains.remove(&seen.domain);
+            }
+        }
+    }
+
+    fn evict_least_recent_domain(&mut self) {
+        let Some(oldest) = self
+            .domains
+            .iter()
+            .min_by_key(|(_, d)| d.last_seen)
+            .map(|(&key, _)| key)
+        else {
+            return;
+        };
+        let Some(entry) = self.domains.remove(&oldest) else {
+            return;
+        };
+        for name in entry.names {
+            if let Some(seen) = self.names.remove(&name) {
+                self.by_age.remove(&seen.stamp);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,647 @@
+//! The immutable, validated form of one policy file.
+//!
+//! `CompiledPolicy::compile` checks every section now, including the ones
+//! whose stages have not landed yet, so a file accepted today is never
+//! rejected (or silently reinterpreted) when those stages arrive. Regexes are
+//! built here, once; nothing is parsed per request. Every problem is reported
+//! at once, each with the path of the offending node.
+
+use std::collections::HashMap;
+
+use regex::Regex;
+
+use super::network::{CompileError, NetworkPolicy};
+use super::raw;
+
+/// The kinds of PII and secrets the content stage detects; the same names
+/// are the keys of `pii.actions`.
+pub const PII_TYPES: &[&str] = &[
+    "email",
+    "phone",
+    "ssn",
+    "credit_card",
+    "iban",
+    "ip_address",
+    "aws_access_key",
+    "github_token",
+    "openai_key",
+    "anthropic_key",
+    "slack_token",
+    "stripe_key",
+    "jwt",
+    "private_key",
+    "generic_secret",
+];
+
+/// One policy, ready to decide with. Shared behind an `Arc`; never mutated.
+#[derive(Debug)]
+pub struct CompiledPolicy {
+    /// The file stem it was loaded from.
+    pub name: String,
+    pub network: NetworkPolicy,
+    pub transformations: Vec<Transformation>,
+    pub pii: raw::Pii,
+    pub injection_defense: raw::InjectionDefense,
+    pub credentials: Vec<raw::CredentialBinding>,
+    pub apps: Vec<raw::AppPolicy>,
+    pub dry_run: bool,
+    pub audit: raw::Audit,
+}
+
+/// A body rewrite with its regex built.
+#[derive(Debug, Clone)]
+pub struct Transformation {
+    pub pattern: Regex,
+    /// Checked: every `$n` / `${name}` names a group of `pattern`.
+    pub replacement: String,
+    pub direction: raw::Direction,
+    /// Destination patterns as written; empty means every destination.
+    pub hosts: Vec<String>,
+}
+
+impl CompiledPolicy {
+    pub fn compile(name: &str, raw: &raw::Policy) -> Result<CompiledPolicy, Vec<CompileError>> {
+        let mut errors = Vec::new();
+        let network = match NetworkPolicy::compile(&raw.network) {
+            Ok(network) => Some(network),
+            Err(network_errors) => {
+                errors.extend(network_errors);
+                None
+            }
+        };
+        check_pii(&raw.pii, &mut errors);
+        check_injection_defense(&raw.injection_defense, &mut errors);
+        let transformations = compile_transformations(&raw.transformations, &mut errors);
+        check_credentials(&raw.credentials, &mut errors);
+        check_apps(&raw.apps, &mut errors);
+        match network {
+            Some(network) if errors.is_empty() => Ok(CompiledPolicy {
+                name: name.to_string(),
+                network,
+                transformations,
+                pii: raw.pii.clone(),
+                injection_defense: raw.injection_defense.clone(),
+                credentials: raw.credentials.clone(),
+                apps: raw.apps.clone(),
+                dry_run: raw.dry_run,
+                audit: raw.audit.clone(),
+            }),
+            _ => Err(errors),
+        }
+    }
+}
+
+fn error(path: String, message: String, hint: Option<String>) -> CompileError {
+    CompileError {
+        path,
+        message,
+        hint,
+    }
+}
+
+fn check_pii(pii: &raw::Pii, errors: &mut Vec<CompileError>) {
+    for (i, kind) in pii.types.iter().enumerate() {
+        if !PII_TYPES.contains(&kind.as_str()) {
+            errors.push(unknown_pii_type(format!("pii.types[{i}]"), kind));
+        }
+    }
+    for kind in pii.actions.keys() {
+        let path = format!("pii.actions.{kind}");
+        if !PII_TYPES.contains(&kind.as_str()) {
+            errors.push(unknown_pii_type(path, kind));
+        } else if !pii.types.is_empty() && !pii.types.contains(kind) {
+            // The override could never apply: the type is not detected.
+            errors.push(error(
+                path,
+                format!("`{kind}` has an action but is not in `pii.types`"),
+                Some(format!(
+                    "add `{kind}` to `pii.types`, or remove this override"
+                )),
+            ));
+        }
+    }
+    if pii.oversize.inspect_bytes == 0 {
+        errors.push(error(
+            "pii.oversize.inspect_bytes".to_string(),
+            "must be greater than 0".to_string(),
+            Some("the default is 4194304 (4 MiB)".to_string()),
+        ));
+    }
+}
+
+fn unknown_pii_type(path: String, kind: &str) -> CompileError {
+    let hint = match closest(kind, PII_TYPES.iter().copied()) {
+        Some(near) => format!("did you mean `{near}`?"),
+        None => format!("supported types: {}", PII_TYPES.join(", ")),
+    };
+    error(path, format!("unknown PII type `{kind}`"), Some(hint))
+}
+
+fn check_injection_defense(defense: &raw::InjectionDefense, errors: &mut Vec<CompileError>) {
+    // `contains` is false for NaN too.
+    if !(0.0..=1.0).contains(&defense.threshold) {
+        errors.push(error(
+            "injection_defense.threshold".to_string(),
+            format!("{} is outside 0..=1", defense.threshold),
+            Some("a score between 0 and 1; the default is 0.8".to_string()),
+        ));
+    }
+}
+
+fn compile_transformations(
+    raw: &[raw::Transformation],
+    errors: &mut Vec<CompileError>,
+) -> Vec<Transformation> {
+    let mut compiled = Vec::with_capacity(raw.len());
+    for (i, t) in raw.iter().enumerate() {
+        check_hosts(&t.hosts, &format!("transformations[{i}].hosts"), errors);
+        let pattern = match Regex::new(&t.pattern) {
+            Ok(pattern) => pattern,
+            Err(e) => {
+                let (message, hint) = describe_regex_error(&e);
+                errors.push(error(
+                    format!("transformations[{i}].pattern"),
+                    message,
+                    Some(hint),
+                ));
+                continue;
+            }
+        };
+        for (message, hint) in check_replacement(&pattern, &t.replacement) {
+            errors.push(error(
+                format!("transformations[{i}].replacement"),
+                message,
+                Some(hint),
+            ));
+        }
+        compiled.push(Transformation {
+            pattern,
+            replacement: t.replacement.clone(),
+            direction: t.direction,
+            hosts: t.hosts.clone(),
+        });
+    }
+    compiled
+}
+
+const REGEX_SYNTAX_HINT: &str = "patterns use Rust regex syntax (https://docs.rs/regex/#syntax): \
+     no look-around or backreferences; escape literal metacharacters with `\\`";
+
+/// A one-line message and a hint from the regex crate's multi-line error.
+fn describe_regex_error(e: &regex::Error) -> (String, String) {
+    match e {
+        regex::Error::Syntax(text) => {
+            let lines: Vec<&str> = text.lines().collect();
+            let message = lines
+                .iter()
+                .find_map(|l| l.strip_prefix("error: "))
+                .unwrap_or("unparsable pattern");
+            // For one-line patterns the error shows the pattern indented by
+            // four spaces and a caret line under the offending span.
+            let column = match lines.as_slice() {
+                [_, pattern, carets, _] if pattern.starts_with("    ") => carets
+                    .find('^')
+                    .filter(|&c| c >= 4 && carets.trim_start().starts_with('^'))
+                    .map(|c| c - 3),
+                _ => None,
+            };
+            let hint = match column {
+                Some(c) => format!("at character {c} of the pattern; {REGEX_SYNTAX_HINT}"),
+                None => REGEX_SYNTAX_HINT.to_string(),
+            };
+            (format!("invalid regex: {message}"), hint)
+        }
+        regex::Error::CompiledTooBig(limit) => (
+            format!("the regex compiles to more than {limit} bytes"),
+            "shrink large repetition counts, or make classes ASCII-only with `(?-u)`".to_string(),
+        ),
+        other => (
+            format!("invalid regex: {other}"),
+            REGEX_SYNTAX_HINT.to_string(),
+        ),
+    }
+}
+
+/// Every capture reference in `replacement` that names no group of
+/// `pattern`, as (message, hint). Follows the regex crate's own reading of
+/// `$name`, `${name}` and `$$`, where a missing group silently becomes an
+/// empty string — the mistake this check exists to catch.
+fn check_replacement(pattern: &Regex, replacement: &str) -> Vec<(String, String)> {
+    let groups = pattern.captures_len();
+    let names: Vec<&str> = pattern.capture_names().flatten().collect();
+    let mut problems = Vec::new();
+    let mut rest = replacement;
+    while let Some(i) = rest.find('$') {
+        rest = &rest[i + 1..];
+        if let Some(after) = rest.strip_prefix('$') {
+            rest = after;
+            continue;
+        }
+        let (reference, braced) = if let Some(inner) = rest.strip_prefix('{') {
+            match inner.find('}') {
+                Some(end) => {
+                    rest = &inner[end + 1..];
+                    (&inner[..end], true)
+                }
+                None => {
+                    problems.push((
+                        "`${` is never closed".to_string(),
+                        "close it (`${1}`, `${name}`), or write `$$` for a literal `$`".to_string(),
+                    ));
+                    continue;
+                }
+            }
+        } else {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            if end == 0 {
+                // A lone `$` is literal.
+                continue;
+            }
+            let reference = &rest[..end];
+            rest = &rest[end..];
+            (reference, false)
+        };
+        let written = if braced {
+            format!("${{{reference}}}")
+        } else {
+            format!("${reference}")
+        };
+        match reference.parse::<usize>() {
+            Ok(n) if n < groups => {}
+            Ok(n) => problems.push((
+                format!("`{written}` refers to group {n}, but the pattern has no such group"),
+                format!(
+                    "the pattern has groups 0 to {}; write `$$` for a literal `$`",
+                    groups.saturating_sub(1)
+                ),
+            )),
+            Err(_) if names.contains(&reference) => {}
+            Err(_) => {
+                let digits = reference.len()
+                    - reference
+                        .trim_start_matches(|c: char| c.is_ascii_digit())
+                        .len();
+                let hint = if !braced && digits > 0 {
+                    // `$1a` reads as a group named `1a`.
+                    format!(
+                        "`{written}` is read as one group name; write `${{{}}}{}` for group {} followed by text",
+                        &reference[..digits],
+                        &reference[digits..],
+                        &reference[..digits]
+                    )
+                } else if let Some(near) = closest(reference, names.iter().copied()) {
+                    format!("did you mean `{near}`?")
+                } else if names.is_empty() {
+                    "the pattern has no named groups; name one with `(?P<name>...)`".to_string()
+                } else {
+                    format!("the pattern's named groups: {}", names.join(", "))
+                };
+                problems.push((
+                    format!("`{written}` refers to a group the pattern does not have"),
+                    hint,
+                ));
+            }
+        }
+    }
+    problems
+}
+
+fn check_hosts(hosts: &[String], path: &str, errors: &mut Vec<CompileError>) {
+    for (i, host) in hosts.iter().enumerate() {
+        if host.trim().is_empty() {
+            errors.push(error(
+                format!("{path}[{i}]"),
+                "empty destination".to_string(),
+                Some("write a name (`api.example.com`, `*.example.com`) or an address".to_string()),
+            ));
+        }
+    }
+}
+
+fn check_credentials(bindings: &[raw::CredentialBinding], errors: &mut Vec<CompileError>) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, binding) in bindings.iter().enumerate() {
+        let path = format!("credentials[{i}].credential");
+        let name = binding.credential.as_str();
+        if name.trim().is_empty() {
+            errors.push(error(
+                path,
+                "empty credential name".to_string(),
+                Some("name a credential from the daemon config's `credentials`".to_string()),
+            ));
+        } else if let Some(first) = seen.get(name) {
+            errors.push(error(
+                path,
+                format!("credential `{name}` is bound twice"),
+                Some(format!(
+                    "merge this entry into credentials[{first}] (list every host there)"
+                )),
+            ));
+        } else {
+            seen.insert(name, i);
+        }
+        check_hosts(&binding.hosts, &format!("credentials[{i}].hosts"), errors);
+    }
+}
+
+fn check_apps(apps: &[raw::AppPolicy], errors: &mut Vec<CompileError>) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, app) in apps.iter().enumerate() {
+        let path = format!("apps[{i}].app");
+        let name = app.app.as_str();
+        if name.trim().is_empty() {
+            errors.push(error(
+                path,
+                "empty app name".to_string(),
+                Some("name an app from the daemon's app catalogue".to_string()),
+            ));
+        } else if let Some(first) = seen.get(name) {
+            errors.push(error(
+                path,
+                format!("app `{name}` is listed twice"),
+                Some(format!("merge its actions into apps[{first}]")),
+            ));
+        } else {
+            seen.insert(name, i);
+        }
+        for action in app.actions.keys() {
+            if action.trim().is_empty() {
+                errors.push(error(
+                    format!("apps[{i}].actions.{action}"),
+                    "empty action name".to_string(),
+                    Some("name an action of the app, or `*` for every unlisted action".to_string()),
+                ));
+            }
+        }
+    }
+}
+
+/// The candidate closest to `word` by edit distance, if within 2 edits:
+/// close enough to be a typo, far enough to avoid silly suggestions.
+pub(super) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    // Bounds the quadratic distance computation on hostile input.
+    const LONGEST: usize = 64;
+    if word.chars().count() > LONGEST {
+        return None;
+    }
+    candidates
+        .into_iter()
+        .filter(|c| *c != word && c.chars().count() <= LONGEST)
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|&(d, _)| d <= 2)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(yaml: &str) -> raw::Policy {
+        match serde_yaml::from_str(yaml) {
+            Ok(p) => p,
+            Err(e) => panic!("test policy does not parse: {e}\n{yaml}"),
+        }
+    }
+
+    /// (path, message fragment, hint fragment) of every error.
+    fn errors(yaml: &str) -> Vec<(String, String, String)> {
+        match CompiledPolicy::compile("t", &policy(yaml)) {
+            Ok(_) => Vec::new(),
+            Err(errors) => errors
+                .into_iter()
+                .map(|e| (e.path, e.message, e.hint.unwrap_or_default()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn valid_policies_compile() {
+        let cases = [
+            "{}",
+            "pii: {enabled: true, types: [email, ssn], actions: {ssn: block}}",
+            "pii: {actions: {jwt: log_only, credit_card: block}}",
+            "injection_defense: {threshold: 0}",
+            "injection_defense: {threshold: 1}",
+            "transformations: [{pattern: 'a(b)(?P<x>c)', replacement: '$1 ${x} $0 $$5 ${1}z $ end'}]",
+            "transformations: [{pattern: 'gpt-4', replacement: 'gpt-4o', direction: both, hosts: [api.openai.com]}]",
+            "credentials: [{credential: gh}, {credential: openai, hosts: [api.openai.com]}]",
+            "apps: [{app: tracker, actions: {'*': ask, issues.create: auto}}, {app: mail}]",
+        ];
+        for yaml in cases {
+            assert_eq!(errors(yaml), Vec::new(), "{yaml}");
+        }
+        let compiled = match CompiledPolicy::compile(
+            "t",
+            &policy("transformations: [{pattern: 'a+', replacement: b}]"),
+        ) {
+            Ok(c) => c,
+            Err(e) => panic!("{e:?}"),
+        };
+        assert_eq!(compiled.name, "t");
+        assert_eq!(
+            compiled.transformations[0].pattern.replace_all("caab", "b"),
+            "cbb"
+        );
+    }
+
+    #[test]
+    fn invalid_sections_are_reported_with_paths() {
+        /// (path, message fragment, hint fragment)
+        type Expected = (&'static str, &'static str, &'static str);
+        let cases: &[(&str, &[Expected])] = &[
+            (
+                "pii: {types: [email, creditcard, nope]}",
+                &[
+                    (
+                        "pii.types[1]",
+                        "unknown PII type `creditcard`",
+                        "did you mean `credit_card`?",
+                    ),
+                    (
+                        "pii.types[2]",
+                        "unknown PII type `nope`",
+                        "supported types: email, phone",
+                    ),
+                ],
+            ),
+            (
+                "pii: {actions: {emial: block}}",
+                &[(
+                    "pii.actions.emial",
+                    "unknown PII type",
+                    "did you mean `email`?",
+                )],
+            ),
+            (
+                "pii: {types: [email], actions: {ssn: block}}",
+                &[("pii.actions.ssn", "not in `pii.types`", "add `ssn`")],
+            ),
+            (
+                "pii: {oversize: {inspect_bytes: 0}}",
+                &[("pii.oversize.inspect_bytes", "greater than 0", "4 MiB")],
+            ),
+            (
+                "injection_defense: {threshold: 1.5}",
+                &[("injection_defense.threshold", "1.5 is outside 0..=1", "0.8")],
+            ),
+            (
+                "injection_defense: {threshold: -0.1}",
+                &[("injection_defense.threshold", "outside", "")],
+            ),
+            (
+                "injection_defense: {threshold: .nan}",
+                &[("injection_defense.threshold", "NaN is outside", "")],
+            ),
+            (
+                "transformations: [{pattern: ok, replacement: x}, {pattern: '(foo', replacement: x}]",
+                &[(
+                    "transformations[1].pattern",
+                    "invalid regex: unclosed group",
+                    "at character 1 of the pattern",
+                )],
+            ),
+            (
+                "transformations: [{pattern: '(?=x)', replacement: x}]",
+                &[(
+                    "transformations[0].pattern",
+                    "look-around",
+                    "Rust regex syntax",
+                )],
+            ),
+            (
+                "transformations: [{pattern: 'a{9999999}', replacement: x}]",
+                &[(
+                    "transformations[0].pattern",
+                    "regex compiles to more than",
+                    "repetition",
+                )],
+            ),
+            (
+                "transformations: [{pattern: '(a)', replacement: '$2'}]",
+                &[(
+                    "transformations[0].replacement",
+                    "`$2` refers to group 2",
+                    "groups 0 to 1",
+                )],
+            ),
+            (
+                "transformations: [{pattern: '(a)', replacement: '$1a'}]",
+                &[(
+                    "transformations[0].replacement",
+                    "`$1a`",
+                    "write `${1}a` for group 1",
+                )],
+            ),
+            (
+                "transformations: [{pattern: '(?P<model>a)', replacement: '${modle}'}]",
+                &[(
+                    "transformations[0].replacement",
+                    "`${modle}`",
+                    "did you mean `model`?",
+                )],
+            ),
+            (
+                "transformations: [{pattern: 'a', replacement: '$name ${x'}]",
+                &[
+                    (
+                        "transformations[0].replacement",
+                        "`$name`",
+                        "no named groups",
+                    ),
+                    ("transformations[0].replacement", "never closed", "`$$`"),
+                ],
+            ),
+            (
+                "transformations: [{pattern: a, replacement: b, hosts: ['']}]",
+                &[("transformations[0].hosts[0]", "empty destination", "")],
+            ),
+            (
+                "credentials: [{credential: gh}, {credential: ''}, {credential: gh}]",
+                &[
+                    ("credentials[1].credential", "empty credential name", ""),
+                    ("credentials[2].credential", "bound twice", "credentials[0]"),
+                ],
+            ),
+            (
+                "credentials: [{credential: gh, hosts: [' ']}]",
+                &[("credentials[0].hosts[0]", "empty destination", "")],
+            ),
+            (
+                "apps: [{app: ''}, {app: a}, {app: a, actions: {'': ask}}]",
+                &[
+                    ("apps[0].app", "empty app name", ""),
+                    ("apps[2].app", "listed twice", "apps[1]"),
+                    ("apps[2].actions.", "empty action name", "`*`"),
+                ],
+            ),
+        ];
+        for (yaml, want) in cases {
+            let got = errors(yaml);
+            assert_eq!(got.len(), want.len(), "{yaml}: {got:?}");
+            for ((path, message, hint), (want_path, want_message, want_hint)) in
+                got.iter().zip(*want)
+            {
+                assert_eq!(path, want_path, "{yaml}");
+                assert!(message.contains(want_message), "{yaml}: {message}");
+                assert!(hint.contains(want_hint), "{yaml}: {hint}");
+            }
+        }
+    }
+
+    #[test]
+    fn errors_of_all_sections_come_together() {
+        let got = errors(
+            "pii: {types: [x]}\ninjection_defense: {threshold: 2}\ntransformations: [{pattern: '(', replacement: ''}]\napps: [{app: ''}]",
+        );
+        let paths: Vec<&str> = got.iter().map(|(p, ..)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "pii.types[0]",
+                "injection_defense.threshold",
+                "transformations[0].pattern",
+                "apps[0].app"
+            ]
+        );
+    }
+
+    #[test]
+    fn closest_names() {
+        let names = ["network", "pii", "injection_defense", "audit"];
+        let cases = [
+            ("netwrok", Some("network")),
+            ("networks", Some("network")),
+            ("pi", Some("pii")),
+            ("injection-defence", Some("injection_defense")),
+            ("network", None),
+            ("zzzzzz", None),
+            ("", None),
+        ];
+        for (word, want) in cases {
+            assert_eq!(closest(word, names), want, "{word}");
+        }
+        assert_eq!(closest(&"n".repeat(10_000), names), None);
+    }
+}

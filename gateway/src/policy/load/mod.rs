@@ -1,0 +1,595 @@
+//! Reading policy files and directories into a `PolicySet`, and turning
+//! every problem in them into a located `Diagnostic` (`FILE:LINE:COL`).
+//!
+//! One file is one policy, named by its file stem. A YAML syntax error stops
+//! that file, but everything else is collected: each top-level section is
+//! deserialized on its own, so a typo in `pii` does not hide a bad port in
+//! `network`, and sections that did deserialize are compiled and checked
+//! too. `sluice check`, start-up and hot reload all come through here.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde_yaml::Value;
+
+use super::compiled::{CompiledPolicy, closest};
+use super::locate::Locations;
+use super::raw;
+
+/// One problem in one file, located for an editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub file: PathBuf,
+    /// 1-based.
+    pub line: usize,
+    /// 1-based.
+    pub column: usize,
+    pub message: String,
+    /// How to fix it, when there is something more useful to say.
+    pub hint: Option<String>,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file.display(),
+            self.line,
+            self.column,
+            self.message
+        )?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Diagnostic {
+    fn at_start(file: &Path, message: String, hint: Option<String>) -> Diagnostic {
+        Diagnostic {
+            file: file.to_path_buf(),
+            line: 1,
+            column: 1,
+            message,
+            hint,
+        }
+    }
+}
+
+/// Every loaded policy by name. Immutable; a reload builds a new set.
+#[derive(Debug, Clone, Default)]
+pub struct PolicySet {
+    policies: BTreeMap<String, Arc<CompiledPolicy>>,
+}
+
+impl PolicySet {
+    pub fn get(&self, name: &str) -> Option<&Arc<CompiledPolicy>> {
+        self.policies.get(name)
+    }
+
+    /// Sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.policies.keys().map(String::as_str)
+    }
+
+    pub fn len(&self) -> usize {
+        self.policies.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.policies.is_empty()
+    }
+
+    /// A set from policies compiled elsewhere (tests of other modules),
+    /// keyed by their `name`; a later policy replaces an earlier namesake.
+    pub fn from_policies(policies: impl IntoIterator<Item = CompiledPolicy>) -> PolicySet {
+        PolicySet {
+            policies: policies
+                .into_iter()
+                .map(|p| (p.name.clone(), Arc::new(p)))
+                .collect(),
+        }
+    }
+}
+
+/// The top-level keys of a policy file, in `raw::Policy` order.
+const SECTIONS: &[&str] = &[
+    "description",
+    "network",
+    "pii",
+    "injection_defense",
+    "transformations",
+    "credentials",
+    "apps",
+    "dry_run",
+    "audit",
+];
+
+/// Every `*.yaml`/`*.yml` file directly in `dir` (sorted), one policy per
+/// file, named by the file stem (must be a valid id `[A-Za-z0-9._-]{1,128}`).
+/// Hidden files (leading `.`) are skipped: editors and ConfigMap volumes
+/// leave them next to the real files. Every error of every file at once.
+pub fn load_dir(dir: &Path) -> Result<PolicySet, Vec<Diagnostic>> {
+    let files = policy_files(dir)?;
+    load_files(files, Vec::new())
+}
+
+/// Files and/or directories (for `sluice check PATHS`). A file is loaded
+/// whatever its extension; a directory as in `load_dir`. Two files defining
+/// the same policy name are an error.
+pub fn load_paths(paths: &[PathBuf]) -> Result<PolicySet, Vec<Diagnostic>> {
+    let mut diagnostics = Vec::new();
+    if paths.is_empty() {
+        diagnostics.push(Diagnostic::at_start(
+            Path::new("."),
+            "no policy files or directories given".to_string(),
+            None,
+        ));
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            match policy_files(path) {
+                Ok(found) => files.extend(found),
+                Err(errors) => diagnostics.extend(errors),
+            }
+        } else {
+            files.push(path.clone());
+        }
+    }
+    load_files(files, diagnostics)
+}
+
+/// Loads one policy file (named by its stem).
+pub fn load_file(path: &Path) -> Result<CompiledPolicy, Vec<Diagnostic>> {
+    let name = policy_name(path).map_err(|d| vec![d])?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![Diagnostic::at_start(
+            path,
+            format!("cannot read the policy file: {e}"),
+            None,
+        )]
+    })?;
+    parse_policy(path, &name, &text)
+}
+
+fn policy_files(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
+    let unreadable = |e: std::io::Error| {
+        vec![Diagnostic::at_start(
+            dir,
+            format!("cannot read the policy directory: {e}"),
+            None,
+        )]
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(unreadable)? {
+        let path = entry.map_err(unreadable)?.path();
+        let Some(file_name) = path.file_name().and_then(|n| n.to_str()) else {
+            // Not UTF-8, so not a valid policy name either; say so below.
+            files.push(path);
+            continue;
+        };
+        let is_yaml = file_name.ends_with(".yaml") || file_name.ends_with(".yml");
+        // A failed stat (a dangling link) is kept so the read error is shown.
+        let is_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
+        if is_yaml && !is_dir && !file_name.starts_with('.') {
+            files.push(path);
+        }
+    }
+    if files.is_empty() {
+        return Err(vec![Diagnostic::at_start(
+            dir,
+            format!("no policy files in {}", dir.display()),
+            Some("a policy is a `*.yaml` or `*.yml` file directly in this directory".to_string()),
+        )]);
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn load_files(
+    files: Vec<PathBuf>,
+    mut diagnostics: Vec<Diagnostic>,
+) -> Result<PolicySet, Vec<Diagnostic>> {
+    let mut first_file: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut seen = HashSet::new();
+    let mut policies = BTreeMap::new();
+    for file in files {
+        // The same file reached twice (`check dir dir/a.yaml`) is one policy.
+        if !seen.insert(std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone())) {
+            continue;
+        }
+        if let Ok(name) = policy_name(&file) {
+            if let Some(first) = first_file.get(&name) {
+                diagnostics.push(Diagnostic::at_start(
+                    &file,
+                    format!("policy `{name}` is also defined by {}", first.display()),
+                    Some("policy names come from file names; rename one of the files".to_string()),
+                ));
+            } else {
+                first_file.insert(name, file.clone());
+            }
+        }
+        match load_file(&file) {
+            Ok(policy) => {
+                policies
+                    .entry(policy.name.clone())
+                    .or_insert_with(|| Arc::new(policy));
+            }
+            Err(errors) => diagnostics.extend(errors),
+        }
+    }
+    if diagnostics.is_empty() {
+        Ok(PolicySet { policies })
+    } else {
+        Err(diagnostics)
+    }
+}
+
+fn policy_name(path: &Path) -> Result<String, Diagnostic> {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    match stem {
+        Some(stem) if is_valid_id(&stem) => Ok(stem),
+        stem => Err(Diagnostic::at_start(
+            path,
+            format!("`{}` is not a valid policy name", stem.unwrap_or_default()),
+            Some(
+                "the file name without its extension is the policy name: \
+                 1 to 128 characters from A-Z a-z 0-9 . _ -"
+                    .to_string(),
+            ),
+        )),
+    }
+}
+
+fn is_valid_id(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Parses, deserializes and compiles one policy's text. `file` is only used
+/// to label diagnostics.
+pub fn parse_policy(
+    file: &Path,
+    name: &str,
+    text: &str,
+) -> Result<CompiledPolicy, Vec<Diagnostic>> {
+    let locations = Locations::parse(text);
+    let located = |path: &str, message: String, hint: Option<String>| {
+        let (line, column) = locations.find(path);
+        Diagnostic {
+            file: file.to_path_buf(),
+            line,
+            column,
+            message,
+            hint,
+        }
+    };
+
+    let document: Value = match serde_yaml::from_str(text) {
+        Ok(document) => document,
+        Err(e) => return Err(syntax_errors(file, &e, &locations)),
+    };
+    let sections = match &document {
+        Value::Mapping(sections) => sections,
+        Value::Null => {
+            return Err(vec![Diagnostic::at_start(
+                file,
+                "the policy file is empty".to_string(),
+                Some("write `{}` for a policy with every default (see docs/policy.md)".to_string()),
+            )]);
+        }
+        other => {
+            return Err(vec![Diagnostic::at_start(
+                file,
+                format!(
+                    "a policy is a mapping of sections (`network:`, `pii:`, ...), not {}",
+                    kind(other)
+                ),
+                None,
+            )]);
+        }
+    };
+
+    let mut diagnostics = Vec::new();
+    let mut failed: HashSet<&str> = HashSet::new();
+    let mut policy = raw::Policy::default();
+    for key in sections.keys() {
+        let key_text = match key {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => String::new(),
+        };
+        let Some(&section) = SECTIONS.iter().find(|s| **s == key_text) else {
+            let near = closest(&key_text, SECTIONS.iter().copied())
+                .map(|n| format!("did you mean `{n}`? "))
+                .unwrap_or_default();
+            diagnostics.push(located(
+                &key_text,
+                format!("unknown section `{key_text}`"),
+                Some(format!("{near}expected one of {}", quoted(SECTIONS))),
+            ));
+            continue;
+        };
+        let mut ok = true;
+        let mut take = |e: serde_yaml::Error| {
+            ok = false;
+            diagnostics.push(deserialize_error(file, section, &e, &locations, &document));
+        };
+        match section {
+            "description" => set(text, section, &mut policy.description, &mut take),
+            "network" => set(text, section, &mut policy.network, &mut take),
+            "pii" => set(text, section, &mut policy.pii, &mut take),
+            "injection_defense" => set(text, section, &mut policy.injection_defense, &mut take),
+            "transformations" => set(text, section, &mut policy.transformations, &mut take),
+            "credentials" => set(text, section, &mut policy.credentials, &mut take),
+            "apps" => set(text, section, &mut policy.apps, &mut take),
+            "dry_run" => set(text, section, &mut policy.dry_run, &mut take),
+            "audit" => set(text, section, &mut policy.audit, &mut take),
+            _ => {}
+        }
+        if !ok {
+            failed.insert(section);
+        }
+    }
+
+    // Sections that failed keep their defaults; compile the rest anyway so
+    // their errors are reported in the same pass.
+    match CompiledPolicy::compile(name, &policy) {
+        Ok(compiled) if diagnostics.is_empty() => return Ok(compiled),
+        Ok(_) => {}
+        Err(errors) => {
+            for e in errors {
+                let section = e.path.split(['.', '[']).next().unwrap_or_default();
+                if !failed.contains(section) {
+                    diagnostics.push(located(
+                        &e.path,
+                        format!("{}: {}", e.path, e.message),
+                        e.hint,
+                    ));
+                }
+            }
+        }
+    }
+    diagnostics.sort_by_key(|d| (d.line, d.column));
+    Err(diagnostics)
+}
+
+/// Deserializes the value of top-level `section` from the whole text into
+/// `slot`. Going through the text (not a `Value`) keeps serde_yaml's line,
+/// column and path in the error; other sections are skipped unparsed.
+fn set<T: DeserializeOwned>(
+    text: &str,
+    section: &'static str,
+    slot: &mut T,
+    on_error: &mut impl FnMut(serde_yaml::Error),
+) {
+    let seed = Section::<T> {
+        key: section,
+        value: PhantomData,
+    };
+    match seed.deserialize(serde_yaml::Deserializer::from_str(text)) {
+        Ok(Some(value)) => *slot = value,
+        // The key was seen in the `Value`, so this does not happen; the
+        // default stays if it somehow does.
+        Ok(None) => {}
+        Err(e) => on_error(e),
+    }
+}
+
+/// Picks one top-level key's value out of a mapping, ignoring the others.
+struct Section<T> {
+    key: &'static str,
+    value: PhantomData<T>,
+}
+
+impl<'de, T: DeserializeOwned> DeserializeSeed<'de> for Section<T> {
+    type Value = Option<T>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Option<T>, D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de, T: DeserializeOwned> Visitor<'de> for Section<T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a policy mapping with a `{}` section", self.key)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
+        let mut found = None;
+        while let Some(key) = map.next_key::<Value>()? {
+            if found.is_none() && key.as_str() == Some(self.key) {
+                found = Some(map.next_value::<T>()?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A YAML error that stops the file: syntax, duplicate keys, several
+/// documents.
+fn syntax_errors(file: &Path, e: &serde_yaml::Error, locations: &Locations) -> Vec<Diagnostic> {
+    let message = without_location(e);
+    if message.contains("duplicate entry") && !locations.duplicate_keys().is_empty() {
+        return locations
+            .duplicate_keys()
+            .iter()
+            .map(|(path, (line, column))| {
+                let (first_line, _) = locations.find(path);
+                Diagnostic {
+                    file: file.to_path_buf(),
+                    line: *line,
+                    column: *column,
+                    message: format!("duplicate key `{path}`"),
+                    hint: Some(format!("first defined on line {first_line}; keep one")),
+                }
+            })
+            .collect();
+    }
+    let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+    let hint = message
+        .contains("more than one document")
+        .then(|| "one policy per file: remove the `---` separators".to_string());
+    vec![Diagnostic {
+        file: file.to_path_buf(),
+        line,
+        column,
+        message: format!("invalid YAML: {message}"),
+        hint,
+    }]
+}
+
+fn deserialize_error(
+    file: &Path,
+    section: &str,
+    e: &serde_yaml::Error,
+    locations: &Locations,
+    document: &Value,
+) -> Diagnostic {
+    let message = without_location(e);
+    let (line, column) = e
+        .location()
+        .map_or_else(|| locations.find(section), |l| (l.line(), l.column()));
+    let ((message, hint), (line, column)) = match bad_target(&message, document) {
+        Some((path, explained)) => (explained, locations.find(&path)),
+        None => (explain(&message), (line, column)),
+    };
+    Diagnostic {
+        file: file.to_path_buf(),
+        line,
+        column,
+        message,
+        hint,
+    }
+}
+
+const UNTAGGED_TARGET: &str = "data did not match any variant of untagged enum Target";
+const TARGET_HINT: &str = "a destination is a string (`example.com`, `*.example.com:443`, \
+     `10.0.0.0/8`, `[2001:db8::1]:443`, `ALL_TRAFFIC`) or a map with only `to` and `ports`";
+
+/// serde reports a bad destination in a list against the whole list, with
+/// no reason. Finds the first item that is not a destination, and why.
+fn bad_target(message: &str, document: &Value) -> Option<(String, (String, Option<String>))> {
+    let list = message.strip_suffix(UNTAGGED_TARGET)?.strip_suffix(": ")?;
+    let Value::Sequence(items) = value_at(document, list)? else {
+        return None;
+    };
+    let (i, item) = items
+        .iter()
+        .enumerate()
+        .find(|(_, item)| serde_yaml::from_value::<raw::Target>((*item).clone()).is_err())?;
+    let path = format!("{list}[{i}]");
+    let explained = match serde_yaml::from_value::<raw::TargetSpec>(item.clone()) {
+        Err(e) if item.is_mapping() => {
+            let (problem, hint) = explain(&e.to_string());
+            (format!("{path}: {problem}"), hint)
+        }
+        _ => (
+            format!("{path}: {} is not a destination", kind(item)),
+            Some(TARGET_HINT.to_string()),
+        ),
+    };
+    Some((path, explained))
+}
+
+/// The node at a serde-style path (`network.allow_out[1]`) of `document`.
+fn value_at<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut node = document;
+    for segment in path.split('.') {
+        let (key, indices) = segment.split_once('[').unwrap_or((segment, ""));
+        if !key.is_empty() {
+            node = node.get(key)?;
+        }
+        for index in indices.split('[').filter(|s| !s.is_empty()) {
+            node = node.get(index.strip_suffix(']')?.parse::<usize>().ok()?)?;
+        }
+    }
+    Some(node)
+}
+
+/// serde_yaml's message without its " at line L column C", which the
+/// diagnostic carries separately.
+fn without_location(e: &serde_yaml::Error) -> String {
+    let message = e.to_string();
+    match e.location() {
+        Some(l) => message.replacen(
+            &format!(" at line {} column {}", l.line(), l.column()),
+            "",
+            1,
+        ),
+        None => message,
+    }
+}
+
+/// Splits a serde message into the problem and a hint at the fix.
+fn explain(message: &str) -> (String, Option<String>) {
+    for what in ["unknown field `", "unknown variant `"] {
+        let Some(start) = message.find(what) else {
+            continue;
+        };
+        let after = &message[start + what.len()..];
+        let Some(end) = after.find('`') else {
+            continue;
+        };
+        let word = &after[..end];
+        // ", expected one of `a`, `b`" / ", expected `a` or `b`" / ", there are no fields"
+        let expected = after[end + 1..].trim_start_matches(',').trim();
+        let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        let near = closest(word, names.iter().copied())
+            .map(|n| format!("did you mean `{n}`? "))
+            .unwrap_or_default();
+        let problem = message[..start + what.len() + end + 1].to_string();
+        return (problem, Some(format!("{near}{expected}")));
+    }
+    let hint = if message.contains(UNTAGGED_TARGET) {
+        Some(TARGET_HINT.to_string())
+    } else if message.contains("expected a boolean") {
+        Some("write `true` or `false`".to_string())
+    } else if message.contains("expected a sequence") {
+        Some("write a list: `[a, b]`, or one `- item` per line".to_string())
+    } else {
+        message
+            .split("missing field `")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .map(|field| format!("add `{field}:`"))
+    };
+    (message.to_string(), hint)
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a mapping",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
+
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests;

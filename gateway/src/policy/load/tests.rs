@@ -1,0 +1,413 @@
+use super::*;
+
+fn parse(text: &str) -> Result<CompiledPolicy, Vec<Diagnostic>> {
+    parse_policy(Path::new("p.yaml"), "p", text)
+}
+
+#[test]
+fn valid_documents_load() {
+    let cases = [
+        "{}",
+        "description: empty\n",
+        "network:\n  allow_out: [example.com:443]\n  deny_out: [ALL_TRAFFIC]\n",
+        "dry_run: true\naudit: {log_allowed: false}\n",
+        "# only a comment\n{}\n",
+    ];
+    for text in cases {
+        if let Err(e) = parse(text) {
+            panic!("{text:?}: {e:?}");
+        }
+    }
+}
+
+#[test]
+fn errors_are_located_and_explained() {
+    /// (line, column, message fragment, hint fragment)
+    type Expected = (usize, usize, &'static str, &'static str);
+    let cases: &[(&str, &[Expected])] = &[
+        ("", &[(1, 1, "empty", "`{}`")]),
+        ("- a\n", &[(1, 1, "not a list", "")]),
+        ("network: [\n", &[(2, 1, "invalid YAML", "")]),
+        (
+            "a: 1\n---\nb: 2\n",
+            &[(1, 1, "more than one document", "remove the `---`")],
+        ),
+        (
+            "audit: {}\nnetwork:\n  ssrf_guard: true\n  ssrf_guard: false\n",
+            &[(4, 3, "duplicate key `network.ssrf_guard`", "line 3")],
+        ),
+        (
+            "netwrok: {}\nzzz: 1\n",
+            &[
+                (
+                    1,
+                    1,
+                    "unknown section `netwrok`",
+                    "did you mean `network`? expected one of `description`",
+                ),
+                (2, 1, "unknown section `zzz`", "expected one of"),
+            ],
+        ),
+        (
+            "network:\n  dns:\n    max_qps: 3\n",
+            &[(
+                3,
+                5,
+                "network.dns: unknown field `max_qps`",
+                "expected one of `denied_answer`",
+            )],
+        ),
+        (
+            "network:\n  dns:\n    max_label_lenght: 3\n",
+            &[(
+                3,
+                5,
+                "unknown field `max_label_lenght`",
+                "did you mean `max_label_length`?",
+            )],
+        ),
+        (
+            "network:\n  dns:\n    denied_answer: nxdomian\n",
+            &[(
+                3,
+                20,
+                "unknown variant `nxdomian`",
+                "did you mean `nxdomain`?",
+            )],
+        ),
+        ("dry_run: yes\n", &[(1, 10, "dry_run", "`true` or `false`")]),
+        (
+            "network:\n  allow_out:\n    - {to: a.com, port: 443}\n",
+            &[(
+                3,
+                8,
+                "network.allow_out[0]: unknown field `port`",
+                "did you mean `ports`? expected `to` or `ports`",
+            )],
+        ),
+        (
+            "network:\n  deny_out:\n    - a.com\n    - 443\n",
+            &[(
+                4,
+                7,
+                "network.deny_out[1]: a number is not a destination",
+                "`ALL_TRAFFIC`",
+            )],
+        ),
+        (
+            "transformations:\n  - replacement: x\n",
+            &[(2, 5, "missing field `pattern`", "add `pattern:`")],
+        ),
+        ("apps: {a: b}\n", &[(1, 7, "apps", "write a list")]),
+        // Errors in different sections all come at once, compile errors
+        // of sections that deserialized included.
+        (
+            "pii:\n  typos: [email]\ninjection_defense:\n  threshold: 3\naudit:\n  enabld: true\ntransformations:\n  - pattern: '('\n    replacement: x\n",
+            &[
+                (2, 3, "pii: unknown field `typos`", "did you mean `types`?"),
+                (
+                    4,
+                    3,
+                    "injection_defense.threshold: 3 is outside 0..=1",
+                    "0.8",
+                ),
+                (
+                    6,
+                    3,
+                    "audit: unknown field `enabld`",
+                    "did you mean `enabled`?",
+                ),
+                (
+                    8,
+                    5,
+                    "transformations[0].pattern: invalid regex",
+                    "character 1",
+                ),
+            ],
+        ),
+        (
+            "pii:\n  types: [email, phon]\n  actions:\n    ssn: block\n",
+            &[
+                (
+                    2,
+                    18,
+                    "pii.types[1]: unknown PII type `phon`",
+                    "did you mean `phone`?",
+                ),
+                (4, 5, "pii.actions.ssn", "add `ssn` to `pii.types`"),
+            ],
+        ),
+    ];
+    for (text, want) in cases {
+        let got = match parse(text) {
+            Ok(_) => panic!("{text:?} loaded"),
+            Err(got) => got,
+        };
+        let summary: Vec<String> = got.iter().map(ToString::to_string).collect();
+        assert_eq!(got.len(), want.len(), "{text:?}: {summary:#?}");
+        for (d, (line, column, message, hint)) in got.iter().zip(*want) {
+            assert_eq!((d.line, d.column), (*line, *column), "{text:?}: {d}");
+            assert!(d.message.contains(message), "{text:?}: {d}");
+            assert!(
+                d.hint.as_deref().unwrap_or("").contains(hint),
+                "{text:?}: {d}"
+            );
+            assert_eq!(d.file, Path::new("p.yaml"));
+        }
+    }
+}
+
+#[test]
+fn hostile_text_never_panics() {
+    let cases = [
+        "\u{0}".to_string(),
+        "{".repeat(10_000),
+        "- ".repeat(10_000),
+        "a: &a [*a]\n".to_string(),
+        "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nnetwork: {allow_out: *g}\n".to_string(),
+        "? [a]\n: b\n".to_string(),
+        "1: x\n".to_string(),
+        "!!map {}".to_string(),
+        format!("{}: 1\n", "n".repeat(100_000)),
+    ];
+    for text in &cases {
+        // Only that it returns; some of these are valid policies.
+        let _ = parse(text);
+    }
+}
+
+#[test]
+fn diagnostics_display() {
+    let cases = [
+        (None, "a/b.yaml:3:7: bad"),
+        (Some("fix it"), "a/b.yaml:3:7: bad\n  hint: fix it"),
+    ];
+    for (hint, want) in cases {
+        let d = Diagnostic {
+            file: PathBuf::from("a/b.yaml"),
+            line: 3,
+            column: 7,
+            message: "bad".to_string(),
+            hint: hint.map(String::from),
+        };
+        assert_eq!(d.to_string(), want);
+    }
+}
+
+#[test]
+fn sections_match_the_raw_policy() {
+    // serde lists a struct's fields when it meets an unknown one.
+    let e = match serde_yaml::from_str::<raw::Policy>("zzz: 1") {
+        Ok(_) => panic!("unknown field accepted"),
+        Err(e) => e.to_string(),
+    };
+    let (_, hint) = explain(&e);
+    assert_eq!(
+        hint.as_deref(),
+        Some(format!("expected one of {}", quoted(SECTIONS)).as_str())
+    );
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    if let Err(e) = std::fs::write(dir.join(name), text) {
+        panic!("writing {name}: {e}");
+    }
+}
+
+fn temp_dir() -> tempfile::TempDir {
+    match tempfile::tempdir() {
+        Ok(dir) => dir,
+        Err(e) => panic!("tempdir: {e}"),
+    }
+}
+
+/// Policy names, or every diagnostic as displayed.
+fn outcome(result: Result<PolicySet, Vec<Diagnostic>>) -> Result<Vec<String>, Vec<String>> {
+    match result {
+        Ok(set) => Ok(set.names().map(String::from).collect()),
+        Err(diagnostics) => Err(diagnostics.iter().map(ToString::to_string).collect()),
+    }
+}
+
+#[test]
+fn directories() {
+    let dir = temp_dir();
+    let root = dir.path();
+    write(root, "b.yaml", "dry_run: true\n");
+    write(root, "a.yml", "{}\n");
+    write(root, "README.md", "not a policy");
+    write(root, ".a.yaml.swp", "junk");
+    write(root, ".hidden.yaml", "junk: [");
+    if let Err(e) = std::fs::create_dir(root.join("sub.yaml")) {
+        panic!("{e}");
+    }
+    let set = match load_dir(root) {
+        Ok(set) => set,
+        Err(e) => panic!("{e:?}"),
+    };
+    assert_eq!(set.names().collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(set.len(), 2);
+    assert!(!set.is_empty());
+    assert!(set.get("b").is_some_and(|p| p.dry_run));
+    assert!(set.get("c").is_none());
+
+    let empty = temp_dir();
+    write(empty.path(), "notes.txt", "");
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (empty.path().to_path_buf(), "no policy files in"),
+        (root.join("missing"), "cannot read the policy directory"),
+    ];
+    for (path, want) in cases {
+        match outcome(load_dir(&path)) {
+            Ok(names) => panic!("{}: loaded {names:?}", path.display()),
+            Err(e) => assert!(e.len() == 1 && e[0].contains(want), "{e:?}"),
+        }
+    }
+}
+
+#[test]
+fn every_file_reports_its_errors() {
+    let dir = temp_dir();
+    let root = dir.path();
+    write(root, "ok.yaml", "{}\n");
+    write(root, "bad name!.yaml", "{}\n");
+    write(root, "one.yaml", "netwrk: {}\n");
+    write(root, "two.yaml", "dry_run: [\n");
+    let got = match outcome(load_dir(root)) {
+        Ok(names) => panic!("loaded {names:?}"),
+        Err(e) => e,
+    };
+    let want = [
+        "bad name!.yaml:1:1: `bad name!` is not a valid policy name",
+        "one.yaml:1:1: unknown section `netwrk`",
+        "two.yaml:2:1: invalid YAML",
+    ];
+    assert_eq!(got.len(), want.len(), "{got:#?}");
+    for (got, want) in got.iter().zip(want) {
+        assert!(got.contains(want), "{got} !~ {want}");
+    }
+}
+
+#[test]
+fn paths() {
+    let one = temp_dir();
+    let two = temp_dir();
+    write(one.path(), "a.yaml", "{}\n");
+    write(one.path(), "b.yaml", "{}\n");
+    write(two.path(), "a.yml", "{}\n");
+    write(two.path(), "c.policy", "{}\n");
+    /// Policy names, or a fragment of the only diagnostic.
+    type Expected = Result<&'static [&'static str], &'static str>;
+    let cases: Vec<(Vec<PathBuf>, Expected)> = vec![
+        (vec![one.path().to_path_buf()], Ok(&["a", "b"])),
+        (
+            vec![one.path().to_path_buf(), one.path().join("a.yaml")],
+            Ok(&["a", "b"]),
+        ),
+        (
+            vec![one.path().join("b.yaml"), two.path().join("c.policy")],
+            Ok(&["b", "c"]),
+        ),
+        (
+            vec![one.path().to_path_buf(), two.path().to_path_buf()],
+            Err("policy `a` is also defined by"),
+        ),
+        (
+            vec![two.path().join("nope.yaml")],
+            Err("cannot read the policy file"),
+        ),
+        (vec![], Err("no policy files or directories given")),
+    ];
+    for (paths, want) in cases {
+        match (outcome(load_paths(&paths)), want) {
+            (Ok(got), Ok(want)) => assert_eq!(got, want, "{paths:?}"),
+            (Err(got), Err(want)) => {
+                assert!(
+                    got.len() == 1 && got[0].contains(want),
+                    "{paths:?}: {got:#?}"
+                )
+            }
+            (got, want) => panic!("{paths:?}: got {got:?}, want {want:?}"),
+        }
+    }
+}
+
+const SHIPPED: &[&str] = &[
+    "agent-default.yaml",
+    "permissive-audit.yaml",
+    "locked-down.yaml",
+];
+
+fn shipped_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
+}
+
+#[test]
+fn shipped_policies_are_valid() {
+    let files: Vec<PathBuf> = SHIPPED.iter().map(|f| shipped_dir().join(f)).collect();
+    let set = match load_paths(&files) {
+        Ok(set) => set,
+        Err(e) => panic!(
+            "{}",
+            e.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+    };
+    assert_eq!(
+        set.names().collect::<Vec<_>>(),
+        ["agent-default", "locked-down", "permissive-audit"]
+    );
+    // The properties each file promises, read from the raw form.
+    let all = raw::Target::Short("ALL_TRAFFIC".to_string());
+    let cases = [
+        (
+            "agent-default.yaml",
+            true,
+            true,
+            raw::DeniedAnswer::Nxdomain,
+        ),
+        (
+            "permissive-audit.yaml",
+            false,
+            false,
+            raw::DeniedAnswer::Nxdomain,
+        ),
+        ("locked-down.yaml", true, false, raw::DeniedAnswer::Refused),
+    ];
+    for (file, default_deny, has_allow_rules, denied_answer) in cases {
+        let text = std::fs::read_to_string(shipped_dir().join(file)).unwrap_or_default();
+        let policy: raw::Policy = match serde_yaml::from_str(&text) {
+            Ok(p) => p,
+            Err(e) => panic!("{file}: {e}"),
+        };
+        assert_eq!(
+            policy.network.deny_out.contains(&all),
+            default_deny,
+            "{file}"
+        );
+        assert_eq!(
+            !policy.network.allow_out.is_empty(),
+            has_allow_rules,
+            "{file}"
+        );
+        assert_eq!(policy.network.dns.denied_answer, denied_answer, "{file}");
+        assert!(policy.network.ssrf_guard, "{file}");
+        assert!(policy.audit.enabled, "{file}");
+    }
+}
+
+#[test]
+fn shipped_policies_load_as_a_directory() {
+    let dir = temp_dir();
+    for file in SHIPPED {
+        if let Err(e) = std::fs::copy(shipped_dir().join(file), dir.path().join(file)) {
+            panic!("copying {file}: {e}");
+        }
+    }
+    match load_dir(dir.path()) {
+        Ok(set) => assert_eq!(set.len(), SHIPPED.len()),
+        Err(e) => panic!("{e:?}"),
+    }
+}

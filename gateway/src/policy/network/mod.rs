@@ -1,0 +1,593 @@
+//! The compiled network policy and the pure decision on one connection.
+//!
+//! [`NetworkPolicy::compile`] turns `raw::Network` into indexes built once:
+//! exact names and wildcard suffixes in hash maps (lowercase, no trailing
+//! dot), addresses and CIDRs as [`IpNet`]s, ports as sorted lists. A request
+//! costs one lowercase copy of its name and a hash lookup per label.
+//!
+//! # Targets
+//! `example.com` (exact), `*.example.com` (every name strictly below, at any
+//! depth, not `example.com` itself), an address (`203.0.113.7`, `2001:db8::1`),
+//! a CIDR (`10.0.0.0/8`), or `ALL_TRAFFIC` (every destination of both
+//! families; `0.0.0.0/0` is only an IPv4 CIDR). Each but `ALL_TRAFFIC` may
+//! carry `:PORT` (`[2001:db8::1]:443` for IPv6), or use `{ to, ports }`.
+//! IPv4-mapped IPv6 rules (`::ffff:10.0.0.0/104`) are stored as IPv4, since
+//! that is how a destination is compared.
+//!
+//! # The decision ([`NetworkPolicy::decide`])
+//! 1. SNI and Host both present and different (case, trailing dot and port
+//!    ignored): deny, `domain_fronting`.
+//! 2. The name is the SNI, else the Host. A name that is really an address
+//!    (`2130706433`, `0x7f.1`, `[::1]`, see [`ssrf::parse_ip_like`]) is no name
+//!    when it is the connected address, and is denied `ip_like_name` otherwise:
+//!    it would let a sandbox pick which rule family judges it.
+//! 3. The destination address is canonical (IPv4-mapped IPv6 is IPv4).
+//! 4. Candidates are the rules of both lists whose target matches (name rules
+//!    the name, address rules the address, `ALL_TRAFFIC` anything) and whose
+//!    ports include the destination port. The most specific wins: exact names
+//!    and single addresses; then wildcards, more labels first; then CIDRs,
+//!    longer prefix first; then `ALL_TRAFFIC`. At equal specificity
+//!    `allow_out` wins (it is consulted first), then a rule that matched the
+//!    address (what is dialled) beats one that matched the claimed name, then
+//!    the earlier entry.
+//! 5. No candidate: allowed as `network.default_allow`. A default-deny policy
+//!    ends `deny_out` with `ALL_TRAFFIC`.
+//! 6. A deny winner: denied by that rule.
+//! 7. Otherwise, with `ssrf_guard`, an address in an [`ssrf::IpClass`] is
+//!    denied `ssrf` unless an `allow_out` address or CIDR rule (not a name,
+//!    not `ALL_TRAFFIC`, not a `/0`) covering the port contains it: reaching
+//!    internal addresses takes a rule that names them.
+//! 8. A name-rule winner with `verify_name_resolution` also needs the name to
+//!    resolve to the connected address, or it is denied
+//!    `name_address_mismatch`: otherwise any SNI opens any address.
+//! 9. Allowed by the winner.
+//!
+//! Name rules cannot stop a sandbox that connects by address without a
+//! name; deny by name is enforced together with `ALL_TRAFFIC` or CIDR rules.
+
+mod dns;
+mod target;
+
+use dns::compile_dns;
+pub use dns::{DnsLimits, RecordTypes};
+use target::{Problem, compile_target};
+
+use std::{
+    cmp::Reverse,
+    collections::{HashMap, hash_map::Entry},
+    fmt,
+    net::{IpAddr, Ipv4Addr, SocketAddr},
+    ops::Deref,
+};
+
+use ipnet::{IpNet, Ipv4Net};
+
+use super::{raw, ssrf};
+
+/// The target meaning every destination, of both address families.
+pub const ALL_TRAFFIC: &str = "ALL_TRAFFIC";
+
+const DEFAULT_ALLOW: &str = "network.default_allow";
+const FRONTING: &str = "network.domain_fronting";
+const IP_LIKE_NAME: &str = "network.ip_like_name";
+const SSRF_GUARD: &str = "network.ssrf_guard";
+/// Record types a policy may refuse; more would be a different mechanism.
+const MAX_REFUSED_TYPES: usize = 16;
+const PORT_HINT: &str = "ports are 1-65535";
+
+/// One problem in a policy's `network` section, located by its YAML path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileError {
+    /// `network.allow_out[2]`, `network.deny_out[0].ports[1]`,
+    /// `network.dns.refuse_types[1]`.
+    pub path: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, " (hint: {hint})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// What the proxy knows about a connection when it decides.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnRequest<'a> {
+    /// The original destination the sandbox connected to.
+    pub dst: SocketAddr,
+    /// The TLS ClientHello's server name.
+    pub sni: Option<&'a str>,
+    /// The HTTP/1 Host header (a port in it is ignored).
+    pub host: Option<&'a str>,
+    /// What the name resolves to, when [`NetworkPolicy::wants_resolution`].
+    pub name_addrs: Option<&'a [IpAddr]>,
+}
+
+#[must_use]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetVerdict {
+    Allow { rule: String },
+    Deny { reason: NetDenyReason, rule: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetDenyReason {
+    DeniedByRule,
+    Ssrf(ssrf::IpClass),
+    NameAddressMismatch,
+    DomainFronting,
+    IpLikeName,
+}
+
+impl NetDenyReason {
+    /// Stable label for metrics and audit events; an SSRF refusal's class is
+    /// reported separately by [`ssrf::IpClass::as_str`].
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            NetDenyReason::DeniedByRule => "denied_by_rule",
+            NetDenyReason::Ssrf(_) => "ssrf",
+            NetDenyReason::NameAddressMismatch => "name_address_mismatch",
+            NetDenyReason::DomainFronting => "domain_fronting",
+            NetDenyReason::IpLikeName => "ip_like_name",
+        }
+    }
+}
+
+/// The DNS listener's decision on a name, before any address exists.
+#[must_use]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameVerdict {
+    Allow {
+        rule: String,
+    },
+    Deny {
+        rule: String,
+    },
+    /// No name rule decides: resolve, and keep only the answer addresses
+    /// [`NetworkPolicy::address_allowed`] accepts.
+    ByAddress,
+}
+
+/// A compiled `network` section. Immutable; shared across connections.
+#[derive(Debug)]
+pub struct NetworkPolicy {
+    rules: Vec<Rule>,
+    /// Exact names → indexes into `rules`.
+    exact: HashMap<Box<str>, Vec<usize>>,
+    /// Wildcard bases (`example.com` for `*.example.com`) → indexes.
+    wildcard: HashMap<Box<str>, Vec<usize>>,
+    addresses: Vec<usize>,
+    all: Vec<usize>,
+    allow_has_address: bool,
+    /// Ports some name rule covers, sorted; `None` inside: every port.
+    name_ports: NamePorts,
+    ssrf_guard: bool,
+    verify_name_resolution: bool,
+    decide_without_decryption: bool,
+    dns: DnsLimits,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Target {
+    Exact(Box<str>),
+    /// The base: `example.com` for `*.example.com`.
+    Wildcard(Box<str>),
+    Net(IpNet),
+    All,
+}
+
+#[derive(Debug)]
+struct Rule {
+    allow: bool,
+    label: Box<str>,
+    target: Target,
+    /// Sorted, deduplicated; empty means every port.
+    ports: Box<[u16]>,
+    rank: Rank,
+}
+
+/// Precedence among matching rules; the greatest wins. Field order is
+/// comparison order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Rank {
+    /// 3: exact name or single address; 2: wildcard; 1: CIDR; 0: ALL_TRAFFIC.
+    tier: u8,
+    /// Wildcard base labels, or CIDR prefix length.
+    detail: u8,
+    allow: bool,
+    by_address: bool,
+    order: Reverse<usize>,
+}
+
+/// The ports name rules cover, answered without walking the rules.
+#[derive(Debug)]
+enum NamePorts {
+    Every,
+    /// Sorted; empty when there are no name rules.
+    Some(Box<[u16]>),
+}
+
+impl NamePorts {
+    fn of(rules: &[Rule]) -> NamePorts {
+        let mut ports = Vec::new();
+        for rule in rules.iter().filter(|rule| rule.is_name()) {
+            if rule.ports.is_empty() {
+                return NamePorts::Every;
+            }
+            ports.extend_from_slice(&rule.ports);
+        }
+        ports.sort_unstable();
+        ports.dedup();
+        NamePorts::Some(ports.into())
+    }
+}
+
+/// Which rules a port question selects.
+#[derive(Debug, Clone, Copy)]
+enum Ports {
+    /// Rules listing this port, or listing none.
+    At(u16),
+    /// Rules listing no port: the answer for every port nobody names.
+    Unlisted,
+}
+
+impl Rule {
+    fn covers(&self, ports: Ports) -> bool {
+        match ports {
+            Ports::At(port) => self.ports.is_empty() || self.ports.binary_search(&port).is_ok(),
+            Ports::Unlisted => self.ports.is_empty(),
+        }
+    }
+
+    fn is_name(&self) -> bool {
+        matches!(self.target, Target::Exact(_) | Target::Wildcard(_))
+    }
+
+    /// An `allow_out` rule that names addresses, so it may lift the SSRF
+    /// guard. `/0` does not: "everything" is `ssrf_guard: false`, stated.
+    fn lifts_ssrf_guard(&self, ip: IpAddr, ports: Ports) -> bool {
+        matches!(&self.target, Target::Net(net) if net.prefix_len() > 0 && net.contains(&ip))
+            && self.allow
+            && self.covers(ports)
+    }
+}
+
+impl NetworkPolicy {
+    /// Compiles `raw`, reporting every error at once.
+    pub fn compile(raw: &raw::Network) -> Result<NetworkPolicy, Vec<CompileError>> {
+        let mut errors = Vec::new();
+        let mut rules = Vec::new();
+        // Target and ports → index in `rules` of the first rule with them.
+        let mut first: HashMap<(Target, Box<[u16]>), usize> = HashMap::new();
+        let lists = [
+            (true, "allow_out", &raw.allow_out),
+            (false, "deny_out", &raw.deny_out),
+        ];
+        for (allow, field, list) in lists {
+            for (index, target) in list.iter().enumerate() {
+                let label: Box<str> = format!("network.{field}[{index}]").into();
+                let Some((target, ports)) = compile_target(target, &label, &mut errors) else {
+                    continue;
+                };
+                match first.entry((target.clone(), ports.clone())) {
+                    Entry::Occupied(seen) => {
+                        if let Some(seen) = rules.get(*seen.get()) {
+                            errors.push(duplicate(&label, allow, seen));
+                        }
+                        continue;
+                    }
+                    Entry::Vacant(slot) => {
+                        slot.insert(rules.len());
+                    }
+                }
+                let rank = rank(&target, allow, index);
+                rules.push(Rule {
+                    allow,
+                    label,
+                    target,
+                    ports,
+                    rank,
+                });
+            }
+        }
+        let dns = compile_dns(&raw.dns, &mut errors);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut policy = NetworkPolicy {
+            rules: Vec::new(),
+            exact: HashMap::new(),
+            wildcard: HashMap::new(),
+            addresses: Vec::new(),
+            all: Vec::new(),
+            allow_has_address: rules
+                .iter()
+                .any(|rule| rule.allow && matches!(rule.target, Target::Net(_))),
+            name_ports: NamePorts::of(&rules),
+            ssrf_guard: raw.ssrf_guard,
+            verify_name_resolution: raw.verify_name_resolution,
+            decide_without_decryption: raw.decide_without_decryption,
+            dns,
+        };
+        for (index, rule) in rules.iter().enumerate() {
+            match &rule.target {
+                Target::Exact(name) => policy.exact.entry(name.clone()).or_default().push(index),
+                Target::Wildcard(base) => {
+                    policy.wildcard.entry(base.clone()).or_default().push(index)
+                }
+                Target::Net(_) => policy.addresses.push(index),
+                Target::All => policy.all.push(index),
+            }
+        }
+        policy.rules = rules;
+        Ok(policy)
+    }
+
+    /// The decision on one connection; see the module documentation.
+    pub fn decide(&self, req: &ConnRequest<'_>) -> NetVerdict {
+        let sni = req.sni.map(canonical_name).filter(|name| !name.is_empty());
+        let host = req.host.map(canonical_name).filter(|name| !name.is_empty());
+        if let (Some(sni), Some(host)) = (&sni, &host)
+            && sni != host
+        {
+            return deny(NetDenyReason::DomainFronting, FRONTING);
+        }
+        let ip = req.dst.ip().to_canonical();
+        let port = Ports::At(req.dst.port());
+        let name = match sni.or(host) {
+            Some(name) => match ssrf::parse_ip_like(&name) {
+                Some(named) if named.to_canonical() == ip => None,
+                Some(_) => return deny(NetDenyReason::IpLikeName, IP_LIKE_NAME),
+                None => Some(name),
+            },
+            None => None,
+        };
+        let winner = self.winner(name.as_deref(), Some(ip), port);
+        if let Some(rule) = winner
+            && !rule.allow
+        {
+            return deny(NetDenyReason::DeniedByRule, &rule.label);
+        }
+        if let Some(class) = self.ssrf_refusal(ip, port) {
+            return deny(NetDenyReason::Ssrf(class), SSRF_GUARD);
+        }
+        let Some(rule) = winner else {
+            return allow(DEFAULT_ALLOW);
+        };
+        if rule.is_name() && self.verify_name_resolution {
+            let resolves = req
+                .name_addrs
+                .is_some_and(|addrs| addrs.iter().any(|addr| addr.to_canonical() == ip));
+            if !resolves {
+                return deny(NetDenyReason::NameAddressMismatch, &rule.label);
+            }
+        }
+        allow(&rule.label)
+    }
+
+    /// For the DNS listener, before any address exists. Name rules and
+    /// `ALL_TRAFFIC` decide as in [`decide`](Self::decide); the name is
+    /// allowed if some port to it would be. Where they leave the decision to
+    /// addresses (nothing matches, or `ALL_TRAFFIC` denies) the answer is
+    /// [`NameVerdict::ByAddress`] when `allow_out` has address rules that
+    /// could let an answer through, and otherwise what that leaves.
+    pub fn name_verdict(&self, name: &str) -> NameVerdict {
+        let name = canonical_name(name);
+        if ssrf::parse_ip_like(&name).is_some() {
+            return NameVerdict::ByAddress;
+        }
+        let mut denied_by_name = None;
+        let mut all_denies = None;
+        let mut unmatched = false;
+        for ports in port_questions(self.name_rules(&name).chain(self.all_rules())) {
+            match self.winner(Some(&name), None, ports) {
+                Some(rule) if rule.allow => {
+                    return NameVerdict::Allow {
+                        rule: rule.label.to_string(),
+                    };
+                }
+                Some(rule) if rule.is_name() => {
+                    denied_by_name.get_or_insert(rule);
+                }
+                Some(rule) => all_denies = Some(rule),
+                None => unmatched = true,
+            }
+        }
+        if unmatched || all_denies.is_some() {
+            if self.allow_has_address {
+                return NameVerdict::ByAddress;
+            }
+            if unmatched {
+                return NameVerdict::Allow {
+                    rule: DEFAULT_ALLOW.into(),
+                };
+            }
+        }
+        match denied_by_name.or(all_denies) {
+            Some(rule) => NameVerdict::Deny {
+                rule: rule.label.to_string(),
+            },
+            // Unreachable: the last question always yields one of the above.
+            None => NameVerdict::ByAddress,
+        }
+    }
+
+    /// For filtering DNS answers under [`NameVerdict::ByAddress`]: would some
+    /// port to `ip` be allowed by address rules and `ALL_TRAFFIC`, SSRF guard
+    /// included?
+    pub fn address_allowed(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        port_questions(self.address_rules(ip).chain(self.all_rules())).any(|ports| {
+            self.winner(None, Some(ip), ports)
+                .is_none_or(|rule| rule.allow)
+                && self.ssrf_refusal(ip, ports).is_none()
+        })
+    }
+
+    /// Whether [`decide`](Self::decide) will want `name_addrs` for this name:
+    /// verification is on and an `allow_out` name rule matches it.
+    pub fn wants_resolution(&self, name: &str) -> bool {
+        if !self.verify_name_resolution {
+            return false;
+        }
+        let name = canonical_name(name);
+        ssrf::parse_ip_like(&name).is_none() && self.name_rules(&name).any(|rule| rule.allow)
+    }
+
+    /// Whether any name rule covers `port`. When none does, SNI and Host
+    /// cannot change the decision, so the proxy need not wait for the
+    /// client's first bytes (server-first protocols keep working).
+    pub fn name_rules_apply(&self, port: u16) -> bool {
+        match &self.name_ports {
+            NamePorts::Every => true,
+            NamePorts::Some(ports) => ports.binary_search(&port).is_ok(),
+        }
+    }
+
+    pub fn dns_limits(&self) -> &DnsLimits {
+        &self.dns
+    }
+
+    /// Whether SNI / Host may decide without terminating TLS.
+    pub fn decide_without_decryption(&self) -> bool {
+        self.decide_without_decryption
+    }
+
+    fn winner(&self, name: Option<&str>, ip: Option<IpAddr>, ports: Ports) -> Option<&Rule> {
+        let by_name = name.into_iter().flat_map(|name| self.name_rules(name));
+        let by_address = ip.into_iter().flat_map(|ip| self.address_rules(ip));
+        by_name
+            .chain(by_address)
+            .chain(self.all_rules())
+            .filter(|rule| rule.covers(ports))
+            .max_by_key(|rule| rule.rank)
+    }
+
+    fn ssrf_refusal(&self, ip: IpAddr, ports: Ports) -> Option<ssrf::IpClass> {
+        if !self.ssrf_guard {
+            return None;
+        }
+        let class = ssrf::classify(ip)?;
+        let lifted = self
+            .address_rules(ip)
+            .any(|rule| rule.lifts_ssrf_guard(ip, ports));
+        (!lifted).then_some(class)
+    }
+
+    /// `name` must already be in [`canonical_name`] form.
+    fn name_rules<'s>(&'s self, name: &str) -> impl Iterator<Item = &'s Rule> {
+        // Every proper suffix at a label boundary: `a.b.example.com` looks up
+        // `b.example.com`, `example.com`, `com` among wildcard bases.
+        let below = name
+            .match_indices('.')
+            .filter_map(|(dot, _)| name.get(dot + 1..))
+            .filter_map(|base| self.wildcard.get(base));
+        self.exact
+            .get(name)
+            .into_iter()
+            .chain(below)
+            .flatten()
+            .filter_map(|&index| self.rules.get(index))
+    }
+
+    fn address_rules(&self, ip: IpAddr) -> impl Iterator<Item = &Rule> {
+        self.addresses
+            .iter()
+            .filter_map(|&index| self.rules.get(index))
+            .filter(move |rule| matches!(&rule.target, Target::Net(net) if net.contains(&ip)))
+    }
+
+    fn all_rules(&self) -> impl Iterator<Item = &Rule> {
+        self.all.iter().filter_map(|&index| self.rules.get(index))
+    }
+}
+
+/// Every port some of `rules` list, then every other port at once: between
+/// them they cover all 65535 answers.
+fn port_questions<'r>(rules: impl Iterator<Item = &'r Rule>) -> impl Iterator<Item = Ports> {
+    rules
+        .flat_map(|rule| rule.ports.iter().map(|&port| Ports::At(port)))
+        .chain([Ports::Unlisted])
+}
+
+fn allow(rule: &str) -> NetVerdict {
+    NetVerdict::Allow { rule: rule.into() }
+}
+
+fn deny(reason: NetDenyReason, rule: &str) -> NetVerdict {
+    NetVerdict::Deny {
+        reason,
+        rule: rule.into(),
+    }
+}
+
+/// A request's SNI or Host in the form rules match: trimmed, port and one
+/// trailing dot removed, lowercase; brackets stay, so IPv6 remains
+/// recognisable. Resolve this, not the raw Host, for `name_addrs`.
+pub fn canonical_name(raw: &str) -> String {
+    let trimmed = raw.trim_matches(|c: char| c.is_ascii_whitespace());
+    let host = strip_port(trimmed);
+    host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()
+}
+
+fn strip_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host
+            .find(']')
+            .and_then(|end| host.get(..=end))
+            .unwrap_or(host);
+    }
+    match host.split_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    }
+}
+
+fn rank(target: &Target, allow: bool, index: usize) -> Rank {
+    let (tier, detail, by_address) = match target {
+        Target::Exact(_) => (3, 0, false),
+        Target::Net(net) if net.prefix_len() == net.max_prefix_len() => (3, 0, true),
+        Target::Wildcard(base) => {
+            let labels = base.split('.').count();
+            (2, u8::try_from(labels).unwrap_or(u8::MAX), false)
+        }
+        Target::Net(net) => (1, net.prefix_len(), true),
+        Target::All => (0, 0, false),
+    };
+    Rank {
+        tier,
+        detail,
+        allow,
+        by_address,
+        order: Reverse(index),
+    }
+}
+
+fn duplicate(label: &str, allow: bool, first: &Rule) -> CompileError {
+    let first_label = &first.label;
+    if first.allow == allow {
+        CompileError {
+            path: label.into(),
+            message: format!("duplicate of {first_label}"),
+            hint: Some("remove one of them".into()),
+        }
+    } else {
+        CompileError {
+            path: label.into(),
+            message: format!(
+                "the same target and ports are in {first_label}; allow_out would always win"
+            ),
+            hint: Some("keep it in one list only".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,535 @@
+//! The SSRF guard's view of addresses: which ones a sandbox may never reach
+//! unless a policy names them in an `allow_out` address or CIDR rule, and how
+//! host strings that clients quietly turn into addresses are recognised.
+//!
+//! A sandbox that can reach loopback, the node's private networks or a cloud
+//! metadata endpoint can read credentials and pivot, so every such class is
+//! refused by default. Both functions here are pure and allocation-free;
+//! everything is decided from constant tables.
+//!
+//! IPv6 has several ways of carrying an IPv4 address (IPv4-mapped,
+//! IPv4-compatible, SIIT, NAT64, 6to4, Teredo). A translator or relay on the
+//! path turns them back into the IPv4 address, so they are judged by the
+//! address they carry: `::ffff:127.0.0.1` is loopback, not "some IPv6".
+
+use std::{
+    fmt,
+    net::{IpAddr, Ipv4Addr, Ipv6Addr},
+};
+
+/// Why an address is refused. Labels from [`IpClass::as_str`] go to metrics
+/// and audit events, so they never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IpClass {
+    /// 127.0.0.0/8, ::1: the node itself, where the daemon's own ports live.
+    Loopback,
+    /// 10/8, 172.16/12, 192.168/16 (RFC 1918).
+    Private,
+    /// 100.64.0.0/10 (RFC 6598): carrier-grade NAT, often cluster networks.
+    SharedCgnat,
+    /// 169.254/16, fe80::/10.
+    LinkLocal,
+    /// A cloud instance-metadata endpoint: credentials are served there.
+    Metadata,
+    /// 0.0.0.0/8, ::: many stacks deliver these to the local host.
+    Unspecified,
+    /// 224.0.0.0/4, ff00::/8.
+    Multicast,
+    /// 255.255.255.255.
+    Broadcast,
+    /// fc00::/7 (RFC 4193): the IPv6 counterpart of private space.
+    UniqueLocal,
+    /// fec0::/10: deprecated, still honoured by some stacks as private.
+    SiteLocal,
+    /// IANA special-purpose or unallocated space nothing legitimate lives in.
+    Reserved,
+    /// 192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32, 3fff::/20.
+    Documentation,
+    /// 198.18.0.0/15, 2001:2::/48.
+    Benchmarking,
+}
+
+impl IpClass {
+    /// Stable snake_case label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IpClass::Loopback => "loopback",
+            IpClass::Private => "private",
+            IpClass::SharedCgnat => "cgnat",
+            IpClass::LinkLocal => "link_local",
+            IpClass::Metadata => "metadata",
+            IpClass::Unspecified => "unspecified",
+            IpClass::Multicast => "multicast",
+            IpClass::Broadcast => "broadcast",
+            IpClass::UniqueLocal => "unique_local",
+            IpClass::SiteLocal => "site_local",
+            IpClass::Reserved => "reserved",
+            IpClass::Documentation => "documentation",
+            IpClass::Benchmarking => "benchmarking",
+        }
+    }
+}
+
+impl fmt::Display for IpClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// IPv4 ranges, searched in order: the metadata endpoints come first because
+/// they sit inside broader ranges and must be reported as what they are.
+const V4: &[(Ipv4Addr, u8, IpClass)] = &[
+    // AWS, GCP, Azure, OpenStack, DigitalOcean, OCI, ... instance metadata.
+    (Ipv4Addr::new(169, 254, 169, 254), 32, IpClass::Metadata),
+    // AWS ECS task metadata and task-role credentials.
+    (Ipv4Addr::new(169, 254, 170, 2), 32, IpClass::Metadata),
+    // Alibaba Cloud ECS metadata (inside CGNAT space).
+    (Ipv4Addr::new(100, 100, 100, 200), 32, IpClass::Metadata),
+    // Oracle Cloud (Classic) instance metadata.
+    (Ipv4Addr::new(192, 0, 0, 192), 32, IpClass::Metadata),
+    // Azure WireServer: public address space, yet inside Azure it is the
+    // host's platform endpoint (certificates, extension settings).
+    (Ipv4Addr::new(168, 63, 129, 16), 32, IpClass::Metadata),
+    (Ipv4Addr::new(255, 255, 255, 255), 32, IpClass::Broadcast),
+    (Ipv4Addr::new(0, 0, 0, 0), 8, IpClass::Unspecified),
+    (Ipv4Addr::new(10, 0, 0, 0), 8, IpClass::Private),
+    (Ipv4Addr::new(100, 64, 0, 0), 10, IpClass::SharedCgnat),
+    (Ipv4Addr::new(127, 0, 0, 0), 8, IpClass::Loopback),
+    (Ipv4Addr::new(169, 254, 0, 0), 16, IpClass::LinkLocal),
+    (Ipv4Addr::new(172, 16, 0, 0), 12, IpClass::Private),
+    // IETF protocol assignments (RFC 6890).
+    (Ipv4Addr::new(192, 0, 0, 0), 24, IpClass::Reserved),
+    (Ipv4Addr::new(192, 0, 2, 0), 24, IpClass::Documentation),
+    // Deprecated 6to4 relay anycast (RFC 7526).
+    (Ipv4Addr::new(192, 88, 99, 0), 24, IpClass::Reserved),
+    (Ipv4Addr::new(192, 168, 0, 0), 16, IpClass::Private),
+    (Ipv4Addr::new(198, 18, 0, 0), 15, IpClass::Benchmarking),
+    (Ipv4Addr::new(198, 51, 100, 0), 24, IpClass::Documentation),
+    (Ipv4Addr::new(203, 0, 113, 0), 24, IpClass::Documentation),
+    (Ipv4Addr::new(224, 0, 0, 0), 4, IpClass::Multicast),
+    (Ipv4Addr::new(240, 0, 0, 0), 4, IpClass::Reserved),
+];
+
+/// IPv6 ranges that carry no IPv4 address, searched in order. Embedding
+/// forms are handled in [`classify_v6`] between this table and the final
+/// "outside global unicast" rule.
+const V6: &[(Ipv6Addr, u8, IpClass)] = &[
+    (Ipv6Addr::UNSPECIFIED, 128, IpClass::Unspecified),
+    (Ipv6Addr::LOCALHOST, 128, IpClass::Loopback),
+    // AWS instance metadata over IPv6 (Nitro), inside fc00::/7.
+    (
+        Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254),
+        128,
+        IpClass::Metadata,
+    ),
+    // Discard-only (RFC 6666).
+    (
+        Ipv6Addr::new(0x0100, 0, 0, 0, 0, 0, 0, 0),
+        64,
+        IpClass::Reserved,
+    ),
+    (
+        Ipv6Addr::new(0x2001, 0x2, 0, 0, 0, 0, 0, 0),
+        48,
+        IpClass::Benchmarking,
+    ),
+    // ORCHID and ORCHIDv2: identifiers, never routed (RFC 4843, 7343).
+    (
+        Ipv6Addr::new(0x2001, 0x10, 0, 0, 0, 0, 0, 0),
+        28,
+        IpClass::Reserved,
+    ),
+    (
+        Ipv6Addr::new(0x2001, 0x20, 0, 0, 0, 0, 0, 0),
+        28,
+        IpClass::Reserved,
+    ),
+    (
+        Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0),
+        32,
+        IpClass::Documentation,
+    ),
+    (
+        Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0),
+        20,
+        IpClass::Documentation,
+    ),
+    (
+        Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0),
+        7,
+        IpClass::UniqueLocal,
+    ),
+    (
+        Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0),
+        10,
+        IpClass::LinkLocal,
+    ),
+    (
+        Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0),
+        10,
+        IpClass::SiteLocal,
+    ),
+    (
+        Ipv6Addr::new(0xff00, 0, 0, 0, 0, 0, 0, 0),
+        8,
+        IpClass::Multicast,
+    ),
+];
+
+/// `None`: a public address. `Some(class)`: refused by the SSRF guard.
+pub fn classify(ip: IpAddr) -> Option<IpClass> {
+    match ip {
+        IpAddr::V4(v4) => classify_v4(v4),
+        IpAddr::V6(v6) => classify_v6(v6),
+    }
+}
+
+fn classify_v4(ip: Ipv4Addr) -> Option<IpClass> {
+    let bits = u32::from(ip);
+    V4.iter()
+        .find(|(net, len, _)| prefix_match(u128::from(u32::from(*net)), u128::from(bits), 32, *len))
+        .map(|&(_, _, class)| class)
+}
+
+fn classify_v6(ip: Ipv6Addr) -> Option<IpClass> {
+    let bits = u128::from(ip);
+    if let Some(&(_, _, class)) = V6
+        .iter()
+        .find(|(net, len, _)| prefix_match(u128::from(*net), bits, 128, *len))
+    {
+        return Some(class);
+    }
+    let low32 = Ipv4Addr::from(bits as u32);
+    let high96 = bits >> 32;
+    // ::ffff:0:0/96, IPv4-mapped: the kernel sends these as IPv4.
+    if high96 == 0xffff {
+        return classify_v4(low32);
+    }
+    // ::/96 (IPv4-compatible, deprecated) and ::ffff:0:0:0/96 (SIIT): outside
+    // global unicast, so refused even when the IPv4 address is public.
+    if high96 == 0 || high96 == 0xffff_0000 {
+        return Some(classify_v4(low32).unwrap_or(IpClass::Reserved));
+    }
+    // 64:ff9b::/96, the NAT64 well-known prefix (RFC 6052).
+    if high96 == 0x0064_ff9b << 64 {
+        return classify_v4(low32);
+    }
+    // 64:ff9b:1::/48, local-use NAT64 (RFC 8215). Its layout is the
+    // operator's choice; the /96 layout is the only one we can read without
+    // guessing, and the prefix is not routable on the internet, so any other
+    // layout is refused rather than misread.
+    if bits >> 80 == 0x0064_ff9b_0001 {
+        return if high96 & ((1 << 48) - 1) == 0 {
+            classify_v4(low32)
+        } else {
+            Some(IpClass::Reserved)
+        };
+    }
+    // 2002::/16, 6to4: the relay's peer is the IPv4 address in bits 16..48.
+    if bits >> 112 == 0x2002 {
+        return classify_v4(Ipv4Addr::from((bits >> 80) as u32));
+    }
+    // 2001::/32, Teredo: server in bits 32..64, client in the last 32 bits,
+    // inverted (RFC 4380). Either end may be the target of a crafted address.
+    if bits >> 96 == 0x2001_0000 {
+        let client = Ipv4Addr::from(!(bits as u32));
+        let server = Ipv4Addr::from((bits >> 64) as u32);
+        return classify_v4(client).or_else(|| classify_v4(server));
+    }
+    // Outside 2000::/3 IANA has allocated nothing for global unicast.
+    if bits >> 125 != 0b001 {
+        return Some(IpClass::Reserved);
+    }
+    None
+}
+
+/// Whether the first `len` of `width` bits of `addr` equal those of `net`.
+fn prefix_match(net: u128, addr: u128, width: u32, len: u8) -> bool {
+    let shift = width.saturating_sub(u32::from(len));
+    net.checked_shr(shift).unwrap_or(0) == addr.checked_shr(shift).unwrap_or(0)
+}
+
+/// Reads `host` the way permissive clients do (`inet_aton`, browser URL
+/// parsers), so a policy cannot be dodged by spelling an address as a name:
+/// `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1`, `0x7f.1`, a trailing
+/// dot, bracketed or bare IPv6 (zone ids dropped). `None` for anything a
+/// resolver would have to look up.
+pub fn parse_ip_like(host: &str) -> Option<IpAddr> {
+    let host = host.trim_matches(|c: char| c.is_ascii_whitespace());
+    if let Some(inner) = host.strip_prefix('[') {
+        return parse_v6(inner.strip_suffix(']')?).map(IpAddr::V6);
+    }
+    if host.contains(':') {
+        return parse_v6(host).map(IpAddr::V6);
+    }
+    let host = host.strip_suffix('.').unwrap_or(host);
+    parse_v4_like(host).map(IpAddr::V4)
+}
+
+fn parse_v6(s: &str) -> Option<Ipv6Addr> {
+    let addr = s.split_once('%').map_or(s, |(addr, _zone)| addr);
+    addr.parse().ok()
+}
+
+/// One to four parts; every part but the last is one byte, the last fills
+/// the remaining bytes (`127.1` = 127.0.0.1, `10.1.257` = 10.1.1.1).
+fn parse_v4_like(s: &str) -> Option<Ipv4Addr> {
+    let mut parts = [0u32; 4];
+    let mut count = 0;
+    for part in s.split('.') {
+        *parts.get_mut(count)? = parse_v4_part(part)?;
+        count += 1;
+    }
+    let (last, leading) = parts[..count].split_last()?;
+    if leading.iter().any(|&byte| byte > 0xff) {
+        return None;
+    }
+    let free_bits = 8 * (4 - leading.len() as u32);
+    if u64::from(*last) >= 1u64 << free_bits {
+        return None;
+    }
+    let high = leading
+        .iter()
+        .enumerate()
+        .fold(0u32, |acc, (i, &byte)| acc | byte << (24 - 8 * i));
+    Some(Ipv4Addr::from(high | last))
+}
+
+/// Decimal, `0x` hex (`0x` alone is 0, as inet_aton has it) or leading-zero
+/// octal; anything else (signs, `8` in octal, overflow) is not a number.
+fn parse_v4_part(part: &str) -> Option<u32> {
+    let (digits, radix) =
+        if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+            (hex, 16)
+        } else if part.len() > 1 && part.starts_with('0') {
+            (&part[1..], 8)
+        } else if part.is_empty() {
+            return None;
+        } else {
+            (part, 10)
+        };
+    digits.chars().try_fold(0u32, |acc, c| {
+        acc.checked_mul(radix)?.checked_add(c.to_digit(radix)?)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().expect("test address")
+    }
+
+    #[test]
+    fn classify_ipv4() {
+        use IpClass::*;
+        let cases: &[(&str, Option<IpClass>)] = &[
+            ("127.0.0.1", Some(Loopback)),
+            ("127.255.255.254", Some(Loopback)),
+            ("10.0.0.1", Some(Private)),
+            ("10.255.255.255", Some(Private)),
+            ("172.16.0.1", Some(Private)),
+            ("172.31.255.255", Some(Private)),
+            ("172.15.255.255", None),
+            ("172.32.0.0", None),
+            ("192.168.1.1", Some(Private)),
+            ("100.64.0.1", Some(SharedCgnat)),
+            ("100.127.255.255", Some(SharedCgnat)),
+            ("100.128.0.0", None),
+            ("100.63.255.255", None),
+            ("169.254.1.1", Some(LinkLocal)),
+            ("169.254.169.123", Some(LinkLocal)),
+            ("169.254.169.254", Some(Metadata)),
+            ("169.254.170.2", Some(Metadata)),
+            ("100.100.100.200", Some(Metadata)),
+            ("192.0.0.192", Some(Metadata)),
+            ("168.63.129.16", Some(Metadata)),
+            ("0.0.0.0", Some(Unspecified)),
+            ("0.1.2.3", Some(Unspecified)),
+            ("224.0.0.1", Some(Multicast)),
+            ("239.255.255.250", Some(Multicast)),
+            ("255.255.255.255", Some(Broadcast)),
+            ("240.0.0.1", Some(Reserved)),
+            ("255.255.255.254", Some(Reserved)),
+            ("192.0.0.8", Some(Reserved)),
+            ("192.88.99.1", Some(Reserved)),
+            ("192.0.2.1", Some(Documentation)),
+            ("198.51.100.7", Some(Documentation)),
+            ("203.0.113.7", Some(Documentation)),
+            ("198.18.0.1", Some(Benchmarking)),
+            ("198.19.255.255", Some(Benchmarking)),
+            ("198.20.0.0", None),
+            ("8.8.8.8", None),
+            ("1.1.1.1", None),
+            ("93.184.216.34", None),
+            ("223.255.255.255", None),
+        ];
+        for &(addr, want) in cases {
+            assert_eq!(classify(ip(addr)), want, "{addr}");
+        }
+    }
+
+    #[test]
+    fn classify_ipv6() {
+        use IpClass::*;
+        let cases: &[(&str, Option<IpClass>)] = &[
+            ("::", Some(Unspecified)),
+            ("::1", Some(Loopback)),
+            ("fe80::1", Some(LinkLocal)),
+            ("febf:ffff::1", Some(LinkLocal)),
+            ("fec0::1", Some(SiteLocal)),
+            ("fc00::1", Some(UniqueLocal)),
+            ("fd12:3456::1", Some(UniqueLocal)),
+            ("fd00:ec2::254", Some(Metadata)),
+            ("fd00:ec2::253", Some(UniqueLocal)),
+            ("ff02::1", Some(Multicast)),
+            ("ff05::1:3", Some(Multicast)),
+            ("2001:db8::1", Some(Documentation)),
+            ("3fff:fff::1", Some(Documentation)),
+            ("2001:2::1", Some(Benchmarking)),
+            ("2001:10::1", Some(Reserved)),
+            ("2001:20::1", Some(Reserved)),
+            ("100::1", Some(Reserved)),
+            ("4000::1", Some(Reserved)),
+            ("5f00::1", Some(Reserved)),
+            ("::2:0:0:1", Some(Reserved)),
+            ("2606:4700::1111", None),
+            ("2a00:1450:4001:80b::200e", None),
+            ("2001:4860:4860::8888", None),
+        ];
+        for &(addr, want) in cases {
+            assert_eq!(classify(ip(addr)), want, "{addr}");
+        }
+    }
+
+    #[test]
+    fn classify_ipv6_embedding_ipv4() {
+        use IpClass::*;
+        let cases: &[(&str, Option<IpClass>)] = &[
+            // IPv4-mapped.
+            ("::ffff:127.0.0.1", Some(Loopback)),
+            ("::ffff:10.1.2.3", Some(Private)),
+            ("::ffff:169.254.169.254", Some(Metadata)),
+            ("::ffff:0.0.0.0", Some(Unspecified)),
+            ("::ffff:8.8.8.8", None),
+            // IPv4-compatible: refused even when public.
+            ("::127.0.0.1", Some(Loopback)),
+            ("::10.0.0.1", Some(Private)),
+            ("::8.8.8.8", Some(Reserved)),
+            // SIIT IPv4-translated.
+            ("::ffff:0:127.0.0.1", Some(Loopback)),
+            ("::ffff:0:8.8.8.8", Some(Reserved)),
+            // NAT64 well-known prefix.
+            ("64:ff9b::7f00:1", Some(Loopback)),
+            ("64:ff9b::a9fe:a9fe", Some(Metadata)),
+            ("64:ff9b::192.168.0.1", Some(Private)),
+            ("64:ff9b::8.8.8.8", None),
+            // Not the /96 well-known layout: nothing there.
+            ("64:ff9b:0:1::808:808", Some(Reserved)),
+            // NAT64 local-use prefix.
+            ("64:ff9b:1::a00:1", Some(Private)),
+            ("64:ff9b:1::808:808", None),
+            ("64:ff9b:1:abcd::808:808", Some(Reserved)),
+            // 6to4.
+            ("2002:7f00:1::", Some(Loopback)),
+            ("2002:a9fe:a9fe::1", Some(Metadata)),
+            ("2002:c0a8:101::", Some(Private)),
+            ("2002:808:808::1", None),
+            // Teredo: client is the inverted last 32 bits.
+            ("2001:0:808:808::80ff:fffe", Some(Loopback)),
+            ("2001:0:7f00:1::f7f7:f7f7", Some(Loopback)),
+            ("2001:0:808:808::5601:5601", Some(Metadata)),
+            ("2001:0:808:808::f7f7:f7f7", None),
+        ];
+        for &(addr, want) in cases {
+            assert_eq!(classify(ip(addr)), want, "{addr}");
+        }
+    }
+
+    #[test]
+    fn class_labels() {
+        use IpClass::*;
+        let cases = [
+            (Loopback, "loopback"),
+            (Private, "private"),
+            (SharedCgnat, "cgnat"),
+            (LinkLocal, "link_local"),
+            (Metadata, "metadata"),
+            (Unspecified, "unspecified"),
+            (Multicast, "multicast"),
+            (Broadcast, "broadcast"),
+            (UniqueLocal, "unique_local"),
+            (SiteLocal, "site_local"),
+            (Reserved, "reserved"),
+            (Documentation, "documentation"),
+            (Benchmarking, "benchmarking"),
+        ];
+        for (class, label) in cases {
+            assert_eq!(class.as_str(), label);
+            assert_eq!(class.to_string(), label);
+        }
+    }
+
+    #[test]
+    fn ip_like_hosts() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("127.0.0.1", Some("127.0.0.1")),
+            ("127.0.0.1.", Some("127.0.0.1")),
+            (" 127.0.0.1 ", Some("127.0.0.1")),
+            ("2130706433", Some("127.0.0.1")),
+            ("0x7f000001", Some("127.0.0.1")),
+            ("0X7F000001", Some("127.0.0.1")),
+            ("017700000001", Some("127.0.0.1")),
+            ("0177.0.0.1", Some("127.0.0.1")),
+            ("0177.0.0.01", Some("127.0.0.1")),
+            ("127.1", Some("127.0.0.1")),
+            ("127.0.1", Some("127.0.0.1")),
+            ("0x7f.1", Some("127.0.0.1")),
+            ("0x7f.0x0.0x0.0x1", Some("127.0.0.1")),
+            ("0xa9.0xfe.0xa9.0xfe", Some("169.254.169.254")),
+            ("169.254.43518", Some("169.254.169.254")),
+            ("2852039166", Some("169.254.169.254")),
+            ("10.1.257", Some("10.1.1.1")),
+            ("0", Some("0.0.0.0")),
+            ("0x", Some("0.0.0.0")),
+            ("00", Some("0.0.0.0")),
+            ("4294967295", Some("255.255.255.255")),
+            ("[::1]", Some("::1")),
+            ("[::ffff:127.0.0.1]", Some("::ffff:127.0.0.1")),
+            ("[fe80::1%25eth0]", Some("fe80::1")),
+            ("fe80::1%eth0", Some("fe80::1")),
+            ("::1", Some("::1")),
+            ("2001:db8::1", Some("2001:db8::1")),
+            // Not addresses: a resolver would look these up.
+            ("4294967296", None),
+            ("256.0.0.1", None),
+            ("1.2.3.256", None),
+            ("127.16777216", None),
+            ("1.2.3.4.5", None),
+            ("08", None),
+            ("0189.0.0.1", None),
+            ("0xg", None),
+            ("+1", None),
+            ("-1", None),
+            ("1..1", None),
+            (".1", None),
+            ("1.2.3.4..", None),
+            ("", None),
+            (".", None),
+            ("example.com", None),
+            ("1.2.3.example", None),
+            ("127.0.0.1.nip.io", None),
+            ("0x7f.example", None),
+            ("1e3", None),
+            ("[::1", None),
+            ("[127.0.0.1]", None),
+            ("[example.com]", None),
+            ("99999999999999999999999999", None),
+            ("0x100000000", None),
+        ];
+        for &(host, want) in cases {
+            assert_eq!(parse_ip_like(host), want.map(ip), "{host:?}");
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The live policy set and its reloads.
+//!
+//! Readers take an `Arc` snapshot per connection, so a reload is atomic for
+//! new connections and never changes a decision half-way. A reload that
+//! fails (a broken file, or a policy a sandbox names gone missing) keeps the
+//! previous set, logs every error, and holds `sluice_policy_synchronized` at
+//! 0 until a later reload succeeds.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
+
+use arc_swap::ArcSwap;
+
+use super::load::{Diagnostic, PolicySet, load_dir};
+use crate::metrics::Metrics;
+
+pub struct PolicyStore {
+    dir: PathBuf,
+    current: ArcSwap<PolicySet>,
+    metrics: Arc<Metrics>,
+}
+
+impl PolicyStore {
+    /// Loads the directory; at start-up an error is fatal (the caller prints
+    /// every diagnostic).
+    pub fn load(dir: &Path, metrics: Arc<Metrics>) -> Result<PolicyStore, Vec<Diagnostic>> {
+        let set = load_dir(dir)?;
+        metrics.policy_synchronized.set(1);
+        Ok(PolicyStore {
+            dir: dir.to_owned(),
+            current: ArcSwap::from_pointee(set),
+            metrics,
+        })
+    }
+
+    /// The policies in force now.
+    pub fn current(&self) -> Arc<PolicySet> {
+        self.current.load_full()
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Re-reads the directory. `required` names policies that registered
+    /// sandboxes use: a new set without one of them is refused too.
+    pub fn reload(&self, required: &[String]) -> Result<(), Vec<String>> {
+        let result = load_dir(&self.dir)
+            .map_err(|diagnostics| diagnostics.iter().map(ToString::to_string).collect())
+            .and_then(|set| {
+                let missing: Vec<String> = required
+                    .iter()
+                    .filter(|name| set.get(name).is_none())
+                    .map(|name| {
+                        format!(
+                            "{}: policy `{name}` is used by a registered sandbox but no longer exists",
+                            self.dir.display()
+                        )
+                    })
+                    .collect();
+                if missing.is_empty() {
+                    Ok(set)
+                } else {
+                    Err(missing)
+                }
+            });
+        match result {
+            Ok(set) => {
+                tracing::info!(dir = %self.dir.display(), policies = set.len(), "policies reloaded");
+                self.current.store(Arc::new(set));
+                self.metrics.policy_synchronized.set(1);
+                self.metrics.policy_reloads.with_label_values(&["ok"]).inc();
+                Ok(())
+            }
+            Err(errors) => {
+                for error in &errors {
+                    tracing::error!("policy reload refused, previous policies stay: {error}");
+                }
+                self.metrics.policy_synchronized.set(0);
+                self.metrics
+                    .policy_reloads
+                    .with_label_values(&["error"])
+                    .inc();
+                Err(errors)
+            }
+        }
+    }
+}
+
+/// How long the directory must be quiet before a reload: editors write a
+/// file in several steps (truncate, write, rename).
+pub const SETTLE: Duration = Duration::from_millis(200);
+
+/// Watches the policy directory and calls `reload` once changes settle.
+/// The returned watcher must be kept alive.
+pub fn watch(
+    dir: &Path,
+    reload: impl Fn() + Send + 'static,
+) -> notify::Result<notify::RecommendedWatcher> {
+    use notify::Watcher as _;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok_and(|e| !e.kind.is_access()) {
+            let _ = tx.send(());
+        }
+    })?;
+    watcher.watch(dir, notify::RecursiveMode::NonRecursive)?;
+    tokio::spawn(async move {
+        while rx.recv().await.is_some() {
+            // Swallow the burst, then reload once.
+            loop {
+                match tokio::time::timeout(SETTLE, rx.recv()).await {
+                    Ok(Some(())) => continue,
+                    Ok(None) => return,
+                    Err(_) => break,
+                }
+            }
+            reload();
+        }
+    });
+    Ok(watcher)
+}
