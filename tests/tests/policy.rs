@@ -347,3 +347,44 @@ fn sluice_check_passes_the_shipped_policies_and_locates_every_error() {
         );
     }
 }
+
+#[test]
+fn explain_names_the_rule_that_decides_each_stage() {
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .host("allowed.test", &[LOCALHOST])
+        .host("denied.test", &[LOCALHOST])
+        .policy_doc(
+            "p",
+            json!({ "network": {
+                "allow_out": ["allowed.test", "127.0.0.0/8:443"],
+                "deny_out": ["denied.test", "ALL_TRAFFIC"],
+            }}),
+        )
+        .sandbox("sb1", &sb1, None, "p");
+    let daemon = builder.start();
+    let config = daemon.config_path().display().to_string();
+    let explain = |args: &[&str]| {
+        let mut all = vec!["explain", "--config", config.as_str()];
+        all.extend_from_slice(args);
+        daemon.cli(&all)
+    };
+
+    let out = explain(&["--sandbox", "sb1", "https://allowed.test/v1/models"]);
+    out.expect_success("explain by sandbox");
+    let text = out.stdout_str();
+    let network = text.lines().find(|l| l.starts_with("network")).expect("network line");
+    assert!(network.contains("allow") && network.contains("p:network.allow_out[0]"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("dns") && l.contains("answer")), "{text}");
+
+    let out = explain(&["--policy", "p", "-X", "POST", "http://denied.test/x"]);
+    out.expect_success("explain by policy");
+    let text = out.stdout_str();
+    assert!(text.contains("p:network.deny_out[0]"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("dns") && l.contains("refuse")), "{text}");
+
+    let out = explain(&["--policy", "p", "--address", "169.254.169.254", "https://allowed.test/"]);
+    out.expect_success("explain with an address");
+    assert!(out.stdout_str().contains("p:network.ssrf_guard (ssrf;"), "{out}");
+}
