@@ -260,7 +260,6 @@ pub struct Status {
     pub cgroup_root: Option<String>,
     pub metrics_addr: String,
     pub tcp_port: u16,
-    pub dns_port: u16,
     #[serde(default)]
     pub sandboxes: u64,
     #[serde(default)]
@@ -372,10 +371,6 @@ impl Daemon {
 
     pub fn tcp_port(&self) -> u16 {
         self.ready_status().tcp_port
-    }
-
-    pub fn dns_port(&self) -> u16 {
-        self.ready_status().dns_port
     }
 
     pub fn metrics_addr(&self) -> SocketAddr {

@@ -374,17 +374,40 @@ fn explain_names_the_rule_that_decides_each_stage() {
     let out = explain(&["--sandbox", "sb1", "https://allowed.test/v1/models"]);
     out.expect_success("explain by sandbox");
     let text = out.stdout_str();
-    let network = text.lines().find(|l| l.starts_with("network")).expect("network line");
-    assert!(network.contains("allow") && network.contains("p:network.allow_out[0]"), "{text}");
-    assert!(text.lines().any(|l| l.starts_with("dns") && l.contains("answer")), "{text}");
+    let network = text
+        .lines()
+        .find(|l| l.starts_with("network"))
+        .expect("network line");
+    assert!(
+        network.contains("allow") && network.contains("p:network.allow_out[0]"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("dns") && l.contains("answer")),
+        "{text}"
+    );
 
     let out = explain(&["--policy", "p", "-X", "POST", "http://denied.test/x"]);
     out.expect_success("explain by policy");
     let text = out.stdout_str();
     assert!(text.contains("p:network.deny_out[0]"), "{text}");
-    assert!(text.lines().any(|l| l.starts_with("dns") && l.contains("refuse")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("dns") && l.contains("refuse")),
+        "{text}"
+    );
 
-    let out = explain(&["--policy", "p", "--address", "169.254.169.254", "https://allowed.test/"]);
+    let out = explain(&[
+        "--policy",
+        "p",
+        "--address",
+        "169.254.169.254",
+        "https://allowed.test/",
+    ]);
     out.expect_success("explain with an address");
-    assert!(out.stdout_str().contains("p:network.ssrf_guard (ssrf;"), "{out}");
+    assert!(
+        out.stdout_str().contains("p:network.ssrf_guard (ssrf;"),
+        "{out}"
+    );
 }

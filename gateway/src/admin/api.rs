@@ -63,7 +63,6 @@ pub struct Status {
     pub cgroup_root: PathBuf,
     pub metrics_addr: Option<String>,
     pub tcp_port: u16,
-    pub dns_port: u16,
     pub sandboxes: usize,
     pub programs: Vec<String>,
 }

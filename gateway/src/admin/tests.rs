@@ -49,7 +49,6 @@ impl Backend for FakeBackend {
             cgroup_root: PathBuf::from("/sluice"),
             metrics_addr: None,
             tcp_port: 15001,
-            dns_port: 15053,
             sandboxes: self.state().sandboxes.len(),
             programs: vec!["connect4".into()],
         }

@@ -14,8 +14,6 @@ impl Backend for Daemon {
             cgroup_root: self.root.path.clone(),
             metrics_addr: self.metrics_addr.map(|a| a.to_string()),
             tcp_port: self.host_port,
-            // Every sandbox has its own DNS listener; there is no shared one.
-            dns_port: 0,
             sandboxes: self.read_registry().sandboxes().count(),
             programs: self
                 .steering
