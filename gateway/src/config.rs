@@ -41,6 +41,8 @@ pub struct Config {
     pub limits: Limits,
     #[serde(default)]
     pub resolver: ResolverConfig,
+    #[serde(default)]
+    pub tls: TlsConfig,
     /// Directory of policy files, one policy per file, named by the file
     /// stem; sandboxes refer to them by name. Watched for changes.
     #[serde(default = "default_policy_dir")]
@@ -81,6 +83,15 @@ pub struct Limits {
     /// Timeout for dialing the original destination.
     #[serde(default = "default_connect_timeout_ms")]
     pub connect_timeout_ms: u64,
+    /// An intercepted client must send a request's headers within this.
+    #[serde(default = "default_header_read_timeout_ms")]
+    pub header_read_timeout_ms: u64,
+    /// An intercepted connection with no request in flight is closed after this.
+    #[serde(default = "default_idle_timeout_ms")]
+    pub idle_timeout_ms: u64,
+    /// Largest request head (request line and headers) accepted; larger is 431.
+    #[serde(default = "default_max_header_bytes")]
+    pub max_header_bytes: usize,
 }
 
 impl Default for Limits {
@@ -88,6 +99,44 @@ impl Default for Limits {
         Limits {
             sniff_timeout_ms: default_sniff_timeout_ms(),
             connect_timeout_ms: default_connect_timeout_ms(),
+            header_read_timeout_ms: default_header_read_timeout_ms(),
+            idle_timeout_ms: default_idle_timeout_ms(),
+            max_header_bytes: default_max_header_bytes(),
+        }
+    }
+}
+
+/// TLS interception: the CA that signs minted certificates, and what
+/// upstream certificates are trusted.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// Holds `ca.pem` and `ca.key`; created at start when missing
+    /// (`sluice ca init` does the same explicitly).
+    #[serde(default = "default_ca_dir")]
+    pub ca_dir: PathBuf,
+    /// Trust the system's root certificates for upstreams.
+    #[serde(default = "default_true")]
+    pub system_roots: bool,
+    /// Extra PEM bundles trusted for upstreams (an internal CA, a test CA).
+    #[serde(default)]
+    pub upstream_ca_files: Vec<PathBuf>,
+    /// Validity of minted leaf certificates.
+    #[serde(default = "default_leaf_validity_hours")]
+    pub leaf_validity_hours: u64,
+    /// Minted certificates kept in memory (least recently used go first).
+    #[serde(default = "default_cert_cache_size")]
+    pub cert_cache_size: usize,
+}
+
+impl Default for TlsConfig {
+    fn default() -> Self {
+        TlsConfig {
+            ca_dir: default_ca_dir(),
+            system_roots: true,
+            upstream_ca_files: Vec::new(),
+            leaf_validity_hours: default_leaf_validity_hours(),
+            cert_cache_size: default_cert_cache_size(),
         }
     }
 }
@@ -232,6 +281,24 @@ fn default_sniff_timeout_ms() -> u64 {
     5_000
 }
 fn default_connect_timeout_ms() -> u64 {
+    10_000
+}
+fn default_header_read_timeout_ms() -> u64 {
+    10_000
+}
+fn default_idle_timeout_ms() -> u64 {
+    90_000
+}
+fn default_max_header_bytes() -> usize {
+    64 * 1024
+}
+fn default_ca_dir() -> PathBuf {
+    PathBuf::from("/var/lib/sluice/ca")
+}
+fn default_leaf_validity_hours() -> u64 {
+    24
+}
+fn default_cert_cache_size() -> usize {
     10_000
 }
 fn default_true() -> bool {
