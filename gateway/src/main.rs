@@ -64,6 +64,15 @@ enum Command {
         #[arg(long, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
     },
+    /// The interception CA: create it, print it, or print the environment
+    /// that makes a sandbox's clients trust it.
+    Ca {
+        #[command(subcommand)]
+        command: CaCommand,
+        /// Directory of ca.pem and ca.key (the daemon's `tls.ca_dir`).
+        #[arg(long, global = true, default_value = "/var/lib/sluice/ca")]
+        dir: PathBuf,
+    },
     /// Register, remove and list sandboxes.
     Sandbox {
         #[command(subcommand)]
@@ -77,6 +86,21 @@ enum Command {
         command: SessionCommand,
         #[arg(long, global = true, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum CaCommand {
+    /// Create a new CA (ECDSA P-256); refuses to overwrite an existing one.
+    Init,
+    /// Print the CA certificate (PEM), to install in sandboxes.
+    Export,
+    /// Print `export NAME=VALUE` lines that make common clients trust the CA,
+    /// for a sandbox where the certificate is at --path.
+    Env {
+        /// Where the certificate is inside the sandbox (default: its host path).
+        #[arg(long)]
+        path: Option<PathBuf>,
     },
 }
 
@@ -167,6 +191,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             };
             explain(&config, &policy, &method, &url, address).await
         }
+        Command::Ca { command, dir } => ca(command, &dir),
         Command::Status { admin_socket } => {
             let status = Client::new(admin_socket).status().await?;
             println!("{}", serde_json::to_string_pretty(&status)?);
@@ -273,6 +298,28 @@ async fn explain(
         &name_addrs,
     ) {
         println!("{line}");
+    }
+    Ok(())
+}
+
+fn ca(command: CaCommand, dir: &std::path::Path) -> anyhow::Result<()> {
+    use sluice::tls::ca::Ca;
+    match command {
+        CaCommand::Init => {
+            Ca::init(dir)?;
+            println!(
+                "created {} (and its key, mode 0600)",
+                Ca::cert_path(dir).display()
+            );
+        }
+        CaCommand::Export => print!("{}", Ca::load(dir)?.cert_pem()),
+        CaCommand::Env { path } => {
+            let path = path.unwrap_or_else(|| Ca::cert_path(dir));
+            for (name, value) in Ca::env(&path) {
+                // Single-quoted for the shell, whatever the path holds.
+                println!("export {name}='{}'", value.replace('\'', r"'\''"));
+            }
+        }
     }
     Ok(())
 }

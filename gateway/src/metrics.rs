@@ -30,6 +30,12 @@ pub struct Metrics {
     pub policy_reloads: IntCounterVec,
     /// DNS queries refused by policy or tunnelling caps, by reason.
     pub dns_refusals: IntCounterVec,
+    /// Leaf certificates minted for intercepted names.
+    pub certificates_minted: IntCounter,
+    /// Intercepted HTTP requests, by response status class.
+    pub intercepted_requests: IntCounterVec,
+    /// Upstream failures answered 502, by reason.
+    pub upstream_errors: IntCounterVec,
 }
 
 impl Metrics {
@@ -89,6 +95,27 @@ impl Metrics {
             &["reason"],
         )
         .expect("valid metric");
+        let certificates_minted = IntCounter::new(
+            "sluice_certificates_minted_total",
+            "Leaf certificates minted for intercepted names.",
+        )
+        .expect("valid");
+        let intercepted_requests = IntCounterVec::new(
+            Opts::new(
+                "sluice_intercepted_requests_total",
+                "Intercepted HTTP requests by response status class.",
+            ),
+            &["status_class"],
+        )
+        .expect("valid metric");
+        let upstream_errors = IntCounterVec::new(
+            Opts::new(
+                "sluice_upstream_errors_total",
+                "Upstream failures answered 502, by reason.",
+            ),
+            &["reason"],
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(connections.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(active_connections.clone()),
@@ -100,6 +127,9 @@ impl Metrics {
             Box::new(policy_synchronized.clone()),
             Box::new(policy_reloads.clone()),
             Box::new(dns_refusals.clone()),
+            Box::new(certificates_minted.clone()),
+            Box::new(intercepted_requests.clone()),
+            Box::new(upstream_errors.clone()),
         ] {
             registry.register(collector).expect("unique metric names");
         }
@@ -115,6 +145,9 @@ impl Metrics {
             policy_synchronized,
             policy_reloads,
             dns_refusals,
+            certificates_minted,
+            intercepted_requests,
+            upstream_errors,
         }
     }
 

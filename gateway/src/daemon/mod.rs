@@ -28,6 +28,7 @@ use crate::{
     audit::Audit,
     cgroup::SandboxRoot,
     config::Config,
+    intercept::{Interceptor, Limits as InterceptLimits, upstream::Upstreams},
     metrics::{self, Metrics},
     netns,
     policy::store::{self, PolicyStore},
@@ -36,6 +37,7 @@ use crate::{
     resolve::Resolver,
     sandbox_dns::SandboxDns,
     steer::ebpf::Steering,
+    tls::{ca::Ca, mint::Minter, upstream as upstream_tls},
 };
 
 /// Registrations plus the live policies: answers "who is this cgroup id".
@@ -139,8 +141,10 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let admin_listener = crate::admin::server::bind(&config.admin_socket)
         .with_context(|| format!("binding admin socket {}", config.admin_socket.display()))?;
 
+    let interceptor = Arc::new(interceptor(&config, &metrics, &audit)?);
     let proxy = Arc::new(Proxy {
         orig: steering.clone(),
+        interceptor: Some(interceptor),
         identities: directory.clone(),
         resolver: resolver.clone(),
         metrics: metrics.clone(),
@@ -205,6 +209,53 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         "shutting down; the pinned programs stay attached, so sandboxes are refused until the next start"
     );
     Ok(())
+}
+
+/// The CA (created on first start), the minter and the upstream trust.
+fn interceptor(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    audit: &Audit,
+) -> anyhow::Result<Interceptor> {
+    let tls = &config.tls;
+    let (ca, created) = Ca::load_or_init(&tls.ca_dir)?;
+    if created {
+        tracing::info!(
+            ca = %Ca::cert_path(&tls.ca_dir).display(),
+            "created the interception CA; sandboxes must trust it (`sluice ca env`)"
+        );
+    }
+    let minter = Minter::new(
+        Arc::new(ca),
+        tls.cert_cache_size,
+        Duration::from_secs(tls.leaf_validity_hours * 3600),
+        metrics.certificates_minted.clone(),
+    );
+    let alpn = |protocols: &[&[u8]]| protocols.iter().map(|p| p.to_vec()).collect::<Vec<_>>();
+    let client = upstream_tls::client_config(
+        tls.system_roots,
+        &tls.upstream_ca_files,
+        alpn(&[b"h2", b"http/1.1"]),
+    )?;
+    let client_h1 = upstream_tls::client_config(
+        tls.system_roots,
+        &tls.upstream_ca_files,
+        alpn(&[b"http/1.1"]),
+    )?;
+    Ok(Interceptor {
+        minter: Arc::new(minter),
+        upstreams: Upstreams::new(
+            client,
+            client_h1,
+            Duration::from_millis(config.limits.connect_timeout_ms),
+        ),
+        metrics: metrics.clone(),
+        audit: audit.clone(),
+        limits: InterceptLimits {
+            header_read: Duration::from_millis(config.limits.header_read_timeout_ms),
+            max_header_bytes: config.limits.max_header_bytes,
+        },
+    })
 }
 
 /// SIGHUP reloads the policies; SIGTERM and SIGINT end the daemon.

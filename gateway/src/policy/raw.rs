@@ -61,6 +61,11 @@ pub struct Network {
     /// false (or when a content stage needs it) connections are intercepted.
     #[serde(default = "yes")]
     pub decide_without_decryption: bool,
+    /// Names never decrypted even when the policy intercepts (apps that pin
+    /// certificates): `example.com` or `*.example.com`. The network rules
+    /// still decide whether they are reached at all.
+    #[serde(default)]
+    pub passthrough: Vec<String>,
     #[serde(default)]
     pub dns: Dns,
 }
@@ -73,6 +78,7 @@ impl Default for Network {
             ssrf_guard: true,
             verify_name_resolution: true,
             decide_without_decryption: true,
+            passthrough: Vec::new(),
             dns: Dns::default(),
         }
     }

@@ -25,6 +25,7 @@ use tokio::{
 use crate::{
     audit::{Audit, Event},
     dns,
+    intercept::{Interceptor, prefixed::Prefixed},
     metrics::Metrics,
     policy::{
         compiled::CompiledPolicy,
@@ -63,6 +64,8 @@ const DNS_PORT: u16 = 53;
 /// Everything a connection handler needs; shared by all listeners.
 pub struct Proxy {
     pub orig: Arc<dyn OrigDstSource>,
+    /// Terminates TLS and proxies HTTP for policies that intercept.
+    pub interceptor: Option<Arc<Interceptor>>,
     pub identities: Arc<dyn Identities>,
     pub resolver: Arc<Resolver>,
     pub metrics: Arc<Metrics>,
@@ -78,6 +81,8 @@ struct FirstBytes {
     host: Option<String>,
     /// An HTTP/1 request head: a refusal can be answered with a 403.
     http: bool,
+    /// A TLS ClientHello.
+    tls: bool,
 }
 
 impl Proxy {
@@ -127,6 +132,7 @@ impl Proxy {
         // A connection the address alone refuses is still read, so that a
         // plain-HTTP client gets a 403 naming the rule instead of a reset.
         let must_sniff = network.name_rules_apply(dst.port())
+            || !network.decide_without_decryption()
             || matches!(
                 network.decide(&ConnRequest {
                     dst,
@@ -198,7 +204,21 @@ impl Proxy {
                         ..Event::default()
                     });
                 }
-                self.forward(client, dst, &first.buf).await;
+                let name = sni.or(host);
+                let intercept = (first.tls || first.http) && network.intercepts(name);
+                match &self.interceptor {
+                    Some(interceptor) if intercept => {
+                        let name = name.map_or_else(|| dst.ip().to_string(), canonical_name);
+                        let sni = first.sni.as_deref().map(canonical_name);
+                        let stream = Prefixed::new(first.buf, client);
+                        if first.tls {
+                            interceptor.clone().tls(stream, who, dst, name, sni).await;
+                        } else {
+                            interceptor.clone().plain(stream, who, dst, name).await;
+                        }
+                    }
+                    _ => self.forward(client, dst, &first.buf).await,
+                }
             }
         }
     }
@@ -217,6 +237,7 @@ impl Proxy {
                 Sniffed::NeedMore | Sniffed::Opaque => return Some(first),
                 Sniffed::Tls { sni } => {
                     first.sni = sni;
+                    first.tls = true;
                     return Some(first);
                 }
                 Sniffed::Http { host } => {

@@ -75,6 +75,7 @@ impl Harness {
         let orig = Arc::new(MockOrigDst::default());
         let proxy = Arc::new(Proxy {
             orig: orig.clone(),
+            interceptor: None,
             identities: Arc::new(OneSandbox(policy)),
             resolver: Arc::new(resolver),
             metrics: metrics.clone(),

@@ -171,6 +171,9 @@ pub struct NetworkPolicy {
     ssrf_guard: bool,
     verify_name_resolution: bool,
     decide_without_decryption: bool,
+    /// Names never decrypted: exact names and wildcard bases.
+    passthrough_exact: Vec<Box<str>>,
+    passthrough_wildcard: Vec<Box<str>>,
     dns: DnsLimits,
 }
 
@@ -298,6 +301,19 @@ impl NetworkPolicy {
             }
         }
         let dns = compile_dns(&raw.dns, &mut errors);
+        let (mut passthrough_exact, mut passthrough_wildcard) = (Vec::new(), Vec::new());
+        for (i, text) in raw.passthrough.iter().enumerate() {
+            match target::parse_name(text) {
+                Ok(Target::Exact(name)) => passthrough_exact.push(name),
+                Ok(Target::Wildcard(base)) => passthrough_wildcard.push(base),
+                Ok(_) => errors.push(CompileError {
+                    path: format!("network.passthrough[{i}]"),
+                    message: format!("`{text}` is not a name"),
+                    hint: Some("passthrough takes names (`example.com`, `*.example.com`): what is not decrypted is chosen by the name the client sends".to_owned()),
+                }),
+                Err(problem) => errors.push(problem.at(format!("network.passthrough[{i}]"))),
+            }
+        }
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -314,6 +330,8 @@ impl NetworkPolicy {
             ssrf_guard: raw.ssrf_guard,
             verify_name_resolution: raw.verify_name_resolution,
             decide_without_decryption: raw.decide_without_decryption,
+            passthrough_exact,
+            passthrough_wildcard,
             dns,
         };
         for (index, rule) in rules.iter().enumerate() {
@@ -328,6 +346,25 @@ impl NetworkPolicy {
         }
         policy.rules = rules;
         Ok(policy)
+    }
+
+    /// Whether an allowed connection with this name (SNI, or Host for plain
+    /// HTTP) is decrypted and proxied rather than spliced.
+    pub fn intercepts(&self, name: Option<&str>) -> bool {
+        if self.decide_without_decryption {
+            return false;
+        }
+        let Some(name) = name.map(canonical_name) else {
+            return true;
+        };
+        if self.passthrough_exact.iter().any(|n| **n == *name) {
+            return false;
+        }
+        !self.passthrough_wildcard.iter().any(|base| {
+            name.len() > base.len()
+                && name.ends_with(&**base)
+                && name.as_bytes()[name.len() - base.len() - 1] == b'.'
+        })
     }
 
     /// The decision on one connection; see the module documentation.

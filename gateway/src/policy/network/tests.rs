@@ -1104,3 +1104,38 @@ fn hostile_input_is_decided_not_crashed_on() {
     let got = tls(&policy, "203.0.113.5:443", "\0.example.com");
     assert_eq!(got, ssrf(IpClass::Documentation));
 }
+
+#[test]
+fn interception_and_passthrough() {
+    let mut raw = raw::Network {
+        decide_without_decryption: false,
+        passthrough: vec!["pinned.test".to_owned(), "*.bank.test".to_owned()],
+        ..raw::Network::default()
+    };
+    let intercepting = compile(&raw);
+    let cases = [
+        (Some("api.test"), true),
+        (Some("API.test."), true),
+        (None, true),
+        (Some("pinned.test"), false),
+        (Some("Pinned.Test:443"), false),
+        (Some("www.bank.test"), false),
+        (Some("a.b.bank.test"), false),
+        (Some("bank.test"), true),
+        (Some("notbank.test"), true),
+    ];
+    for (name, want) in cases {
+        assert_eq!(intercepting.intercepts(name), want, "{name:?}");
+    }
+    raw.decide_without_decryption = true;
+    let passing = compile(&raw);
+    assert!(!passing.intercepts(Some("api.test")));
+    assert!(!passing.intercepts(None));
+
+    raw.passthrough = vec!["10.0.0.0/8".to_owned(), "*bad".to_owned()];
+    let Err(errors) = NetworkPolicy::compile(&raw) else {
+        panic!("passthrough takes names only");
+    };
+    let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(paths, ["network.passthrough[0]", "network.passthrough[1]"]);
+}

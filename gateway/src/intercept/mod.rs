@@ -1,0 +1,326 @@
+//! Interception: TLS terminated with a certificate minted for the name the
+//! sandbox asked for, HTTP/1.1 and HTTP/2 served with hyper, every request
+//! checked (`hygiene`) and forwarded to exactly the checked address over TLS
+//! verified against that name (`upstream`), responses streamed back.
+//!
+//! The request pipeline stages (PII, credentials, …) plug in between the
+//! hygiene check and the forward; this module wires the empty pipeline.
+//! Sluice's own answers (400, 421, 502) are JSON (`respond`).
+
+pub mod hygiene;
+pub mod prefixed;
+pub mod respond;
+pub mod upstream;
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use http_body_util::BodyExt as _;
+use hyper::{
+    Request, Response, StatusCode, Uri, Version,
+    body::Incoming,
+    header::{self, HeaderValue},
+    service::service_fn,
+};
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo, TokioTimer},
+    server::conn::auto,
+};
+use tokio::{io::AsyncWriteExt as _, net::TcpStream};
+
+use crate::{
+    audit::{Audit, Event},
+    metrics::Metrics,
+    proxy::Who,
+    tls::mint::Minter,
+};
+use prefixed::Prefixed;
+use respond::{Body, bad_gateway, bad_request};
+use upstream::{Key, Upstreams};
+
+/// Limits of intercepted connections.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub header_read: Duration,
+    pub max_header_bytes: usize,
+}
+
+pub struct Interceptor {
+    pub minter: Arc<Minter>,
+    pub upstreams: Upstreams,
+    pub metrics: Arc<Metrics>,
+    pub audit: Audit,
+    pub limits: Limits,
+}
+
+/// One intercepted connection: who, where, and the name it was decided on.
+#[derive(Clone)]
+struct Conn {
+    who: Who,
+    key: Key,
+    /// The TLS server name, when the connection was TLS.
+    sni: Option<String>,
+}
+
+impl Interceptor {
+    /// Terminates TLS for `name` (the SNI, or the address when there was
+    /// none) and serves HTTP on the decrypted stream.
+    pub async fn tls(
+        self: Arc<Self>,
+        stream: Prefixed<TcpStream>,
+        who: Who,
+        dst: SocketAddr,
+        name: String,
+        sni: Option<String>,
+    ) {
+        let leaf = match self.minter.leaf(&name).await {
+            Ok(leaf) => leaf,
+            Err(err) => {
+                tracing::warn!(%name, %err, "cannot mint a certificate; connection dropped");
+                return;
+            }
+        };
+        let acceptor = tokio_rustls::TlsAcceptor::from(self.minter.server_config(leaf));
+        let tls = match tokio::time::timeout(self.limits.header_read, acceptor.accept(stream)).await
+        {
+            Ok(Ok(tls)) => tls,
+            // A client that does not trust the CA ends here; its TLS alert
+            // already told it why.
+            Ok(Err(err)) => {
+                tracing::debug!(%name, %err, "client TLS handshake failed");
+                return;
+            }
+            Err(_) => return,
+        };
+        let conn = Conn {
+            key: Key {
+                sandbox: who.sandbox.clone(),
+                name,
+                addr: dst,
+                tls: true,
+            },
+            who,
+            sni,
+        };
+        self.serve(TokioIo::new(tls), conn).await;
+    }
+
+    /// Serves plain HTTP (decided on its Host) on the connection.
+    pub async fn plain(
+        self: Arc<Self>,
+        stream: Prefixed<TcpStream>,
+        who: Who,
+        dst: SocketAddr,
+        host: String,
+    ) {
+        let conn = Conn {
+            key: Key {
+                sandbox: who.sandbox.clone(),
+                name: host,
+                addr: dst,
+                tls: false,
+            },
+            who,
+            sni: None,
+        };
+        self.serve(TokioIo::new(stream), conn).await;
+    }
+
+    async fn serve<I>(self: Arc<Self>, io: I, conn: Conn)
+    where
+        I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.limits.header_read)
+            .max_buf_size(self.limits.max_header_bytes.max(8192));
+        builder.http2().timer(TokioTimer::new());
+        let this = self.clone();
+        let service = service_fn(move |request| {
+            let (this, conn) = (this.clone(), conn.clone());
+            async move { Ok::<_, std::convert::Infallible>(this.handle(request, &conn).await) }
+        });
+        if let Err(err) = builder.serve_connection_with_upgrades(io, service).await {
+            tracing::debug!(%err, "intercepted connection ended with an error");
+        }
+    }
+
+    async fn handle(&self, request: Request<Incoming>, conn: &Conn) -> Response<Body> {
+        let (mut parts, body) = request.into_parts();
+        if let Err(violation) = hygiene::check(&parts, conn.sni.as_deref()) {
+            // A Host other than the SNI is a request for another origin on
+            // this connection: 421 tells clients to open a new one.
+            if violation == hygiene::Violation::HostNotSni {
+                self.count(StatusCode::MISDIRECTED_REQUEST);
+                return respond::json(
+                    StatusCode::MISDIRECTED_REQUEST,
+                    serde_json::json!({
+                        "error": "misdirected_request",
+                        "reason": violation.as_str(),
+                        "detail": violation.message(),
+                    }),
+                );
+            }
+            self.count(StatusCode::BAD_REQUEST);
+            return bad_request(violation.as_str(), violation.message());
+        }
+        // A plain-HTTP connection was decided on its first request's Host;
+        // a later request on it may not switch to another host.
+        if !conn.key.tls && !same_host(&parts, &conn.key.name) {
+            self.count(StatusCode::MISDIRECTED_REQUEST);
+            return respond::json(
+                StatusCode::MISDIRECTED_REQUEST,
+                serde_json::json!({
+                    "error": "misdirected_request",
+                    "reason": "host_changed",
+                    "detail": "this connection was allowed for another host; open a new connection",
+                }),
+            );
+        }
+        let upgrade = is_upgrade(&parts);
+        // hyper keeps the upgraded connection's future in the extensions.
+        let downstream_upgrade = if upgrade {
+            parts.extensions.remove::<hyper::upgrade::OnUpgrade>()
+        } else {
+            None
+        };
+
+        let mut sender = match self.upstreams.sender(&conn.key, upgrade).await {
+            Ok(sender) => sender,
+            Err(failure) => return self.upstream_failed(conn, failure.reason, &failure.detail),
+        };
+        respond::strip_hop_by_hop(&mut parts.headers, upgrade);
+        let path = parts
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        let authority = conn.key.authority();
+        let scheme = if conn.key.tls { "https" } else { "http" };
+        if sender.is_h2() {
+            parts.version = Version::HTTP_2;
+            parts.uri = Uri::try_from(format!("{scheme}://{authority}{path}")).unwrap_or_default();
+            parts.headers.remove(header::HOST);
+        } else {
+            parts.version = Version::HTTP_11;
+            parts.uri = Uri::try_from(path).unwrap_or_default();
+            if let Ok(host) = HeaderValue::from_str(&host_header(&conn.key)) {
+                parts.headers.insert(header::HOST, host);
+            }
+        }
+        let forwarded = Request::from_parts(parts, body.map_err(Into::into).boxed());
+        let response = sender.send(forwarded).await;
+        if !upgrade {
+            self.upstreams.give_back(&conn.key, sender);
+        }
+        let mut response = match response {
+            Ok(response) => response,
+            Err(err) => {
+                return self.upstream_failed(
+                    conn,
+                    "upstream_error",
+                    &format!("the upstream failed mid-request: {err}"),
+                );
+            }
+        };
+        self.count(response.status());
+        if response.status() == StatusCode::SWITCHING_PROTOCOLS
+            && let Some(downstream) = downstream_upgrade
+        {
+            let upstream = hyper::upgrade::on(&mut response);
+            tokio::spawn(async move {
+                if let (Ok(down), Ok(up)) = (downstream.await, upstream.await) {
+                    let (mut down, mut up) = (TokioIo::new(down), TokioIo::new(up));
+                    let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
+                    let _ = down.shutdown().await;
+                }
+            });
+        }
+        let (mut parts, body) = response.into_parts();
+        respond::strip_hop_by_hop(
+            &mut parts.headers,
+            parts.status == StatusCode::SWITCHING_PROTOCOLS,
+        );
+        Response::from_parts(parts, body.map_err(Into::into).boxed())
+    }
+
+    fn upstream_failed(&self, conn: &Conn, reason: &'static str, detail: &str) -> Response<Body> {
+        self.count(StatusCode::BAD_GATEWAY);
+        self.metrics
+            .upstream_errors
+            .with_label_values(&[reason])
+            .inc();
+        let upstream = conn.key.authority();
+        self.audit.record(&Event {
+            event: "upstream_error",
+            verdict: "error",
+            reason,
+            sandbox: Some(&conn.who.sandbox),
+            session: conn.who.session.as_deref(),
+            dst: Some(conn.key.addr.to_string()),
+            host: Some(&conn.key.name),
+            detail: Some(detail.to_owned()),
+            ..Event::default()
+        });
+        bad_gateway(reason, &upstream, detail)
+    }
+
+    fn count(&self, status: StatusCode) {
+        let class = match status.as_u16() {
+            100..=199 => "1xx",
+            200..=299 => "2xx",
+            300..=399 => "3xx",
+            400..=499 => "4xx",
+            _ => "5xx",
+        };
+        self.metrics
+            .intercepted_requests
+            .with_label_values(&[class])
+            .inc();
+    }
+}
+
+/// Host header for an HTTP/1 upstream request: the port only when not the
+/// scheme's default.
+fn host_header(key: &Key) -> String {
+    let default = if key.tls { 443 } else { 80 };
+    if key.addr.port() == default {
+        match key.name.parse::<std::net::Ipv6Addr>() {
+            Ok(_) => format!("[{}]", key.name),
+            Err(_) => key.name.clone(),
+        }
+    } else {
+        key.authority()
+    }
+}
+
+/// Whether a request asks for an HTTP/1.1 protocol upgrade (WebSocket).
+fn is_upgrade(parts: &hyper::http::request::Parts) -> bool {
+    parts.version == Version::HTTP_11
+        && parts.headers.contains_key(header::UPGRADE)
+        && parts
+            .headers
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|token| token.trim().eq_ignore_ascii_case("upgrade"))
+}
+
+/// Whether the request's host (Host header, or the URI's authority) is `name`.
+fn same_host(parts: &hyper::http::request::Parts, name: &str) -> bool {
+    let host = parts
+        .uri
+        .host()
+        .map(str::to_owned)
+        .or_else(|| {
+            parts
+                .headers
+                .get(header::HOST)
+                .and_then(|v| v.to_str().ok())
+                .map(crate::policy::network::canonical_name)
+        })
+        .unwrap_or_default();
+    crate::policy::network::canonical_name(&host) == crate::policy::network::canonical_name(name)
+}

@@ -1,0 +1,140 @@
+//! Responses Sluice writes itself (400, 421, 502), and the header hygiene
+//! of forwarding: hop-by-hop headers never cross the proxy.
+
+use std::error::Error as StdError;
+
+use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
+use hyper::{
+    HeaderMap, Response, StatusCode,
+    body::Bytes,
+    header::{self, HeaderName, HeaderValue},
+};
+
+pub type BoxError = Box<dyn StdError + Send + Sync>;
+pub type Body = BoxBody<Bytes, BoxError>;
+
+/// A JSON response with `x-sluice-*` headers telling the sandbox who answered.
+pub fn json(status: StatusCode, body: serde_json::Value) -> Response<Body> {
+    let bytes = Bytes::from(body.to_string());
+    let mut response = Response::new(full(bytes));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        HeaderName::from_static("x-sluice-generated"),
+        HeaderValue::from_static("1"),
+    );
+    response
+}
+
+/// 400: a request Sluice will not forward.
+pub fn bad_request(reason: &str, message: &str) -> Response<Body> {
+    json(
+        StatusCode::BAD_REQUEST,
+        serde_json::json!({ "error": "bad_request", "reason": reason, "detail": message }),
+    )
+}
+
+/// 502: the upstream could not be reached safely.
+pub fn bad_gateway(reason: &str, upstream: &str, detail: &str) -> Response<Body> {
+    json(
+        StatusCode::BAD_GATEWAY,
+        serde_json::json!({
+            "error": "bad_gateway",
+            "reason": reason,
+            "upstream": upstream,
+            "detail": detail,
+        }),
+    )
+}
+
+pub fn full(bytes: Bytes) -> Body {
+    Full::new(bytes).map_err(|never| match never {}).boxed()
+}
+
+pub fn empty() -> Body {
+    full(Bytes::new())
+}
+
+/// Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus
+/// the ones HTTP/2 forbids. `Connection` may name more; those go too.
+const HOP_BY_HOP: [HeaderName; 8] = [
+    header::CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+];
+
+/// Strips hop-by-hop headers. `keep_upgrade` keeps `Connection: upgrade`
+/// and `Upgrade` for a WebSocket handshake, which must cross the hop.
+pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .filter(|name| !(keep_upgrade && name == header::UPGRADE))
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+    if keep_upgrade {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+    } else {
+        headers.remove(header::UPGRADE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_headers_are_removed() {
+        let mut headers = HeaderMap::new();
+        for (name, value) in [
+            ("connection", "keep-alive, x-private"),
+            ("keep-alive", "timeout=5"),
+            ("x-private", "1"),
+            ("transfer-encoding", "chunked"),
+            ("te", "trailers"),
+            ("upgrade", "websocket"),
+            ("x-kept", "yes"),
+            ("authorization", "Bearer x"),
+        ] {
+            headers.append(
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
+            );
+        }
+        let mut plain = headers.clone();
+        strip_hop_by_hop(&mut plain, false);
+        let names: Vec<&str> = plain.keys().map(HeaderName::as_str).collect();
+        assert_eq!(names, ["x-kept", "authorization"]);
+
+        let mut upgrade = headers;
+        strip_hop_by_hop(&mut upgrade, true);
+        assert_eq!(upgrade["connection"], "upgrade");
+        assert_eq!(upgrade["upgrade"], "websocket");
+        assert!(upgrade.get("x-private").is_none());
+    }
+
+    #[test]
+    fn generated_responses_are_json_and_marked() {
+        let response = bad_gateway("untrusted_certificate", "a.test:443", "unknown issuer");
+        assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
+        assert_eq!(response.headers()["content-type"], "application/json");
+        assert_eq!(response.headers()["x-sluice-generated"], "1");
+    }
+}
