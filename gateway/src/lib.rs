@@ -15,6 +15,7 @@ pub mod explain;
 pub mod intercept;
 pub mod metrics;
 pub mod netns;
+pub mod pipeline;
 pub mod policy;
 pub mod proxy;
 pub mod registry;

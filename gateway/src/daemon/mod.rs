@@ -31,6 +31,7 @@ use crate::{
     intercept::{Interceptor, Limits as InterceptLimits, upstream::Upstreams},
     metrics::{self, Metrics},
     netns,
+    pipeline::Pipeline,
     policy::store::{self, PolicyStore},
     proxy::{Identities, Limits, Proxy, Who},
     registry::Registry,
@@ -244,6 +245,7 @@ fn interceptor(
     )?;
     Ok(Interceptor {
         minter: Arc::new(minter),
+        pipeline: Pipeline::default(),
         upstreams: Upstreams::new(
             client,
             client_h1,

@@ -30,6 +30,7 @@ use tokio::{io::AsyncWriteExt as _, net::TcpStream};
 use crate::{
     audit::{Audit, Event},
     metrics::Metrics,
+    pipeline::{Pipeline, RequestHead, Verdict},
     proxy::Who,
     tls::mint::Minter,
 };
@@ -46,6 +47,8 @@ pub struct Limits {
 
 pub struct Interceptor {
     pub minter: Arc<Minter>,
+    /// The request stages, in order (empty until the stages land).
+    pub pipeline: Pipeline,
     pub upstreams: Upstreams,
     pub metrics: Arc<Metrics>,
     pub audit: Audit,
@@ -177,6 +180,50 @@ impl Interceptor {
                     "detail": "this connection was allowed for another host; open a new connection",
                 }),
             );
+        }
+        let mut head = RequestHead {
+            sandbox: &conn.who.sandbox,
+            session: conn.who.session.as_deref(),
+            policy: &conn.who.policy,
+            host: &conn.key.name,
+            method: &parts.method,
+            uri: &parts.uri,
+            headers: &mut parts.headers,
+        };
+        match self.pipeline.run(&mut head) {
+            (_, Verdict::Continue) => {}
+            (
+                stage,
+                Verdict::Deny {
+                    status,
+                    reason,
+                    rule,
+                },
+            ) => {
+                self.count(status);
+                self.audit.record(&Event {
+                    event: "request",
+                    verdict: "deny",
+                    reason,
+                    rule: Some(&rule),
+                    sandbox: Some(&conn.who.sandbox),
+                    session: conn.who.session.as_deref(),
+                    dst: Some(conn.key.addr.to_string()),
+                    host: Some(&conn.key.name),
+                    detail: stage.map(|s| format!("stage {s}")),
+                    ..Event::default()
+                });
+                return respond::json(
+                    status,
+                    serde_json::json!({ "error": "forbidden", "reason": reason, "rule": rule }),
+                );
+            }
+            (_, Verdict::Respond { status, body }) => {
+                self.count(status);
+                let mut response = Response::new(respond::full(body.into()));
+                *response.status_mut() = status;
+                return response;
+            }
         }
         let upgrade = is_upgrade(&parts);
         // hyper keeps the upgraded connection's future in the extensions.

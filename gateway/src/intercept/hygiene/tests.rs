@@ -195,8 +195,7 @@ mod through_hyper {
         }
 
         fn outcome(&self) -> Outcome {
-            let named =
-                |v: &&Violation| Some(v.as_str().as_bytes()) == self.header("x-violation");
+            let named = |v: &&Violation| Some(v.as_str().as_bytes()) == self.header("x-violation");
             match Violation::ALL.iter().find(named) {
                 Some(&violation) => Outcome::Check(violation),
                 None if self.header("x-seen-content-length").is_some() => Outcome::Passed,
@@ -292,8 +291,7 @@ mod through_hyper {
         // RFC 9112 §6.3: an intermediary must drop the CL and close after
         // the response. hyper does both, so `check` never sees the pair
         // from an HTTP/1 connection.
-        let raw =
-            format!("{POST}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+        let raw = format!("{POST}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
         let reply = send_h1(raw.as_bytes()).await?;
         assert_eq!(reply.header("x-seen-content-length"), Some(&b"0"[..]));
         assert_eq!(reply.header("x-seen-transfer-encoding"), Some(&b"1"[..]));
