@@ -18,13 +18,18 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::{
-    TestCgroup, TestNetns, WAIT, bpffs_mount, cgroup2_mount, eventually, prom, require_root,
+    TestCgroup, TestNetns, WAIT, bpffs_mount, cgroup2_mount, eventually,
+    pki::TestCa,
+    prom, require_root,
     run::{self, Output},
     sluice_bin, unique_name,
 };
 
 /// How long the daemon may take to answer `status` as ready.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The interception CA's directory, under the test's tempdir.
+const CA_DIR: &str = "ca";
 
 /// One allow rule of a policy.
 #[derive(Debug, Clone)]
@@ -79,6 +84,8 @@ pub struct DaemonBuilder {
     hosts: BTreeMap<String, Vec<IpAddr>>,
     sniff_timeout_ms: u64,
     connect_timeout_ms: u64,
+    /// PEM files written by [`DaemonBuilder::trust_upstream_ca`].
+    upstream_ca_files: Vec<PathBuf>,
 }
 
 impl DaemonBuilder {
@@ -103,6 +110,7 @@ impl DaemonBuilder {
             hosts: BTreeMap::new(),
             sniff_timeout_ms: 2000,
             connect_timeout_ms: 5000,
+            upstream_ca_files: Vec::new(),
         }
     }
 
@@ -178,9 +186,40 @@ impl DaemonBuilder {
         self
     }
 
-    /// The config as it will be written.
+    pub fn connect_timeout_ms(&mut self, ms: u64) -> &mut DaemonBuilder {
+        self.connect_timeout_ms = ms;
+        self
+    }
+
+    /// Trusts `ca` for upstream certificates, and only the CAs given this
+    /// way (no system roots): the first is written to
+    /// `<tempdir>/upstream-ca.pem`.
+    pub fn trust_upstream_ca(&mut self, ca: &TestCa) -> &mut DaemonBuilder {
+        let name = match self.upstream_ca_files.len() {
+            0 => "upstream-ca.pem".to_owned(),
+            n => format!("upstream-ca-{n}.pem"),
+        };
+        let path = self.dir.path().join(name);
+        ca.write_pem(&path);
+        self.upstream_ca_files.push(path);
+        self
+    }
+
+    /// The test's private directory (config, CA, state, audit, logs).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The config as it will be written. The interception CA always lives
+    /// in the tempdir (`<tempdir>/ca`); upstream trust is the system's
+    /// unless the test named its CAs.
     pub fn config(&self) -> Value {
         let dir = self.dir.path();
+        let mut tls = json!({ "ca_dir": dir.join(CA_DIR) });
+        if !self.upstream_ca_files.is_empty() {
+            tls["system_roots"] = json!(false);
+            tls["upstream_ca_files"] = json!(self.upstream_ca_files);
+        }
         json!({
             "listen": { "tcp_port": 0 },
             "cgroup_root": self.root.path(),
@@ -196,6 +235,7 @@ impl DaemonBuilder {
             "resolver": { "hosts": self.hosts, "nameservers": [], "system": false },
             "policy_dir": dir.join("policies"),
             "sandboxes": self.sandboxes,
+            "tls": tls,
         })
     }
 
@@ -403,6 +443,47 @@ impl Daemon {
     /// The test's private directory (config, state, audit, logs).
     pub fn dir(&self) -> &Path {
         self.dir.as_ref().expect("tempdir").path()
+    }
+
+    /// The daemon's process id (while it runs).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("daemon is running").id()
+    }
+
+    /// The daemon's resident set size (`VmRSS` in /proc/PID/status), KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let path = format!("/proc/{}/status", self.pid());
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+        text.lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no VmRSS in {path}:\n{text}"))
+    }
+
+    /// Where the daemon keeps its interception CA certificate.
+    pub fn ca_pem_path(&self) -> PathBuf {
+        self.dir().join(CA_DIR).join("ca.pem")
+    }
+
+    /// Waits until the daemon has written its CA certificate; returns its
+    /// path (what a sandbox trusts to accept intercepted connections).
+    pub fn wait_ca_pem(&self) -> PathBuf {
+        let path = self.ca_pem_path();
+        eventually(
+            &format!("the CA certificate at {}", path.display()),
+            WAIT,
+            || match std::fs::read_to_string(&path) {
+                Ok(text) if text.contains("-----END CERTIFICATE-----") => Ok(()),
+                Ok(text) => Err(format!("incomplete: {} bytes", text.len())),
+                Err(e) => Err(e.to_string()),
+            },
+        );
+        path
+    }
+
+    /// The upstream CA written by [`DaemonBuilder::trust_upstream_ca`].
+    pub fn upstream_ca_path(&self) -> PathBuf {
+        self.dir().join("upstream-ca.pem")
     }
 
     /// The Prometheus text from `GET /metrics`.

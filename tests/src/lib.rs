@@ -10,10 +10,15 @@
 
 pub mod cgroup;
 pub mod daemon;
+pub mod https_upstream;
+pub mod interception;
 pub mod netns;
+pub mod pki;
 pub mod prom;
 pub mod run;
 pub mod scripts;
+pub mod stream_body;
+pub mod tls_scripts;
 pub mod upstream;
 
 use std::{
@@ -27,7 +32,9 @@ use std::{
 
 pub use cgroup::TestCgroup;
 pub use daemon::{Daemon, DaemonBuilder, Rule, write_policy};
+pub use https_upstream::{HttpsUpstream, RequestRecord, UpstreamOptions};
 pub use netns::TestNetns;
+pub use pki::TestCa;
 pub use run::{Output, Sandboxed, in_cgroup};
 pub use upstream::{EchoServer, HttpServer, Recorded};
 

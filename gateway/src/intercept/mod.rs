@@ -83,16 +83,25 @@ impl Interceptor {
             }
         };
         let acceptor = tokio_rustls::TlsAcceptor::from(self.minter.server_config(leaf));
-        let tls = match tokio::time::timeout(self.limits.header_read, acceptor.accept(stream)).await
-        {
-            Ok(Ok(tls)) => tls,
-            // A client that does not trust the CA ends here; its TLS alert
-            // already told it why.
-            Ok(Err(err)) => {
-                tracing::debug!(%name, %err, "client TLS handshake failed");
-                return;
+        let mut tls =
+            match tokio::time::timeout(self.limits.header_read, acceptor.accept(stream)).await {
+                Ok(Ok(tls)) => tls,
+                // A client that does not trust the CA ends here; its TLS alert
+                // already told it why.
+                Ok(Err(err)) => {
+                    tracing::debug!(%name, %err, "client TLS handshake failed");
+                    return;
+                }
+                Err(_) => return,
+            };
+        let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+        let head = if h2 {
+            Vec::new()
+        } else {
+            match self.first_head(&mut tls).await {
+                Some(head) => head,
+                None => return,
             }
-            Err(_) => return,
         };
         let conn = Conn {
             key: Key {
@@ -104,7 +113,39 @@ impl Interceptor {
             who,
             sni,
         };
-        self.serve(TokioIo::new(tls), conn).await;
+        self.serve(TokioIo::new(Prefixed::new(head, tls)), conn)
+            .await;
+    }
+
+    /// Reads the first request head of an HTTP/1 connection before hyper
+    /// does, to refuse what hyper would silently normalize
+    /// (`hygiene::check_raw_head`). Returns the bytes read, for hyper to read
+    /// again; `None` when the connection was answered or ended.
+    async fn first_head<S>(&self, stream: &mut S) -> Option<Vec<u8>>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    {
+        use tokio::io::AsyncReadExt as _;
+        let mut buf = Vec::with_capacity(4096);
+        let deadline = tokio::time::Instant::now() + self.limits.header_read;
+        while head_end(&buf).is_none() && buf.len() < self.limits.max_header_bytes {
+            let room = (self.limits.max_header_bytes - buf.len()) as u64;
+            match tokio::time::timeout_at(deadline, (&mut *stream).take(room).read_buf(&mut buf))
+                .await
+            {
+                Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
+                Ok(Ok(_)) => {}
+            }
+        }
+        if let Some(end) = head_end(&buf)
+            && let Err(violation) = hygiene::check_raw_head(&buf[..end])
+        {
+            self.count(StatusCode::BAD_REQUEST);
+            write_response(stream, bad_request(violation.as_str(), violation.message())).await;
+            return None;
+        }
+        // Anything else, even a head too large or cut short, is hyper's to answer.
+        Some(buf)
     }
 
     /// Serves plain HTTP (decided on its Host) on the connection.
@@ -326,6 +367,40 @@ impl Interceptor {
             .with_label_values(&[class])
             .inc();
     }
+}
+
+/// Where a request head ends (after its blank line), if it has.
+fn head_end(buf: &[u8]) -> Option<usize> {
+    buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4)
+}
+
+/// Writes one of Sluice's own (JSON, fully buffered) responses as HTTP/1.1
+/// on a connection hyper never saw, then closes it.
+async fn write_response<S>(stream: &mut S, response: Response<Body>)
+where
+    S: tokio::io::AsyncWrite + Unpin,
+{
+    let (parts, body) = response.into_parts();
+    let Ok(body) = body.collect().await.map(|b| b.to_bytes()) else {
+        return;
+    };
+    let mut out = format!(
+        "HTTP/1.1 {} {}\r\n",
+        parts.status.as_u16(),
+        parts.status.canonical_reason().unwrap_or("")
+    );
+    for (name, value) in &parts.headers {
+        if let Ok(value) = value.to_str() {
+            out.push_str(&format!("{name}: {value}\r\n"));
+        }
+    }
+    out.push_str(&format!(
+        "content-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    ));
+    let _ = stream.write_all(out.as_bytes()).await;
+    let _ = stream.write_all(&body).await;
+    let _ = stream.shutdown().await;
 }
 
 /// Host header for an HTTP/1 upstream request: the port only when not the

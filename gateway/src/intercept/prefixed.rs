@@ -33,6 +33,11 @@ impl<S> Prefixed<S> {
         }
     }
 
+    /// The part of the prefix not read yet, without taking it.
+    pub fn prefix(&self) -> &[u8] {
+        self.prefix.get(self.pos..).unwrap_or_default()
+    }
+
     /// The part of the prefix not read yet, and the inner stream.
     pub fn into_inner(self) -> (Vec<u8>, S) {
         let Prefixed {

@@ -29,6 +29,13 @@
 //! | HTTP/2 `transfer-encoding`, `connection`, `te` other than `trailers`, bad `content-length` | h2, stream reset `PROTOCOL_ERROR` |
 //! | HTTP/2 `host` differing from `:authority`    | [`check`]                              |
 //!
+//! The first row is caught before hyper parses anything: [`check_raw_head`]
+//! reads the raw head of the first request on each HTTP/1 connection. A later
+//! request on the same connection with both is normalized by hyper (the
+//! chunked framing wins, the length is dropped, the connection is closed after
+//! the response) and re-framed by Sluice's client, so no two parties can read
+//! its framing differently.
+//!
 //! `check` still tests what hyper refuses, so it stays correct for requests
 //! that reach it another way and if a parser changes; it costs one pass over
 //! the header values.
@@ -124,6 +131,34 @@ impl Violation {
 /// Checks an intercepted request's head. `sni`: the TLS server name when the
 /// connection was TLS (`None` for plain HTTP). Reports the first violation in
 /// the order values, framing, host; the order only decides which is named.
+/// Checks a raw HTTP/1 request head (request line and headers, up to and
+/// including the blank line) for what hyper would silently normalize:
+/// `Content-Length` together with `Transfer-Encoding`, and `Content-Length`
+/// given more than once (RFC 9112 tolerates identical copies; a gateway
+/// gains nothing by doing so). A head that does not parse is left to hyper,
+/// which answers it 400 itself.
+pub fn check_raw_head(head: &[u8]) -> Result<(), Violation> {
+    let mut headers = [httparse::EMPTY_HEADER; 128];
+    let mut request = httparse::Request::new(&mut headers);
+    if !matches!(request.parse(head), Ok(httparse::Status::Complete(_))) {
+        return Ok(());
+    }
+    let count = |name: &str| {
+        request
+            .headers
+            .iter()
+            .filter(|h| h.name.eq_ignore_ascii_case(name))
+            .count()
+    };
+    match (count("content-length"), count("transfer-encoding")) {
+        (lengths, encodings) if lengths > 0 && encodings > 0 => {
+            Err(Violation::ContentLengthAndTransferEncoding)
+        }
+        (lengths, _) if lengths > 1 => Err(Violation::ConflictingContentLength),
+        _ => Ok(()),
+    }
+}
+
 pub fn check(parts: &Parts, sni: Option<&str>) -> Result<(), Violation> {
     // First, so no later step reads a value that could split a header line.
     if parts

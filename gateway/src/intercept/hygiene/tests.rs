@@ -412,3 +412,24 @@ mod through_hyper {
         Ok(())
     }
 }
+
+#[test]
+fn raw_heads_with_both_framings_are_refused() {
+    let cases: &[(&[u8], Result<(), Violation>)] = &[
+        (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", Err(Violation::ContentLengthAndTransferEncoding)),
+        (b"POST / HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\ncontent-length: 0\r\n\r\n", Err(Violation::ContentLengthAndTransferEncoding)),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n", Ok(())),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", Ok(())),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", Err(Violation::ConflictingContentLength)),
+        (b"GET / HTTP/1.1\r\nHost: a\r\n", Ok(())),
+        (b"\x00garbage", Ok(())),
+    ];
+    for (head, want) in cases {
+        assert_eq!(
+            check_raw_head(head),
+            *want,
+            "{}",
+            String::from_utf8_lossy(head)
+        );
+    }
+}
