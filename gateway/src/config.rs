@@ -179,6 +179,10 @@ pub struct SandboxConfig {
     pub netns: Option<PathBuf>,
     #[serde(default = "default_policy")]
     pub policy: String,
+    /// Where to write the CA bundle the sandbox should trust (a host path
+    /// inside the sandbox's filesystem).
+    #[serde(default)]
+    pub ca_bundle: Option<PathBuf>,
 }
 
 /// A configuration that could not be loaded; the message names the file and,

@@ -117,6 +117,10 @@ enum SandboxCommand {
         /// Policy name from the config (default: `default`).
         #[arg(long)]
         policy: Option<String>,
+        /// Write the CA bundle the sandbox should trust to this host path
+        /// (inside the sandbox's filesystem).
+        #[arg(long)]
+        ca_bundle: Option<PathBuf>,
     },
     /// Remove a sandbox: its sockets are refused from now on.
     Rm { id: String },
@@ -331,12 +335,14 @@ async fn sandbox(client: Client, command: SandboxCommand) -> anyhow::Result<()> 
             cgroup,
             netns,
             policy,
+            ca_bundle,
         } => {
             let spec = SandboxSpec {
                 id,
                 cgroup,
                 netns,
                 policy,
+                ca_bundle,
             };
             let info = client.add_sandbox(&spec).await?;
             println!(

@@ -45,6 +45,7 @@ pub struct Sandbox {
     pub cgroup_id: u64,
     pub netns: Option<PathBuf>,
     pub policy: String,
+    pub ca_bundle: Option<PathBuf>,
     pub source: Source,
     pub sessions: BTreeMap<String, Session>,
 }
@@ -252,6 +253,7 @@ impl Registry {
                     cgroup: sandbox.cgroup.clone(),
                     netns: sandbox.netns.clone(),
                     policy: sandbox.policy.clone(),
+                    ca_bundle: sandbox.ca_bundle.clone(),
                 });
             }
             for session in sandbox.sessions.values() {
@@ -296,6 +298,8 @@ pub struct StateSandbox {
     pub cgroup: PathBuf,
     pub netns: Option<PathBuf>,
     pub policy: String,
+    #[serde(default)]
+    pub ca_bundle: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -348,6 +352,7 @@ mod tests {
             cgroup_id,
             netns: None,
             policy: "default".to_owned(),
+            ca_bundle: None,
             source: Source::Api,
             sessions: BTreeMap::new(),
         }

@@ -24,6 +24,10 @@ pub struct SandboxSpec {
     pub netns: Option<PathBuf>,
     #[serde(default)]
     pub policy: Option<String>,
+    /// Where to write the CA bundle the sandbox should trust (a host path
+    /// inside the sandbox's filesystem): Sluice's CA, then the system roots.
+    #[serde(default)]
+    pub ca_bundle: Option<PathBuf>,
 }
 
 /// A session to register under a sandbox: a child cgroup of the sandbox's.

@@ -185,6 +185,7 @@ async fn raw(socket: &Path, request: &[u8]) -> (u16, String) {
 
 fn sandbox(id: &str) -> SandboxSpec {
     SandboxSpec {
+        ca_bundle: None,
         id: id.into(),
         cgroup: PathBuf::from(format!("/sluice/{id}")),
         netns: None,

@@ -101,6 +101,8 @@ pub struct Daemon {
     runtimes: Mutex<HashMap<String, SandboxRuntime>>,
     host_port: u16,
     host_cookie: u64,
+    /// The interception CA's certificate, for the bundles written into sandboxes.
+    ca_pem: String,
     metrics_addr: Option<SocketAddr>,
 }
 
@@ -143,6 +145,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("binding admin socket {}", config.admin_socket.display()))?;
 
     let interceptor = Arc::new(interceptor(&config, &metrics, &audit)?);
+    let ca_pem = interceptor.minter.ca_pem().to_owned();
     let proxy = Arc::new(Proxy {
         orig: steering.clone(),
         interceptor: Some(interceptor),
@@ -167,6 +170,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         runtimes: Mutex::new(HashMap::new()),
         host_port,
         host_cookie: host.cookie,
+        ca_pem,
         metrics_addr,
         config,
     });
@@ -255,6 +259,7 @@ fn interceptor(
         audit: audit.clone(),
         limits: InterceptLimits {
             header_read: Duration::from_millis(config.limits.header_read_timeout_ms),
+            idle: Duration::from_millis(config.limits.idle_timeout_ms),
             max_header_bytes: config.limits.max_header_bytes,
         },
     })

@@ -13,6 +13,9 @@ use gateway_common::kind;
 use tokio::task::JoinHandle;
 
 use super::{Daemon, Namespace, SandboxRuntime, lock};
+
+/// Debian's bundle of the system's trusted roots.
+const SYSTEM_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 use crate::{
     admin::api::{AdminError, SandboxInfo, SandboxSpec, SessionInfo, SessionSpec},
     audit::Event,
@@ -33,6 +36,7 @@ impl Daemon {
                 cgroup: sandbox.cgroup,
                 netns: sandbox.netns,
                 policy: Some(sandbox.policy),
+                ca_bundle: sandbox.ca_bundle,
             };
             self.register_sandbox(spec, Source::Config)
                 .await
@@ -46,6 +50,7 @@ impl Daemon {
                 cgroup: sandbox.cgroup,
                 netns: sandbox.netns,
                 policy: Some(sandbox.policy),
+                ca_bundle: sandbox.ca_bundle,
             };
             if let Err(err) = self.register_sandbox(spec, Source::Api).await {
                 tracing::warn!(sandbox = %id, %err, "dropping a saved registration");
@@ -102,12 +107,16 @@ impl Daemon {
             .root
             .member(&spec.cgroup)
             .map_err(|e| AdminError::Invalid(e.to_string()))?;
+        if let Some(path) = &spec.ca_bundle {
+            self.write_ca_bundle(path)?;
+        }
         let sandbox = Sandbox {
             id: spec.id.clone(),
             cgroup,
             cgroup_id,
             netns: spec.netns.clone(),
             policy: policy.clone(),
+            ca_bundle: spec.ca_bundle.clone(),
             source,
             sessions: BTreeMap::new(),
         };
@@ -180,6 +189,31 @@ impl Daemon {
             },
         );
         Ok(())
+    }
+
+    /// Writes the bundle a sandbox should trust: Sluice's CA first, then the
+    /// system roots, so hosts that are not intercepted still verify. Atomic
+    /// (temp file, rename), mode 0644: it holds no secret.
+    fn write_ca_bundle(&self, path: &Path) -> Result<(), AdminError> {
+        let mut bundle = self.ca_pem.clone();
+        if let Ok(system) = std::fs::read_to_string(SYSTEM_BUNDLE) {
+            bundle.push('\n');
+            bundle.push_str(&system);
+        }
+        let written = (|| {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let tmp = path.with_extension("sluice-tmp");
+            std::fs::write(&tmp, &bundle)?;
+            std::fs::rename(&tmp, path)
+        })();
+        written.map_err(|e| {
+            AdminError::Invalid(format!(
+                "cannot write the CA bundle {}: {e}",
+                path.display()
+            ))
+        })
     }
 
     fn dns_port(&self, sandbox: &str) -> u16 {

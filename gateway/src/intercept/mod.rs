@@ -8,6 +8,7 @@
 //! Sluice's own answers (400, 421, 502) are JSON (`respond`).
 
 pub mod hygiene;
+pub mod idle;
 pub mod prefixed;
 pub mod respond;
 pub mod upstream;
@@ -34,6 +35,7 @@ use crate::{
     proxy::Who,
     tls::mint::Minter,
 };
+use idle::Idle;
 use prefixed::Prefixed;
 use respond::{Body, bad_gateway, bad_request};
 use upstream::{Key, Upstreams};
@@ -42,6 +44,8 @@ use upstream::{Key, Upstreams};
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub header_read: Duration,
+    /// A connection with nothing read or written for this long is closed.
+    pub idle: Duration,
     pub max_header_bytes: usize,
 }
 
@@ -166,7 +170,8 @@ impl Interceptor {
             who,
             sni: None,
         };
-        self.serve(TokioIo::new(stream), conn).await;
+        let io = Idle::new(stream, self.limits.idle);
+        self.serve(TokioIo::new(io), conn).await;
     }
 
     async fn serve<I>(self: Arc<Self>, io: I, conn: Conn)

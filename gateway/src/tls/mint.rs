@@ -161,6 +161,11 @@ impl Minter {
     }
 
     /// Names in the cache, including any being minted right now.
+    /// The CA certificate (PEM) the leaves chain to.
+    pub fn ca_pem(&self) -> &str {
+        self.ca.cert_pem()
+    }
+
     pub fn cached(&self) -> usize {
         self.lock().len()
     }
