@@ -43,6 +43,9 @@ pub struct Config {
     pub resolver: ResolverConfig,
     #[serde(default)]
     pub tls: TlsConfig,
+    /// Secrets Sluice injects on the sandboxes' behalf (they hold placeholders).
+    #[serde(default)]
+    pub credentials: Vec<crate::credentials::CredentialConfig>,
     /// Directory of policy files, one policy per file, named by the file
     /// stem; sandboxes refer to them by name. Watched for changes.
     #[serde(default = "default_policy_dir")]

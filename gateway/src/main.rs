@@ -124,6 +124,8 @@ enum SandboxCommand {
     },
     /// Remove a sandbox: its sockets are refused from now on.
     Rm { id: String },
+    /// Print the placeholder environment to give the sandbox (`export` lines).
+    Env { id: String },
     /// List sandboxes and their sessions.
     Ls {
         #[arg(long)]
@@ -355,6 +357,11 @@ async fn sandbox(client: Client, command: SandboxCommand) -> anyhow::Result<()> 
         SandboxCommand::Rm { id } => {
             client.remove_sandbox(&id).await?;
             println!("removed {id}");
+        }
+        SandboxCommand::Env { id } => {
+            for (name, value) in client.env(&id).await? {
+                println!("export {name}='{}'", value.replace('\'', r"'\''"));
+            }
         }
         SandboxCommand::Ls { json } => {
             let sandboxes = client.list().await?;

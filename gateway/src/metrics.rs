@@ -36,6 +36,10 @@ pub struct Metrics {
     pub intercepted_requests: IntCounterVec,
     /// Upstream failures answered 502, by reason.
     pub upstream_errors: IntCounterVec,
+    /// Secrets injected, by credential name.
+    pub credential_injections: IntCounterVec,
+    /// Requests refused for carrying a placeholder where it may not go, by reason.
+    pub credential_refusals: IntCounterVec,
 }
 
 impl Metrics {
@@ -116,6 +120,22 @@ impl Metrics {
             &["reason"],
         )
         .expect("valid metric");
+        let credential_injections = IntCounterVec::new(
+            Opts::new(
+                "sluice_credential_injections_total",
+                "Secrets injected into intercepted requests, by credential.",
+            ),
+            &["credential"],
+        )
+        .expect("valid metric");
+        let credential_refusals = IntCounterVec::new(
+            Opts::new(
+                "sluice_credential_refusals_total",
+                "Requests refused for a placeholder where it may not go, by reason.",
+            ),
+            &["reason"],
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(connections.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(active_connections.clone()),
@@ -130,6 +150,8 @@ impl Metrics {
             Box::new(certificates_minted.clone()),
             Box::new(intercepted_requests.clone()),
             Box::new(upstream_errors.clone()),
+            Box::new(credential_injections.clone()),
+            Box::new(credential_refusals.clone()),
         ] {
             registry.register(collector).expect("unique metric names");
         }
@@ -148,6 +170,8 @@ impl Metrics {
             certificates_minted,
             intercepted_requests,
             upstream_errors,
+            credential_injections,
+            credential_refusals,
         }
     }
 

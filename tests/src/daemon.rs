@@ -86,6 +86,8 @@ pub struct DaemonBuilder {
     connect_timeout_ms: u64,
     /// PEM files written by [`DaemonBuilder::trust_upstream_ca`].
     upstream_ca_files: Vec<PathBuf>,
+    /// The daemon config's `credentials:` list.
+    credentials: Vec<Value>,
 }
 
 impl DaemonBuilder {
@@ -111,6 +113,7 @@ impl DaemonBuilder {
             sniff_timeout_ms: 2000,
             connect_timeout_ms: 5000,
             upstream_ca_files: Vec::new(),
+            credentials: Vec::new(),
         }
     }
 
@@ -236,7 +239,15 @@ impl DaemonBuilder {
             "policy_dir": dir.join("policies"),
             "sandboxes": self.sandboxes,
             "tls": tls,
+            "credentials": self.credentials,
         })
+    }
+
+    /// A credential in the daemon config (its `source` typically a file in
+    /// [`DaemonBuilder::dir`]).
+    pub fn credential(&mut self, credential: Value) -> &mut DaemonBuilder {
+        self.credentials.push(credential);
+        self
     }
 
     /// Writes the config (JSON is YAML) and starts the daemon; returns once

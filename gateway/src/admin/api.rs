@@ -180,6 +180,9 @@ impl SessionSpec {
 pub trait Backend: Send + Sync + 'static {
     fn status(&self) -> Status;
     fn list(&self) -> Vec<SandboxInfo>;
+    /// The environment (name → placeholder) to give a sandbox, for the
+    /// credentials its policy binds.
+    fn env(&self, sandbox: &str) -> Result<std::collections::BTreeMap<String, String>, AdminError>;
     fn add_sandbox(
         &self,
         spec: SandboxSpec,

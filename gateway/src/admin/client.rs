@@ -80,6 +80,15 @@ impl Client {
         decode(status, &body)
     }
 
+    pub async fn env(
+        &self,
+        sandbox: &str,
+    ) -> Result<std::collections::BTreeMap<String, String>, ClientError> {
+        let path = format!("/v1/sandboxes/{sandbox}/env");
+        let (status, body) = self.call(Method::GET, path, None).await?;
+        decode(status, &body)
+    }
+
     pub async fn add_sandbox(&self, spec: &SandboxSpec) -> Result<SandboxInfo, ClientError> {
         let body = encode(spec)?;
         let (status, body) = self

@@ -82,6 +82,8 @@ pub(crate) enum Route<'a> {
     RemoveSandbox(&'a str),
     AddSession(&'a str),
     RemoveSession(&'a str, &'a str),
+    /// The placeholder environment of a sandbox.
+    Env(&'a str),
     NotFound,
     /// The path exists but not for this method; carries the `Allow` header.
     MethodNotAllowed(&'static str),
@@ -114,6 +116,7 @@ pub(crate) fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         },
         ["v1", "sandboxes", id] => only(&Method::DELETE, "DELETE", Route::RemoveSandbox(id)),
         ["v1", "sandboxes", id, "sessions"] => only(&Method::POST, "POST", Route::AddSession(id)),
+        ["v1", "sandboxes", id, "env"] => only(&Method::GET, "GET", Route::Env(id)),
         ["v1", "sandboxes", id, "sessions", session] => {
             only(&Method::DELETE, "DELETE", Route::RemoveSession(id, session))
         }
@@ -285,6 +288,10 @@ async fn dispatch<B: Backend>(
     match route(method, path) {
         Route::Status => Ok(json(StatusCode::OK, &backend.status())),
         Route::ListSandboxes => Ok(json(StatusCode::OK, &backend.list())),
+        Route::Env(id) => {
+            super::api::validate_id("sandbox id", id)?;
+            Ok(json(StatusCode::OK, &backend.env(id)?))
+        }
         Route::AddSandbox => {
             let spec: SandboxSpec = read_json(body).await?;
             spec.validate()?;

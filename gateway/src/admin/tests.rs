@@ -58,6 +58,17 @@ impl Backend for FakeBackend {
         self.state().sandboxes.values().cloned().collect()
     }
 
+    fn env(&self, sandbox: &str) -> Result<std::collections::BTreeMap<String, String>, AdminError> {
+        if self.state().sandboxes.contains_key(sandbox) {
+            Ok(std::collections::BTreeMap::from([(
+                "TOKEN".to_owned(),
+                format!("ph-{sandbox}"),
+            )]))
+        } else {
+            Err(AdminError::NotFound(format!("no sandbox `{sandbox}`")))
+        }
+    }
+
     async fn add_sandbox(&self, spec: SandboxSpec) -> Result<SandboxInfo, AdminError> {
         let mut state = self.state();
         if state.sandboxes.contains_key(&spec.id) {

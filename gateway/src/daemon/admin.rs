@@ -28,6 +28,28 @@ impl Backend for Daemon {
         self.read_registry().sandboxes().map(info).collect()
     }
 
+    fn env(&self, sandbox: &str) -> Result<std::collections::BTreeMap<String, String>, AdminError> {
+        let policy_name = self
+            .read_registry()
+            .get(sandbox)
+            .map(|s| s.policy.clone())
+            .ok_or_else(|| AdminError::NotFound(format!("no sandbox `{sandbox}`")))?;
+        let policies = self.directory.store.current();
+        let policy = policies
+            .get(&policy_name)
+            .ok_or_else(|| AdminError::Internal(format!("policy `{policy_name}` is gone")))?;
+        let interceptor = self
+            .proxy
+            .interceptor
+            .as_ref()
+            .ok_or_else(|| AdminError::Internal("interception is not set up".to_owned()))?;
+        Ok(interceptor
+            .credentials
+            .env(sandbox, policy)
+            .into_iter()
+            .collect())
+    }
+
     async fn add_sandbox(&self, spec: SandboxSpec) -> Result<SandboxInfo, AdminError> {
         spec.validate()?;
         let info = self.register_sandbox(spec, Source::Api).await?;

@@ -28,7 +28,10 @@ use crate::{
     audit::Audit,
     cgroup::SandboxRoot,
     config::Config,
-    intercept::{Interceptor, Limits as InterceptLimits, upstream::Upstreams},
+    credentials::{CredentialStore, Placeholders, ProcessEnv, load_or_create_key},
+    intercept::{
+        Interceptor, Limits as InterceptLimits, credential::Credentials, upstream::Upstreams,
+    },
     metrics::{self, Metrics},
     netns,
     pipeline::Pipeline,
@@ -247,8 +250,33 @@ fn interceptor(
         &tls.upstream_ca_files,
         alpn(&[b"http/1.1"]),
     )?;
+    let store = CredentialStore::load(&config.credentials, &ProcessEnv).map_err(|errors| {
+        let all: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("the credentials do not load:\n{}", all.join("\n"))
+    })?;
+    std::fs::create_dir_all(&config.state_dir).with_context(|| {
+        format!(
+            "creating the state directory {}",
+            config.state_dir.display()
+        )
+    })?;
+    let key = load_or_create_key(&config.state_dir)
+        .with_context(|| format!("placeholder key in {}", config.state_dir.display()))?;
+    let credentials = Arc::new(Credentials::new(Arc::new(store), Placeholders::new(key)));
+    // Rotation needs no restart: changed secret files are re-read.
+    let poll = Arc::downgrade(&credentials);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        while let Some(credentials) = {
+            tick.tick().await;
+            poll.upgrade()
+        } {
+            credentials.reload();
+        }
+    });
     Ok(Interceptor {
         minter: Arc::new(minter),
+        credentials,
         pipeline: Pipeline::default(),
         upstreams: Upstreams::new(
             client,

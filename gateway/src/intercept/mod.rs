@@ -7,6 +7,7 @@
 //! hygiene check and the forward; this module wires the empty pipeline.
 //! Sluice's own answers (400, 421, 502) are JSON (`respond`).
 
+pub mod credential;
 pub mod hygiene;
 pub mod idle;
 pub mod prefixed;
@@ -17,9 +18,9 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use http_body_util::BodyExt as _;
 use hyper::{
-    Request, Response, StatusCode, Uri, Version,
+    Method, Request, Response, StatusCode, Uri, Version,
     body::Incoming,
-    header::{self, HeaderValue},
+    header::{self, HeaderName, HeaderValue},
     service::service_fn,
 };
 use hyper_util::{
@@ -33,6 +34,7 @@ use crate::{
     metrics::Metrics,
     pipeline::{Pipeline, RequestHead, Verdict},
     proxy::Who,
+    redact::RedactedBody,
     tls::mint::Minter,
 };
 use idle::Idle;
@@ -51,6 +53,8 @@ pub struct Limits {
 
 pub struct Interceptor {
     pub minter: Arc<Minter>,
+    /// Placeholders swapped for secrets, last, and secrets redacted back.
+    pub credentials: Arc<credential::Credentials>,
     /// The request stages, in order (empty until the stages land).
     pub pipeline: Pipeline,
     pub upstreams: Upstreams,
@@ -271,6 +275,33 @@ impl Interceptor {
                 return response;
             }
         }
+        if conn.who.policy.dry_run && !matches!(parts.method, Method::GET | Method::HEAD) {
+            return self.dry_run(parts, body, conn).await;
+        }
+        // Credentials last: no stage above ever saw the real secret.
+        let needles = match self.credentials.apply(
+            &conn.who.sandbox,
+            &conn.who.policy,
+            &conn.key.name,
+            conn.key.tls,
+            &mut parts.headers,
+            &mut parts.uri,
+        ) {
+            credential::Outcome::Untouched => None,
+            credential::Outcome::Injected {
+                credential,
+                needles,
+            } => {
+                self.metrics
+                    .credential_injections
+                    .with_label_values(&[&credential])
+                    .inc();
+                Some(needles)
+            }
+            credential::Outcome::Refused { reason, credential } => {
+                return self.refuse_credential(conn, reason, &credential);
+            }
+        };
         let upgrade = is_upgrade(&parts);
         // hyper keeps the upgraded connection's future in the extensions.
         let downstream_upgrade = if upgrade {
@@ -335,7 +366,99 @@ impl Interceptor {
             &mut parts.headers,
             parts.status == StatusCode::SWITCHING_PROTOCOLS,
         );
-        Response::from_parts(parts, body.map_err(Into::into).boxed())
+        let Some(needles) = needles else {
+            return Response::from_parts(parts, body.map_err(Into::into).boxed());
+        };
+        // The upstream may echo the secret (or an encoding of it): every
+        // form is redacted, in headers and streaming through the body.
+        needles.redact_headers(&mut parts.headers);
+        parts.headers.remove(header::CONTENT_LENGTH);
+        parts.headers.insert(
+            HeaderName::from_static("x-sluice-redacted"),
+            HeaderValue::from_static("credential"),
+        );
+        Response::from_parts(parts, RedactedBody::new(body, needles).boxed())
+    }
+
+    /// A dry run's answer to a method that would change something: 202 with
+    /// a preview of what would have been sent; the upstream is untouched.
+    async fn dry_run(
+        &self,
+        parts: hyper::http::request::Parts,
+        body: Incoming,
+        conn: &Conn,
+    ) -> Response<Body> {
+        const PREVIEW: usize = 64 * 1024;
+        let bytes = match http_body_util::Limited::new(body, PREVIEW).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(_) => hyper::body::Bytes::from_static(b"(body larger than the 64 KiB preview)"),
+        };
+        let header_names: Vec<&str> = parts.headers.keys().map(|name| name.as_str()).collect();
+        self.count(StatusCode::ACCEPTED);
+        self.audit.record(&Event {
+            event: "dry_run",
+            verdict: "intercepted",
+            reason: "dry_run",
+            sandbox: Some(&conn.who.sandbox),
+            session: conn.who.session.as_deref(),
+            dst: Some(conn.key.addr.to_string()),
+            host: Some(&conn.key.name),
+            detail: Some(format!("{} {}", parts.method, parts.uri.path())),
+            ..Event::default()
+        });
+        let mut response = respond::json(
+            StatusCode::ACCEPTED,
+            serde_json::json!({
+                "dry_run": true,
+                "method": parts.method.as_str(),
+                "host": conn.key.name,
+                "path": parts.uri.path(),
+                "query": parts.uri.query(),
+                "headers": header_names,
+                "body": String::from_utf8_lossy(&bytes),
+            }),
+        );
+        response.headers_mut().insert(
+            HeaderName::from_static("x-sluice-dry-run"),
+            HeaderValue::from_static("intercepted"),
+        );
+        response
+    }
+
+    /// A placeholder where it may not go: 403, audited, upstream untouched.
+    fn refuse_credential(
+        &self,
+        conn: &Conn,
+        reason: &'static str,
+        credential: &str,
+    ) -> Response<Body> {
+        self.count(StatusCode::FORBIDDEN);
+        self.metrics
+            .credential_refusals
+            .with_label_values(&[reason])
+            .inc();
+        let rule = format!("{}:credentials", conn.who.policy.name);
+        self.audit.record(&Event {
+            event: "credential",
+            verdict: "deny",
+            reason,
+            rule: Some(&rule),
+            sandbox: Some(&conn.who.sandbox),
+            session: conn.who.session.as_deref(),
+            dst: Some(conn.key.addr.to_string()),
+            host: Some(&conn.key.name),
+            detail: (!credential.is_empty()).then(|| format!("credential {credential}")),
+            ..Event::default()
+        });
+        respond::json(
+            StatusCode::FORBIDDEN,
+            serde_json::json!({
+                "error": "forbidden",
+                "reason": reason,
+                "rule": rule,
+                "credential": credential,
+            }),
+        )
     }
 
     fn upstream_failed(&self, conn: &Conn, reason: &'static str, detail: &str) -> Response<Body> {

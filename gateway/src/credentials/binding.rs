@@ -1,0 +1,358 @@
+//! Credential binding: finding the sandbox's placeholders in a request and
+//! deciding, purely, whether to inject a secret or refuse the request.
+//!
+//! [`PlaceholderIndex`] is built once per sandbox (one Aho-Corasick automaton
+//! over all of that sandbox's placeholders) and scans header values and the
+//! query string. Because SDKs send basic auth as base64, `Authorization` /
+//! `Proxy-Authorization: Basic …` values are also scanned decoded, and so is a
+//! percent-encoded query. Bodies are the caller's (see
+//! [`Bindings::allows_body`] and [`PlaceholderIndex::scan_bytes`]).
+//!
+//! [`decide`] then applies, in order (first match wins):
+//!
+//! | # | condition                                                            | result                 |
+//! |---|----------------------------------------------------------------------|------------------------|
+//! | 1 | no placeholder found                                                 | `None`                 |
+//! | 2 | a found credential's hosts (narrowed by its binding) exclude the host | `Refuse exfiltration`  |
+//! | 3 | placeholders of more than one credential                             | `Refuse ambiguous`     |
+//! | 4 | the policy has no binding for the credential                         | `Refuse not_bound`     |
+//! | 5 | plain HTTP and the binding lacks `allow_plain_http`                  | `Refuse plain_http`    |
+//! | 6 | otherwise                                                            | `Inject`               |
+//!
+//! Exfiltration is checked first so that an attempt to send a placeholder to
+//! a foreign host is always reported as such, whatever else the request does.
+
+use std::collections::BTreeMap;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use base64::Engine as _;
+use base64::engine::DecodePaddingMode;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use hyper::http::header::{AUTHORIZATION, HeaderName, PROXY_AUTHORIZATION};
+use hyper::http::{HeaderMap, Uri};
+use thiserror::Error;
+use zeroize::Zeroizing;
+
+use super::config::CredentialConfig;
+use super::hosts::{HostPatternError, HostSet};
+use super::placeholder::Placeholders;
+use super::scheme::pct_decode;
+use crate::policy::raw::CredentialBinding;
+
+pub const EXFILTRATION: &str = "exfiltration";
+pub const AMBIGUOUS: &str = "ambiguous";
+pub const NOT_BOUND: &str = "not_bound";
+pub const PLAIN_HTTP: &str = "plain_http";
+
+/// The credential decision for one request.
+#[must_use]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Binding {
+    /// No placeholder: forward untouched.
+    None,
+    /// Apply the credential's scheme (last request stage).
+    Inject { credential: String },
+    /// Deny; `reason` is one of the constants above (a metric label).
+    /// For `ambiguous`, `credential` lists the names joined by `,`.
+    Refuse {
+        reason: &'static str,
+        credential: String,
+    },
+}
+
+/// Where a placeholder was seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    Header(HeaderName),
+    Query,
+}
+
+/// One placeholder occurrence, by credential (never the placeholder text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub credential: String,
+    pub location: Location,
+}
+
+#[derive(Debug, Error)]
+pub enum BindingError {
+    #[error("building the placeholder matcher failed: {0}")]
+    Matcher(#[from] aho_corasick::BuildError),
+    #[error("policy binds credential {0:?}, which the daemon config does not define")]
+    UnknownCredential(String),
+    #[error("policy binds credential {0:?} more than once")]
+    DuplicateBinding(String),
+    #[error("binding for credential {credential:?}: {source}")]
+    Host {
+        credential: String,
+        source: HostPatternError,
+    },
+}
+
+impl BindingError {
+    /// Metric label.
+    pub fn class(&self) -> &'static str {
+        match self {
+            BindingError::Matcher(_) => "internal",
+            _ => "policy",
+        }
+    }
+}
+
+/// Basic credentials from SDKs come padded or not; accept both.
+const B64: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
+/// One sandbox's placeholders, ready to scan requests.
+pub struct PlaceholderIndex {
+    matcher: Option<AhoCorasick>,
+    /// Pattern id → credential name.
+    credentials: Vec<String>,
+}
+
+impl std::fmt::Debug for PlaceholderIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlaceholderIndex")
+            .field("credentials", &self.credentials)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PlaceholderIndex {
+    /// `(placeholder, credential)` pairs; empty placeholders are ignored
+    /// (they would match everywhere).
+    pub fn new(entries: impl IntoIterator<Item = (String, String)>) -> Result<Self, BindingError> {
+        let (patterns, credentials): (Vec<String>, Vec<String>) =
+            entries.into_iter().filter(|(p, _)| !p.is_empty()).unzip();
+        if patterns.is_empty() {
+            return Ok(Self {
+                matcher: None,
+                credentials,
+            });
+        }
+        let matcher = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&patterns)?;
+        Ok(Self {
+            matcher: Some(matcher),
+            credentials,
+        })
+    }
+
+    /// The index for `sandbox` over `(credential, secret length)` pairs. Pass
+    /// every daemon credential, not only the bound ones, so a placeholder of
+    /// an unbound credential is refused as such rather than passed through.
+    pub fn for_sandbox<'a>(
+        placeholders: &Placeholders,
+        sandbox: &str,
+        creds: impl IntoIterator<Item = (&'a CredentialConfig, usize)>,
+    ) -> Result<Self, BindingError> {
+        Self::new(creds.into_iter().map(|(c, len)| {
+            (
+                placeholders.placeholder(sandbox, &c.name, &c.placeholder, len),
+                c.name.clone(),
+            )
+        }))
+    }
+
+    /// Credential names whose placeholders occur in `haystack`, deduplicated.
+    pub fn scan_bytes(&self, haystack: &[u8]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let Some(m) = &self.matcher else {
+            return out;
+        };
+        for hit in m.find_iter(haystack) {
+            if let Some(c) = self.credentials.get(hit.pattern().as_usize())
+                && !out.contains(c)
+            {
+                out.push(c.clone());
+            }
+        }
+        out
+    }
+
+    /// Every placeholder occurrence in header values and the query string,
+    /// sorted and deduplicated.
+    pub fn scan(&self, headers: &HeaderMap, uri: &Uri) -> Vec<Found> {
+        let mut found = Vec::new();
+        if self.matcher.is_none() {
+            return found;
+        }
+        for (name, value) in headers {
+            let mut hits = self.scan_bytes(value.as_bytes());
+            if (name == AUTHORIZATION || name == PROXY_AUTHORIZATION)
+                && let Some(decoded) = basic_payload(value.as_bytes())
+            {
+                hits.extend(self.scan_bytes(&decoded));
+            }
+            found.extend(hits.into_iter().map(|credential| Found {
+                credential,
+                location: Location::Header(name.clone()),
+            }));
+        }
+        if let Some(q) = uri.query() {
+            let mut hits = self.scan_bytes(q.as_bytes());
+            if q.contains(['%', '+']) {
+                hits.extend(self.scan_bytes(&Zeroizing::new(pct_decode(q))));
+            }
+            found.extend(hits.into_iter().map(|credential| Found {
+                credential,
+                location: Location::Query,
+            }));
+        }
+        // Headers (by name) before the query, then by credential.
+        found.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
+        found.dedup();
+        found
+    }
+}
+
+fn sort_key(f: &Found) -> (u8, &str, &str) {
+    match &f.location {
+        Location::Header(n) => (0, n.as_str(), &f.credential),
+        Location::Query => (1, "", &f.credential),
+    }
+}
+
+/// The decoded `user:password` of a `Basic` credential, if it is one.
+fn basic_payload(value: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
+    let (scheme, rest) = value.split_at_checked(6)?;
+    if !scheme.eq_ignore_ascii_case(b"basic ") {
+        return None;
+    }
+    B64.decode(rest.trim_ascii()).ok().map(Zeroizing::new)
+}
+
+#[derive(Debug, Clone)]
+struct Bound {
+    /// Empty: no narrowing.
+    hosts: HostSet,
+    allow_in_body: bool,
+    allow_plain_http: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    hosts: HostSet,
+    bound: Option<Bound>,
+}
+
+/// The daemon's credentials' host sets joined with one policy's bindings,
+/// compiled once per policy (re)load.
+#[derive(Debug, Clone, Default)]
+pub struct Bindings {
+    entries: BTreeMap<String, Entry>,
+}
+
+impl Bindings {
+    pub fn compile<'a>(
+        credentials: impl IntoIterator<Item = &'a CredentialConfig>,
+        policy: &[CredentialBinding],
+    ) -> Result<Self, Vec<BindingError>> {
+        let mut errors = Vec::new();
+        let mut entries = BTreeMap::new();
+        for c in credentials {
+            // Invalid host patterns were already reported by config
+            // validation; an unparsable set here matches nothing (fail closed).
+            let hosts = HostSet::parse(&c.hosts).unwrap_or_default();
+            entries.insert(c.name.clone(), Entry { hosts, bound: None });
+        }
+        for b in policy {
+            let Some(entry) = entries.get_mut(&b.credential) else {
+                errors.push(BindingError::UnknownCredential(b.credential.clone()));
+                continue;
+            };
+            if entry.bound.is_some() {
+                errors.push(BindingError::DuplicateBinding(b.credential.clone()));
+                continue;
+            }
+            match HostSet::parse(&b.hosts) {
+                Ok(hosts) => {
+                    entry.bound = Some(Bound {
+                        hosts,
+                        allow_in_body: b.allow_in_body,
+                        allow_plain_http: b.allow_plain_http,
+                    });
+                }
+                Err(es) => errors.extend(es.into_iter().map(|source| BindingError::Host {
+                    credential: b.credential.clone(),
+                    source,
+                })),
+            }
+        }
+        if errors.is_empty() {
+            Ok(Self { entries })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Whether the caller should scan request bodies for this credential.
+    pub fn allows_body(&self, credential: &str) -> bool {
+        self.bound(credential).is_some_and(|b| b.allow_in_body)
+    }
+
+    /// Credentials the policy binds, e.g. to build a sandbox's env.
+    pub fn bound_credentials(&self) -> impl Iterator<Item = &str> {
+        self.entries
+            .iter()
+            .filter(|(_, e)| e.bound.is_some())
+            .map(|(n, _)| n.as_str())
+    }
+
+    fn bound(&self, credential: &str) -> Option<&Bound> {
+        self.entries.get(credential)?.bound.as_ref()
+    }
+
+    /// Whether `credential` may be sent to `host`: in the credential's own
+    /// set and, when its binding lists hosts, in those too.
+    fn host_allowed(&self, credential: &str, host: &str) -> bool {
+        let Some(e) = self.entries.get(credential) else {
+            return false;
+        };
+        let narrowed = match &e.bound {
+            Some(b) if !b.hosts.is_empty() => b.hosts.matches(host),
+            _ => true,
+        };
+        e.hosts.matches(host) && narrowed
+    }
+}
+
+/// The pure credential decision; see the module docs for the order.
+/// `host` is the name the connection was decided on (bare, no port).
+pub fn decide(host: &str, tls: bool, found: &[Found], bindings: &Bindings) -> Binding {
+    let mut names: Vec<&str> = found.iter().map(|f| f.credential.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let Some(&first) = names.first() else {
+        return Binding::None;
+    };
+    if let Some(bad) = names.iter().find(|c| !bindings.host_allowed(c, host)) {
+        return refuse(EXFILTRATION, bad);
+    }
+    if names.len() > 1 {
+        return refuse(AMBIGUOUS, &names.join(","));
+    }
+    let Some(bound) = bindings.bound(first) else {
+        return refuse(NOT_BOUND, first);
+    };
+    if !tls && !bound.allow_plain_http {
+        return refuse(PLAIN_HTTP, first);
+    }
+    Binding::Inject {
+        credential: first.to_owned(),
+    }
+}
+
+fn refuse(reason: &'static str, credential: &str) -> Binding {
+    Binding::Refuse {
+        reason,
+        credential: credential.to_owned(),
+    }
+}
+
+#[cfg(test)]
+#[path = "binding_tests.rs"]
+mod tests;

@@ -1,0 +1,328 @@
+use base64::engine::general_purpose::STANDARD;
+use hyper::http::HeaderValue;
+
+use super::*;
+use crate::credentials::config::{PlaceholderShape, SchemeConfig, Source};
+
+const PH_A: &str = "sk-AAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+const PH_B: &str = "gh-BBBBBBBBBBBBBBBBBBBBBBBBBBBB";
+
+fn index() -> PlaceholderIndex {
+    PlaceholderIndex::new([
+        (PH_A.to_owned(), "a".to_owned()),
+        (PH_B.to_owned(), "b".to_owned()),
+        (String::new(), "ignored".to_owned()),
+    ])
+    .expect("index")
+}
+
+fn headers(pairs: &[(&'static str, String)]) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    for (k, v) in pairs {
+        h.append(*k, HeaderValue::from_str(v).expect("value"));
+    }
+    h
+}
+
+fn hdr(name: &'static str, credential: &str) -> Found {
+    Found {
+        credential: credential.into(),
+        location: Location::Header(HeaderName::from_static(name)),
+    }
+}
+
+fn query(credential: &str) -> Found {
+    Found {
+        credential: credential.into(),
+        location: Location::Query,
+    }
+}
+
+#[test]
+fn scan_table() {
+    let basic = STANDARD.encode(format!("user:{PH_A}"));
+    let basic_nopad = basic.trim_end_matches('=').to_owned();
+    let with_query = format!("/p?x=1&key={PH_A}");
+    let cases: Vec<(&str, HeaderMap, &str, Vec<Found>)> = vec![
+        (
+            "nothing",
+            headers(&[("accept", "*/*".into())]),
+            "/?q=1",
+            vec![],
+        ),
+        (
+            "bearer",
+            headers(&[("authorization", format!("Bearer {PH_A}"))]),
+            "/",
+            vec![hdr("authorization", "a")],
+        ),
+        (
+            "basic base64",
+            headers(&[("authorization", format!("Basic {basic}"))]),
+            "/",
+            vec![hdr("authorization", "a")],
+        ),
+        (
+            "basic unpadded, lowercase scheme",
+            headers(&[("proxy-authorization", format!("basic {basic_nopad}"))]),
+            "/",
+            vec![hdr("proxy-authorization", "a")],
+        ),
+        (
+            "custom header and query",
+            headers(&[("x-api-key", PH_B.into())]),
+            &with_query,
+            vec![hdr("x-api-key", "b"), query("a")],
+        ),
+        (
+            "percent-encoded query",
+            headers(&[]),
+            "/p?key=sk%2DAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            vec![query("a")],
+        ),
+        (
+            "repeated in one value, deduplicated",
+            headers(&[("cookie", format!("{PH_A};{PH_A}"))]),
+            "/",
+            vec![hdr("cookie", "a")],
+        ),
+        (
+            "two credentials in one header",
+            headers(&[("x-k", format!("{PH_A} {PH_B}"))]),
+            "/",
+            vec![hdr("x-k", "a"), hdr("x-k", "b")],
+        ),
+        (
+            "prefix alone is not a hit",
+            headers(&[("x-k", "sk-AAAA".into())]),
+            "/?k=gh-",
+            vec![],
+        ),
+    ];
+    let idx = index();
+    for (what, h, uri, want) in cases {
+        let uri: Uri = uri.parse().expect(what);
+        assert_eq!(idx.scan(&h, &uri), want, "{what}");
+    }
+    let empty = PlaceholderIndex::new(Vec::new()).expect("empty");
+    let h = headers(&[("authorization", format!("Bearer {PH_A}"))]);
+    assert!(empty.scan(&h, &"/".parse().expect("uri")).is_empty());
+    assert!(!format!("{idx:?}").contains(PH_A));
+}
+
+fn cred(name: &str, hosts: &[&str]) -> CredentialConfig {
+    CredentialConfig {
+        name: name.into(),
+        source: Source::Env { var: "X".into() },
+        hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
+        scheme: SchemeConfig::Bearer,
+        placeholder: PlaceholderShape::default(),
+    }
+}
+
+fn bind(credential: &str, hosts: &[&str], plain: bool) -> CredentialBinding {
+    CredentialBinding {
+        credential: credential.into(),
+        hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
+        allow_in_body: false,
+        allow_plain_http: plain,
+    }
+}
+
+fn inject(c: &str) -> Binding {
+    Binding::Inject {
+        credential: c.into(),
+    }
+}
+
+fn refused(reason: &'static str, c: &str) -> Binding {
+    Binding::Refuse {
+        reason,
+        credential: c.into(),
+    }
+}
+
+#[test]
+fn decide_table() {
+    let creds = [
+        cred("a", &["api.a.com", "*.a.com"]),
+        cred("b", &["api.b.com"]),
+        cred("unbound", &["api.u.com"]),
+        cred("plain", &["p.local"]),
+    ];
+    let policy = [
+        // Narrowed to one subdomain family of the credential's set.
+        bind("a", &["*.eu.a.com", "api.a.com"], false),
+        bind("b", &[], false),
+        bind("plain", &[], true),
+    ];
+    let b = Bindings::compile(&creds, &policy).expect("bindings");
+    let h = |n: &'static str, c: &str| hdr(n, c);
+    let cases: Vec<(&str, &str, bool, Vec<Found>, Binding)> = vec![
+        ("no placeholder", "api.a.com", true, vec![], Binding::None),
+        (
+            "exact host",
+            "api.a.com",
+            true,
+            vec![h("authorization", "a")],
+            inject("a"),
+        ),
+        (
+            "host case-insensitive",
+            "API.A.COM.",
+            true,
+            vec![query("a")],
+            inject("a"),
+        ),
+        (
+            "wildcard within narrowing",
+            "x.eu.a.com",
+            true,
+            vec![query("a")],
+            inject("a"),
+        ),
+        (
+            "wildcard outside narrowing",
+            "x.us.a.com",
+            true,
+            vec![query("a")],
+            refused(EXFILTRATION, "a"),
+        ),
+        (
+            "apex not in wildcard",
+            "a.com",
+            true,
+            vec![query("a")],
+            refused(EXFILTRATION, "a"),
+        ),
+        (
+            "foreign host",
+            "evil.com",
+            true,
+            vec![h("authorization", "b")],
+            refused(EXFILTRATION, "b"),
+        ),
+        (
+            "suffix trick",
+            "evilapi.b.com",
+            true,
+            vec![query("b")],
+            refused(EXFILTRATION, "b"),
+        ),
+        (
+            "two credentials",
+            "api.a.com",
+            true,
+            vec![h("authorization", "a"), h("x-k", "b")],
+            refused(EXFILTRATION, "b"),
+        ),
+        (
+            "ambiguous on a host both allow",
+            "api.b.com",
+            true,
+            vec![h("x-k", "b"), query("b")],
+            inject("b"),
+        ),
+        (
+            "not bound",
+            "api.u.com",
+            true,
+            vec![query("unbound")],
+            refused(NOT_BOUND, "unbound"),
+        ),
+        (
+            "not bound, wrong host",
+            "api.a.com",
+            true,
+            vec![query("unbound")],
+            refused(EXFILTRATION, "unbound"),
+        ),
+        (
+            "unknown credential",
+            "api.a.com",
+            true,
+            vec![query("ghost")],
+            refused(EXFILTRATION, "ghost"),
+        ),
+        (
+            "plain http refused",
+            "api.b.com",
+            false,
+            vec![query("b")],
+            refused(PLAIN_HTTP, "b"),
+        ),
+        (
+            "plain http allowed",
+            "p.local",
+            false,
+            vec![query("plain")],
+            inject("plain"),
+        ),
+    ];
+    for (what, host, tls, found, want) in cases {
+        assert_eq!(decide(host, tls, &found, &b), want, "{what}");
+    }
+}
+
+#[test]
+fn ambiguous_when_both_hosts_match() {
+    let creds = [cred("a", &["*.shared.com"]), cred("b", &["api.shared.com"])];
+    let b = Bindings::compile(&creds, &[bind("a", &[], false), bind("b", &[], false)])
+        .expect("bindings");
+    let found = [query("b"), query("a")];
+    assert_eq!(
+        decide("api.shared.com", true, &found, &b),
+        refused(AMBIGUOUS, "a,b")
+    );
+    // Ambiguity outranks plain-http and binding checks, exfiltration outranks it.
+    assert_eq!(
+        decide("api.shared.com", false, &found, &b),
+        refused(AMBIGUOUS, "a,b")
+    );
+    assert_eq!(
+        decide("x.shared.com", true, &found, &b),
+        refused(EXFILTRATION, "b")
+    );
+}
+
+#[test]
+fn compile_errors_and_accessors() {
+    let creds = [cred("a", &["api.a.com"])];
+    let errs = Bindings::compile(
+        &creds,
+        &[bind("ghost", &[], false), bind("a", &["bad.*"], false)],
+    )
+    .expect_err("invalid");
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs[0].to_string().contains("\"ghost\""));
+    assert!(errs[1].to_string().contains("bad.*"));
+
+    let errs = Bindings::compile(&creds, &[bind("a", &[], false), bind("a", &[], true)])
+        .expect_err("duplicate");
+    assert!(matches!(errs[..], [BindingError::DuplicateBinding(ref n)] if n == "a"));
+
+    let mut body = bind("a", &[], false);
+    body.allow_in_body = true;
+    let b = Bindings::compile(&creds, &[body]).expect("ok");
+    assert!(b.allows_body("a"));
+    assert!(!b.allows_body("ghost"));
+    assert_eq!(b.bound_credentials().collect::<Vec<_>>(), vec!["a"]);
+}
+
+#[test]
+fn index_for_sandbox_finds_derived_placeholders() {
+    let p = Placeholders::new([5; 32]);
+    let mut c = cred("openai", &["api.openai.com"]);
+    c.placeholder.prefix = Some("sk-".into());
+    let idx = PlaceholderIndex::for_sandbox(&p, "sb1", [(&c, 40)]).expect("index");
+    let ph = p.placeholder("sb1", "openai", &c.placeholder, 40);
+    let h = headers(&[("authorization", format!("Bearer {ph}"))]);
+    assert_eq!(
+        idx.scan(&h, &"/".parse().expect("uri")),
+        vec![hdr("authorization", "openai")]
+    );
+    // Another sandbox's placeholder is not this sandbox's credential.
+    let other = p.placeholder("sb2", "openai", &c.placeholder, 40);
+    let h = headers(&[("authorization", format!("Bearer {other}"))]);
+    assert!(idx.scan(&h, &"/".parse().expect("uri")).is_empty());
+}

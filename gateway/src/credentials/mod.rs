@@ -1,0 +1,40 @@
+//! Credentials: the real secrets the daemon holds on the sandboxes' behalf, the
+//! placeholders the sandboxes hold instead, and the pure logic that swaps one
+//! for the other at the edge.
+//!
+//! The pieces, in the order a request meets them:
+//!
+//! | module          | owns                                                            |
+//! |-----------------|-----------------------------------------------------------------|
+//! | [`config`]      | the `credentials:` section of the daemon config and its checks  |
+//! | [`secret`]      | [`Secret`]: zeroized bytes that never print                     |
+//! | [`store`]       | [`CredentialStore`]: loading secrets, rotation without restart  |
+//! | [`placeholder`] | [`Placeholders`]: stable per-sandbox stand-ins, the daemon key  |
+//! | [`hosts`]       | [`HostSet`]: exact and `*.suffix` host patterns                 |
+//! | [`binding`]     | finding placeholders in a request and deciding inject / refuse |
+//! | [`scheme`]      | rewriting a request head with the secret, and redaction needles |
+//!
+//! Nothing here does I/O on the request path except [`CredentialStore::reload_changed`]
+//! (one `stat` per file-backed credential). Wiring into the proxy lives elsewhere:
+//! the proxy scans with [`PlaceholderIndex`], calls [`decide`], and on
+//! [`Binding::Inject`] fetches the secret and calls [`Scheme::apply`] as the last
+//! request stage, so no earlier stage ever sees the real secret.
+
+pub mod binding;
+pub mod config;
+pub mod hosts;
+pub mod placeholder;
+pub mod scheme;
+pub mod secret;
+pub mod store;
+
+pub use binding::{Binding, Bindings, Found, Location, PlaceholderIndex, decide};
+pub use config::{CredentialConfig, PlaceholderShape, SchemeConfig, Source};
+pub use hosts::HostSet;
+pub use placeholder::{Placeholders, env_name, load_or_create_key};
+pub use scheme::{Redactions, Scheme};
+pub use secret::Secret;
+pub use store::{CredentialStore, Env, ProcessEnv};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,413 @@
+//! [`Scheme`]: rewriting one request head so it carries the real secret the
+//! way the upstream expects, and the redaction needles for its response.
+//!
+//! [`Scheme::apply`] is pure (request head in, request head out) and runs as
+//! the last request stage. It:
+//!
+//! 1. strips whatever authentication the sandbox sent: `Authorization`,
+//!    `Proxy-Authorization`, the scheme's own header (`header`) or query
+//!    parameter (`query`);
+//! 2. removes every other header value and query parameter that still carries
+//!    the placeholder. The secret is written only where the operator's scheme
+//!    says, never wherever the sandbox happened to put the placeholder (a
+//!    sandbox could otherwise aim the secret at a header the upstream echoes
+//!    or logs), and the upstream never sees a placeholder either;
+//! 3. writes the secret: `bearer` → `Authorization: Bearer <secret>`,
+//!    `header` → `<name>: <template>`, `query` → `<param>=<secret>` (in place
+//!    of the sandbox's parameter when it sent one, else appended), `basic` →
+//!    `Authorization: Basic base64(<username>:<secret>)`. Injected headers are
+//!    marked sensitive so HTTP/2 never adds them to an HPACK table.
+//!
+//! The header value and URI handed to `http` types are copies the `http`
+//! crate owns and cannot zeroize; every buffer this module builds is.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+use hyper::http::header::{AUTHORIZATION, HeaderName, PROXY_AUTHORIZATION};
+use hyper::http::uri::PathAndQuery;
+use hyper::http::{HeaderMap, HeaderValue, Uri};
+use thiserror::Error;
+use zeroize::Zeroizing;
+
+use super::config::SchemeConfig;
+use super::secret::Secret;
+
+const SECRET_MARK: &str = "{secret}";
+
+/// Headers whose rewrite would change message framing or routing rather than
+/// authentication.
+const FORBIDDEN_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "upgrade",
+    "te",
+    "trailer",
+];
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum SchemeError {
+    #[error("header scheme: {0:?} is not a valid header name")]
+    BadHeaderName(String),
+    #[error("header scheme: {0:?} controls framing or routing and cannot carry a credential")]
+    ForbiddenHeader(String),
+    #[error("header scheme: the template must contain `{{secret}}`")]
+    TemplateWithoutSecret,
+    #[error("header scheme: the template contains characters not allowed in a header value")]
+    BadTemplate,
+    #[error("query scheme: `param` is empty")]
+    EmptyParam,
+    #[error("basic scheme: the username may not contain `:`")]
+    UsernameWithColon,
+    #[error("basic scheme: the username contains control characters")]
+    BadUsername,
+    // Deliberately says nothing about the value: it is the secret.
+    #[error(
+        "the secret contains bytes not allowed in a header value (control characters or a newline?); fix the secret source"
+    )]
+    SecretNotHeaderSafe,
+    #[error("the rewritten request URI is invalid")]
+    BadUri,
+}
+
+impl SchemeError {
+    /// Metric label.
+    pub fn class(&self) -> &'static str {
+        match self {
+            SchemeError::SecretNotHeaderSafe | SchemeError::BadUri => "internal",
+            _ => "policy",
+        }
+    }
+}
+
+/// A [`SchemeConfig`] with everything parsed once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scheme {
+    Bearer,
+    Header {
+        name: HeaderName,
+        /// The template split at each `{secret}`; joined with the secret.
+        parts: Vec<String>,
+    },
+    Query {
+        param: String,
+    },
+    Basic {
+        username: String,
+    },
+}
+
+impl Scheme {
+    pub fn compile(config: &SchemeConfig) -> Result<Self, SchemeError> {
+        match config {
+            SchemeConfig::Bearer => Ok(Scheme::Bearer),
+            SchemeConfig::Header { name, template } => {
+                let header = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| SchemeError::BadHeaderName(name.clone()))?;
+                if FORBIDDEN_HEADERS.contains(&header.as_str()) {
+                    return Err(SchemeError::ForbiddenHeader(name.clone()));
+                }
+                if !template.contains(SECRET_MARK) {
+                    return Err(SchemeError::TemplateWithoutSecret);
+                }
+                if HeaderValue::from_str(&template.replace(SECRET_MARK, "x")).is_err() {
+                    return Err(SchemeError::BadTemplate);
+                }
+                Ok(Scheme::Header {
+                    name: header,
+                    parts: template.split(SECRET_MARK).map(str::to_owned).collect(),
+                })
+            }
+            SchemeConfig::Query { param } if param.is_empty() => Err(SchemeError::EmptyParam),
+            SchemeConfig::Query { param } => Ok(Scheme::Query {
+                param: param.clone(),
+            }),
+            SchemeConfig::Basic { username } if username.contains(':') => {
+                Err(SchemeError::UsernameWithColon)
+            }
+            SchemeConfig::Basic { username } if username.bytes().any(|b| b.is_ascii_control()) => {
+                Err(SchemeError::BadUsername)
+            }
+            SchemeConfig::Basic { username } => Ok(Scheme::Basic {
+                username: username.clone(),
+            }),
+        }
+    }
+
+    /// Rewrites `headers` and `uri` as described in the module docs. On error
+    /// the request must not be forwarded: it may already be half-rewritten.
+    pub fn apply(
+        &self,
+        secret: &Secret,
+        placeholder: &str,
+        headers: &mut HeaderMap,
+        uri: &mut Uri,
+    ) -> Result<Redactions, SchemeError> {
+        headers.remove(AUTHORIZATION);
+        headers.remove(PROXY_AUTHORIZATION);
+        if let Scheme::Header { name, .. } = self {
+            headers.remove(name);
+        }
+        remove_placeholder_headers(headers, placeholder.as_bytes());
+
+        let own_param = match self {
+            Scheme::Query { param } => Some(param.as_str()),
+            _ => None,
+        };
+        let encoded = own_param.map(|_| Zeroizing::new(pct_encode(secret.expose())));
+        rewrite_query(
+            uri,
+            placeholder.as_bytes(),
+            own_param.zip(encoded.as_ref().map(|e| e.as_slice())),
+        )?;
+
+        let mut basic_pair = None;
+        let value: Option<(HeaderName, Zeroizing<Vec<u8>>)> = match self {
+            Scheme::Bearer => Some((AUTHORIZATION, concat(&[b"Bearer ", secret.expose()]))),
+            Scheme::Header { name, parts } => {
+                let mut v = Zeroizing::new(Vec::new());
+                for (i, part) in parts.iter().enumerate() {
+                    if i > 0 {
+                        v.extend_from_slice(secret.expose());
+                    }
+                    v.extend_from_slice(part.as_bytes());
+                }
+                Some((name.clone(), v))
+            }
+            Scheme::Query { .. } => None,
+            Scheme::Basic { username } => {
+                let pair = concat(&[username.as_bytes(), b":", secret.expose()]);
+                let encoded = Zeroizing::new(STANDARD.encode(pair.as_slice()));
+                basic_pair = Some(pair);
+                Some((AUTHORIZATION, concat(&[b"Basic ", encoded.as_bytes()])))
+            }
+        };
+        if let Some((name, bytes)) = value {
+            let mut v =
+                HeaderValue::from_bytes(&bytes).map_err(|_| SchemeError::SecretNotHeaderSafe)?;
+            v.set_sensitive(true);
+            headers.insert(name, v);
+        }
+        Ok(Redactions::for_secret(
+            secret,
+            basic_pair.as_ref().map(|p| p.as_slice()),
+        ))
+    }
+}
+
+fn concat(parts: &[&[u8]]) -> Zeroizing<Vec<u8>> {
+    let mut v = Zeroizing::new(Vec::with_capacity(parts.iter().map(|p| p.len()).sum()));
+    for p in parts {
+        v.extend_from_slice(p);
+    }
+    v
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn remove_placeholder_headers(headers: &mut HeaderMap, placeholder: &[u8]) {
+    let hit: Vec<HeaderName> = headers
+        .iter()
+        .filter(|(_, v)| contains(v.as_bytes(), placeholder))
+        .map(|(n, _)| n.clone())
+        .collect();
+    for name in hit {
+        // Keep the header's other values: only the ones carrying it go.
+        let keep: Vec<HeaderValue> = headers
+            .get_all(&name)
+            .iter()
+            .filter(|v| !contains(v.as_bytes(), placeholder))
+            .cloned()
+            .collect();
+        headers.remove(&name);
+        for v in keep {
+            headers.append(name.clone(), v);
+        }
+    }
+}
+
+/// Drops query pairs carrying the placeholder and, for the query scheme,
+/// puts `param=<encoded secret>` where the sandbox's `param` was (first
+/// occurrence; later ones dropped) or at the end.
+fn rewrite_query(
+    uri: &mut Uri,
+    placeholder: &[u8],
+    own: Option<(&str, &[u8])>,
+) -> Result<(), SchemeError> {
+    let query = uri.query().unwrap_or("");
+    let mut out = Zeroizing::new(Vec::with_capacity(query.len() + 64));
+    let mut placed = false;
+    let mut changed = false;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, _) = pair.split_once('=').unwrap_or((pair, ""));
+        let is_own = own.is_some_and(|(param, _)| pct_decode(key) == param.as_bytes());
+        let carries = contains(pair.as_bytes(), placeholder)
+            || contains(&Zeroizing::new(pct_decode(pair)), placeholder);
+        if is_own || carries {
+            changed = true;
+            if let (true, false, Some((param, value))) = (is_own, placed, own) {
+                push_pair(&mut out, param, value);
+                placed = true;
+            }
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(b'&');
+        }
+        out.extend_from_slice(pair.as_bytes());
+    }
+    if let (false, Some((param, value))) = (placed, own) {
+        push_pair(&mut out, param, value);
+        changed = true;
+    }
+    if !changed {
+        return Ok(());
+    }
+    let path = uri.path();
+    let mut pq = Zeroizing::new(Vec::with_capacity(path.len() + 1 + out.len()));
+    pq.extend_from_slice(if path.is_empty() {
+        b"/"
+    } else {
+        path.as_bytes()
+    });
+    if !out.is_empty() {
+        pq.push(b'?');
+        pq.extend_from_slice(&out);
+    }
+    let mut parts = std::mem::take(uri).into_parts();
+    parts.path_and_query =
+        Some(PathAndQuery::try_from(pq.as_slice()).map_err(|_| SchemeError::BadUri)?);
+    *uri = Uri::from_parts(parts).map_err(|_| SchemeError::BadUri)?;
+    Ok(())
+}
+
+fn push_pair(out: &mut Vec<u8>, param: &str, encoded_value: &[u8]) {
+    if !out.is_empty() {
+        out.push(b'&');
+    }
+    out.extend_from_slice(pct_encode(param.as_bytes()).as_slice());
+    out.push(b'=');
+    out.extend_from_slice(encoded_value);
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters.
+pub(crate) fn pct_encode(bytes: &[u8]) -> Vec<u8> {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = Vec::with_capacity(bytes.len() * 3);
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b);
+        } else {
+            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        }
+    }
+    out
+}
+
+/// Decodes `%XX` and `+` (form encoding); malformed escapes stay literal.
+pub(crate) fn pct_decode(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (b[i], b.get(i + 1).copied(), b.get(i + 2).copied()) {
+            (b'%', Some(h), Some(l)) if hex(h).is_some() && hex(l).is_some() => {
+                let v = hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0);
+                out.push(u8::try_from(v).unwrap_or(b'?'));
+                i += 3;
+            }
+            (b'+', _, _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn json_escape(bytes: &[u8], escape_slash: bool) -> Vec<u8> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = Vec::with_capacity(bytes.len() + 8);
+    for &b in bytes {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'/' if escape_slash => out.extend_from_slice(b"\\/"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            c if c < 0x20 => {
+                out.extend_from_slice(b"\\u00");
+                out.extend_from_slice(&[HEX[usize::from(c >> 4)], HEX[usize::from(c & 15)]]);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The byte strings response redaction must replace: the secret and the
+/// encodings an upstream is likely to echo it in. Base64 needles are unpadded
+/// so they also match the padded form; a secret embedded mid-way in a larger
+/// base64 blob at another alignment is not caught (no practical needle is).
+#[derive(Clone, Default)]
+pub struct Redactions(Vec<Secret>);
+
+impl Redactions {
+    pub fn for_secret(secret: &Secret, basic_pair: Option<&[u8]>) -> Self {
+        let raw = secret.expose();
+        let mut candidates: Vec<Vec<u8>> = vec![
+            raw.to_vec(),
+            STANDARD_NO_PAD.encode(raw).into_bytes(),
+            URL_SAFE_NO_PAD.encode(raw).into_bytes(),
+            pct_encode(raw),
+            json_escape(raw, false),
+            json_escape(raw, true),
+        ];
+        if let Some(pair) = basic_pair {
+            candidates.push(STANDARD_NO_PAD.encode(pair).into_bytes());
+        }
+        let mut out: Vec<Secret> = Vec::with_capacity(candidates.len());
+        for c in candidates {
+            let c = Secret::new(c);
+            if !c.is_empty() && !out.iter().any(|o| o.expose() == c.expose()) {
+                out.push(c);
+            }
+        }
+        Self(out)
+    }
+
+    /// Each needle's bytes, longest first so a redactor preferring earlier
+    /// needles replaces the widest match.
+    pub fn needles(&self) -> impl Iterator<Item = &[u8]> {
+        let mut v: Vec<&[u8]> = self.0.iter().map(Secret::expose).collect();
+        v.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        v.into_iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Redactions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactions({} needles)", self.0.len())
+    }
+}
+
+#[cfg(test)]
+#[path = "scheme_tests.rs"]
+mod tests;

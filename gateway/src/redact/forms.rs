@@ -1,0 +1,80 @@
+//! The encoded forms in which a secret can leave a sandbox and still be
+//! read back by anyone who sees the bytes.
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+
+/// The forms of `secret` worth hunting for, without duplicates: raw;
+/// standard base64 with and without padding; URL-safe base64 with and
+/// without padding; percent-encoded with upper- and lower-case hex (RFC 3986
+/// unreserved bytes kept); JSON-escaped as inside a JSON string, with `/`
+/// plain and as `\/`. Empty for an empty secret.
+///
+/// Base64 of a secret embedded at a non-multiple-of-3 offset in a longer
+/// value (HTTP Basic `user:secret`) is not covered.
+pub fn forms(secret: &[u8]) -> Vec<Vec<u8>> {
+    if secret.is_empty() {
+        return Vec::new();
+    }
+    let candidates = [
+        secret.to_vec(),
+        STANDARD.encode(secret).into_bytes(),
+        STANDARD_NO_PAD.encode(secret).into_bytes(),
+        URL_SAFE.encode(secret).into_bytes(),
+        URL_SAFE_NO_PAD.encode(secret).into_bytes(),
+        percent_encode(secret, HEX_UPPER),
+        percent_encode(secret, HEX_LOWER),
+        json_escape(secret, false),
+        json_escape(secret, true),
+    ];
+    let mut out: Vec<Vec<u8>> = Vec::with_capacity(candidates.len());
+    for form in candidates {
+        if !out.contains(&form) {
+            out.push(form);
+        }
+    }
+    out
+}
+
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
+
+fn percent_encode(secret: &[u8], hex: &[u8; 16]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(secret.len() * 3);
+    for &b in secret {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b);
+        } else {
+            out.extend_from_slice(&[b'%', hex[usize::from(b >> 4)], hex[usize::from(b & 0xf)]]);
+        }
+    }
+    out
+}
+
+/// Escapes as serializers do inside a JSON string: quote, backslash and
+/// control bytes; other bytes (UTF-8 included) pass as they are.
+fn json_escape(secret: &[u8], escape_slash: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(secret.len() + 8);
+    for &b in secret {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'/' if escape_slash => out.extend_from_slice(b"\\/"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            0x00..=0x1f => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX_LOWER[usize::from(b >> 4)],
+                HEX_LOWER[usize::from(b & 0xf)],
+            ]),
+            _ => out.push(b),
+        }
+    }
+    out
+}

@@ -1,0 +1,371 @@
+//! Credential redaction: replaces every occurrence of a credential's value
+//! (and its encoded forms, see [`forms`]) in header values and in bodies that
+//! arrive in chunks.
+//!
+//! [`Needles`] is compiled once per credential set. [`Redactor`] is the
+//! per-body streaming state; [`RedactedBody`] wraps a hyper body with one.
+//!
+//! The streaming contract: for any chunking, the concatenated output equals
+//! [`Needles::replace_all`] over the whole body (leftmost-longest, like the
+//! one-shot). Only a tail that could still grow into a needle is held back,
+//! so memory between chunks is at most `max_len - 1` bytes and everything
+//! else is emitted at once (SSE streams must not stall on the redactor).
+
+mod body;
+mod forms;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::sync::Arc;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use hyper::HeaderMap;
+use hyper::header::HeaderValue;
+use zeroize::Zeroizing;
+
+pub use body::RedactedBody;
+pub use forms::forms;
+
+/// What a redacted credential is replaced with.
+pub const REPLACEMENT: &[u8] = b"[redacted:credential]";
+
+/// A compiled set of needles and the bytes that replace each match.
+///
+/// Holds the secrets themselves (inside the automata); never logged: the
+/// `Debug` output shows only counts.
+pub struct Needles {
+    /// `None` when there are no needles, or (in theory) when the automaton
+    /// exceeds aho-corasick's size limits; the trie then does the searching,
+    /// so a credential set never goes unredacted.
+    automaton: Option<AhoCorasick>,
+    /// Answers "could this tail still grow into a needle", which the
+    /// aho-corasick crate does not expose.
+    trie: Trie,
+    replacement: Vec<u8>,
+    count: usize,
+    max_len: usize,
+}
+
+impl Needles {
+    /// Compiles `needles` (leftmost-longest). Empty needles are ignored;
+    /// `replacement` replaces each match.
+    pub fn new(needles: &[&[u8]], replacement: &[u8]) -> Needles {
+        let needles: Vec<&[u8]> = needles.iter().copied().filter(|n| !n.is_empty()).collect();
+        let max_len = needles.iter().map(|n| n.len()).max().unwrap_or(0);
+        let automaton = if needles.is_empty() {
+            None
+        } else {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&needles)
+                .ok()
+        };
+        Needles {
+            automaton,
+            trie: Trie::new(&needles),
+            replacement: replacement.to_vec(),
+            count: needles.len(),
+            max_len,
+        }
+    }
+
+    /// Length of the longest needle (0 when there are none).
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// Whether there is nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// One-shot replacement for a complete value (a header value). `None`
+    /// when nothing matched, without allocating.
+    pub fn replace_all(&self, haystack: &[u8]) -> Option<Vec<u8>> {
+        self.find(haystack)?;
+        let mut out = Vec::with_capacity(haystack.len());
+        let mut matched = false;
+        self.scan(haystack, true, &mut out, &mut matched);
+        Some(out)
+    }
+
+    /// Redacts every value in `headers` in place; returns whether any matched.
+    /// A value that would no longer be a valid header value (cannot happen
+    /// with a printable replacement) is replaced whole, failing closed.
+    pub fn redact_headers(&self, headers: &mut HeaderMap) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        let mut matched = false;
+        for value in headers.values_mut() {
+            let Some(new) = self.replace_all(value.as_bytes()) else {
+                continue;
+            };
+            matched = true;
+            let sensitive = value.is_sensitive();
+            *value = HeaderValue::from_bytes(&new)
+                .unwrap_or_else(|_| HeaderValue::from_static("[redacted:credential]"));
+            value.set_sensitive(sensitive);
+        }
+        matched
+    }
+
+    /// Leftmost-longest match in `hay` as `(start, end)`.
+    fn find(&self, hay: &[u8]) -> Option<(usize, usize)> {
+        if self.count == 0 {
+            return None;
+        }
+        match &self.automaton {
+            Some(ac) => ac.find(hay).map(|m| (m.start(), m.end())),
+            None => (0..hay.len()).find_map(|start| {
+                self.trie
+                    .longest_at(&hay[start..])
+                    .map(|len| (start, start + len))
+            }),
+        }
+    }
+
+    /// Appends the redacted, final part of `buf` to `out` and returns where
+    /// the held-back tail starts (`buf.len()` at end of input, when nothing
+    /// can grow any more).
+    ///
+    /// Why the emitted part is final: let `hold` be the first position (at or
+    /// after the search position) whose suffix is a proper prefix of a
+    /// needle. A match starting before `hold` cannot extend past `buf`, and
+    /// no longer needle at its start can either, so later bytes cannot change
+    /// it; a match starting at or after `hold` might, so it waits.
+    fn scan(&self, buf: &[u8], at_end: bool, out: &mut Vec<u8>, matched: &mut bool) -> usize {
+        let hold_from = |pos: usize| {
+            if at_end {
+                return buf.len();
+            }
+            let window = &buf[pos.max(buf.len().saturating_sub(self.max_len))..];
+            buf.len() - self.trie.open_suffix(window)
+        };
+        let mut pos = 0;
+        let mut hold = hold_from(0);
+        while let Some((start, end)) = self.find(&buf[pos..]) {
+            let (start, end) = (pos + start, pos + end);
+            if start >= hold {
+                break;
+            }
+            out.extend_from_slice(&buf[pos..start]);
+            out.extend_from_slice(&self.replacement);
+            *matched = true;
+            pos = end;
+            if pos > hold {
+                hold = hold_from(pos);
+            }
+        }
+        out.extend_from_slice(&buf[pos..hold]);
+        hold
+    }
+}
+
+impl fmt::Debug for Needles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Needles")
+            .field("count", &self.count)
+            .field("max_len", &self.max_len)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Streaming redaction state for one body.
+pub struct Redactor {
+    needles: Arc<Needles>,
+    /// A tail that is a proper prefix of some needle: at most `max_len - 1`
+    /// bytes. Zeroized on drop since it may be the start of a secret.
+    held: Zeroizing<Vec<u8>>,
+    matched: bool,
+}
+
+impl Redactor {
+    pub fn new(needles: Arc<Needles>) -> Redactor {
+        Redactor {
+            needles,
+            held: Zeroizing::new(Vec::new()),
+            matched: false,
+        }
+    }
+
+    /// Feeds a chunk; returns the bytes that are safe to emit now (possibly
+    /// empty, when the whole chunk could be the start of a needle).
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        if self.needles.is_empty() {
+            return chunk.to_vec();
+        }
+        if chunk.is_empty() {
+            return Vec::new();
+        }
+        let held = std::mem::take(&mut self.held);
+        let joined;
+        let buf: &[u8] = if held.is_empty() {
+            chunk
+        } else {
+            joined = Zeroizing::new([held.as_slice(), chunk].concat());
+            &joined
+        };
+        let mut out = Vec::with_capacity(buf.len());
+        let hold = self.needles.scan(buf, false, &mut out, &mut self.matched);
+        self.held.extend_from_slice(&buf[hold..]);
+        out
+    }
+
+    /// End of body: returns what was held, redacted. The redactor is empty
+    /// afterwards and could start a new body.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let held = std::mem::take(&mut self.held);
+        let mut out = Vec::with_capacity(held.len());
+        self.needles.scan(&held, true, &mut out, &mut self.matched);
+        out
+    }
+
+    /// Drops the held tail unemitted (the body failed; the tail may be the
+    /// start of a secret).
+    pub fn discard(&mut self) {
+        self.held = Zeroizing::new(Vec::new());
+    }
+
+    /// Whether anything was redacted so far.
+    pub fn matched(&self) -> bool {
+        self.matched
+    }
+
+    /// Bytes currently held back (never more than `max_len - 1`).
+    pub fn held_len(&self) -> usize {
+        self.held.len()
+    }
+
+    pub fn needles(&self) -> &Arc<Needles> {
+        &self.needles
+    }
+}
+
+impl fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Redactor")
+            .field("needles", &self.needles)
+            .field("held_len", &self.held.len())
+            .field("matched", &self.matched)
+            .finish()
+    }
+}
+
+/// A byte trie over the needles with Aho-Corasick failure links.
+struct Trie {
+    /// Node 0 is the root (the empty prefix).
+    nodes: Vec<Node>,
+}
+
+struct Node {
+    /// Sorted by byte.
+    edges: Vec<(u8, usize)>,
+    /// The node for the longest proper suffix of this prefix that is also a
+    /// prefix of some needle.
+    fail: usize,
+    depth: usize,
+    /// A whole needle ends here.
+    terminal: bool,
+}
+
+const ROOT: usize = 0;
+
+impl Trie {
+    fn new(needles: &[&[u8]]) -> Trie {
+        let mut nodes = vec![Node {
+            edges: Vec::new(),
+            fail: ROOT,
+            depth: 0,
+            terminal: false,
+        }];
+        for needle in needles {
+            let mut at = ROOT;
+            for (i, &byte) in needle.iter().enumerate() {
+                at = match nodes[at].edges.binary_search_by_key(&byte, |&(b, _)| b) {
+                    Ok(j) => nodes[at].edges[j].1,
+                    Err(j) => {
+                        let id = nodes.len();
+                        nodes[at].edges.insert(j, (byte, id));
+                        nodes.push(Node {
+                            edges: Vec::new(),
+                            fail: ROOT,
+                            depth: i + 1,
+                            terminal: false,
+                        });
+                        id
+                    }
+                };
+            }
+            nodes[at].terminal = true;
+        }
+        let mut trie = Trie { nodes };
+        trie.link();
+        trie
+    }
+
+    /// Sets failure links, breadth first so a node's links are set before
+    /// its children need them.
+    fn link(&mut self) {
+        let mut queue = std::collections::VecDeque::from([ROOT]);
+        while let Some(at) = queue.pop_front() {
+            for (byte, child) in self.nodes[at].edges.clone() {
+                self.nodes[child].fail = if at == ROOT {
+                    ROOT
+                } else {
+                    self.step(self.nodes[at].fail, byte)
+                };
+                queue.push_back(child);
+            }
+        }
+    }
+
+    fn child(&self, at: usize, byte: u8) -> Option<usize> {
+        let edges = &self.nodes[at].edges;
+        edges
+            .binary_search_by_key(&byte, |&(b, _)| b)
+            .ok()
+            .map(|j| edges[j].1)
+    }
+
+    /// The Aho-Corasick transition: the longest prefix of a needle that is a
+    /// suffix of (the text for `at`) + `byte`.
+    fn step(&self, mut at: usize, byte: u8) -> usize {
+        loop {
+            if let Some(next) = self.child(at, byte) {
+                return next;
+            }
+            if at == ROOT {
+                return ROOT;
+            }
+            at = self.nodes[at].fail;
+        }
+    }
+
+    /// Length of the longest suffix of `window` that is a proper prefix of
+    /// some needle (one that more bytes could still complete or extend).
+    fn open_suffix(&self, window: &[u8]) -> usize {
+        let mut at = window.iter().fold(ROOT, |at, &b| self.step(at, b));
+        while at != ROOT && self.nodes[at].edges.is_empty() {
+            at = self.nodes[at].fail;
+        }
+        self.nodes[at].depth
+    }
+
+    /// Length of the longest needle that `hay` starts with.
+    fn longest_at(&self, hay: &[u8]) -> Option<usize> {
+        let mut at = ROOT;
+        let mut longest = None;
+        for &byte in hay {
+            let Some(next) = self.child(at, byte) else {
+                break;
+            };
+            at = next;
+            if self.nodes[at].terminal {
+                longest = Some(self.nodes[at].depth);
+            }
+        }
+        longest
+    }
+}
