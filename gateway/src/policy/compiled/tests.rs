@@ -1,0 +1,226 @@
+use super::*;
+
+fn policy(yaml: &str) -> raw::Policy {
+    match serde_yaml::from_str(yaml) {
+        Ok(p) => p,
+        Err(e) => panic!("test policy does not parse: {e}\n{yaml}"),
+    }
+}
+
+/// (path, message fragment, hint fragment) of every error.
+fn errors(yaml: &str) -> Vec<(String, String, String)> {
+    match CompiledPolicy::compile("t", &policy(yaml)) {
+        Ok(_) => Vec::new(),
+        Err(errors) => errors
+            .into_iter()
+            .map(|e| (e.path, e.message, e.hint.unwrap_or_default()))
+            .collect(),
+    }
+}
+
+#[test]
+fn valid_policies_compile() {
+    let cases = [
+        "{}",
+        "pii: {enabled: true, types: [email, ssn], actions: {ssn: block}}",
+        "pii: {actions: {jwt: log_only, credit_card: block}}",
+        "injection_defense: {threshold: 0}",
+        "injection_defense: {threshold: 1}",
+        "transformations: [{pattern: 'a(b)(?P<x>c)', replacement: '$1 ${x} $0 $$5 ${1}z $ end'}]",
+        "transformations: [{pattern: 'gpt-4', replacement: 'gpt-4o', direction: both, hosts: [api.openai.com]}]",
+        "credentials: [{credential: gh}, {credential: openai, hosts: [api.openai.com]}]",
+        "apps: [{app: tracker, actions: {'*': ask, issues.create: auto}}, {app: mail}]",
+    ];
+    for yaml in cases {
+        assert_eq!(errors(yaml), Vec::new(), "{yaml}");
+    }
+    let compiled = match CompiledPolicy::compile(
+        "t",
+        &policy("transformations: [{pattern: 'a+', replacement: b}]"),
+    ) {
+        Ok(c) => c,
+        Err(e) => panic!("{e:?}"),
+    };
+    assert_eq!(compiled.name, "t");
+    assert_eq!(
+        compiled.transformations[0].pattern.replace_all("caab", "b"),
+        "cbb"
+    );
+}
+
+#[test]
+fn invalid_sections_are_reported_with_paths() {
+    /// (path, message fragment, hint fragment)
+    type Expected = (&'static str, &'static str, &'static str);
+    let cases: &[(&str, &[Expected])] = &[
+        (
+            "pii: {types: [email, creditcard, nope]}",
+            &[
+                (
+                    "pii.types[1]",
+                    "unknown PII type `creditcard`",
+                    "did you mean `credit_card`?",
+                ),
+                (
+                    "pii.types[2]",
+                    "unknown PII type `nope`",
+                    "supported types: email, phone",
+                ),
+            ],
+        ),
+        (
+            "pii: {actions: {emial: block}}",
+            &[(
+                "pii.actions.emial",
+                "unknown PII type",
+                "did you mean `email`?",
+            )],
+        ),
+        (
+            "pii: {types: [email], actions: {ssn: block}}",
+            &[("pii.actions.ssn", "not in `pii.types`", "add `ssn`")],
+        ),
+        (
+            "pii: {oversize: {inspect_bytes: 0}}",
+            &[("pii.oversize.inspect_bytes", "greater than 0", "4 MiB")],
+        ),
+        (
+            "injection_defense: {threshold: 1.5}",
+            &[("injection_defense.threshold", "1.5 is outside 0..=1", "0.8")],
+        ),
+        (
+            "injection_defense: {threshold: -0.1}",
+            &[("injection_defense.threshold", "outside", "")],
+        ),
+        (
+            "injection_defense: {threshold: .nan}",
+            &[("injection_defense.threshold", "NaN is outside", "")],
+        ),
+        (
+            "transformations: [{pattern: ok, replacement: x}, {pattern: '(foo', replacement: x}]",
+            &[(
+                "transformations[1].pattern",
+                "invalid regex: unclosed group",
+                "at character 1 of the pattern",
+            )],
+        ),
+        (
+            "transformations: [{pattern: '(?=x)', replacement: x}]",
+            &[(
+                "transformations[0].pattern",
+                "look-around",
+                "Rust regex syntax",
+            )],
+        ),
+        (
+            "transformations: [{pattern: 'a{9999999}', replacement: x}]",
+            &[(
+                "transformations[0].pattern",
+                "regex compiles to more than",
+                "repetition",
+            )],
+        ),
+        (
+            "transformations: [{pattern: '(a)', replacement: '$2'}]",
+            &[(
+                "transformations[0].replacement",
+                "`$2` refers to group 2",
+                "groups 0 to 1",
+            )],
+        ),
+        (
+            "transformations: [{pattern: '(a)', replacement: '$1a'}]",
+            &[(
+                "transformations[0].replacement",
+                "`$1a`",
+                "write `${1}a` for group 1",
+            )],
+        ),
+        (
+            "transformations: [{pattern: '(?P<model>a)', replacement: '${modle}'}]",
+            &[(
+                "transformations[0].replacement",
+                "`${modle}`",
+                "did you mean `model`?",
+            )],
+        ),
+        (
+            "transformations: [{pattern: 'a', replacement: '$name ${x'}]",
+            &[
+                (
+                    "transformations[0].replacement",
+                    "`$name`",
+                    "no named groups",
+                ),
+                ("transformations[0].replacement", "never closed", "`$$`"),
+            ],
+        ),
+        (
+            "transformations: [{pattern: a, replacement: b, hosts: ['']}]",
+            &[("transformations[0].hosts[0]", "empty destination", "")],
+        ),
+        (
+            "credentials: [{credential: gh}, {credential: ''}, {credential: gh}]",
+            &[
+                ("credentials[1].credential", "empty credential name", ""),
+                ("credentials[2].credential", "bound twice", "credentials[0]"),
+            ],
+        ),
+        (
+            "credentials: [{credential: gh, hosts: [' ']}]",
+            &[("credentials[0].hosts[0]", "empty destination", "")],
+        ),
+        (
+            "apps: [{app: ''}, {app: a}, {app: a, actions: {'': ask}}]",
+            &[
+                ("apps[0].app", "empty app name", ""),
+                ("apps[2].app", "listed twice", "apps[1]"),
+                ("apps[2].actions.", "empty action name", "`*`"),
+            ],
+        ),
+    ];
+    for (yaml, want) in cases {
+        let got = errors(yaml);
+        assert_eq!(got.len(), want.len(), "{yaml}: {got:?}");
+        for ((path, message, hint), (want_path, want_message, want_hint)) in got.iter().zip(*want) {
+            assert_eq!(path, want_path, "{yaml}");
+            assert!(message.contains(want_message), "{yaml}: {message}");
+            assert!(hint.contains(want_hint), "{yaml}: {hint}");
+        }
+    }
+}
+
+#[test]
+fn errors_of_all_sections_come_together() {
+    let got = errors(
+        "pii: {types: [x]}\ninjection_defense: {threshold: 2}\ntransformations: [{pattern: '(', replacement: ''}]\napps: [{app: ''}]",
+    );
+    let paths: Vec<&str> = got.iter().map(|(p, ..)| p.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "pii.types[0]",
+            "injection_defense.threshold",
+            "transformations[0].pattern",
+            "apps[0].app"
+        ]
+    );
+}
+
+#[test]
+fn closest_names() {
+    let names = ["network", "pii", "injection_defense", "audit"];
+    let cases = [
+        ("netwrok", Some("network")),
+        ("networks", Some("network")),
+        ("pi", Some("pii")),
+        ("injection-defence", Some("injection_defense")),
+        ("network", None),
+        ("zzzzzz", None),
+        ("", None),
+    ];
+    for (word, want) in cases {
+        assert_eq!(closest(word, names), want, "{word}");
+    }
+    assert_eq!(closest(&"n".repeat(10_000), names), None);
+}
