@@ -243,6 +243,10 @@ impl Config {
     /// Checks what the file alone can tell; whether each sandbox's policy
     /// exists is checked against the policy directory when it is loaded.
     fn validate(&self) -> Result<(), String> {
+        if let Err(errors) = crate::credentials::config::validate(&self.credentials) {
+            let all: Vec<String> = errors.iter().map(|e| format!("credentials: {e}")).collect();
+            return Err(all.join("; "));
+        }
         let mut seen = std::collections::BTreeSet::new();
         for sandbox in &self.sandboxes {
             if !seen.insert(&sandbox.id) {
