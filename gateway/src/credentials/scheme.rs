@@ -22,7 +22,7 @@
 //! crate owns and cannot zeroize; every buffer this module builds is.
 
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use hyper::http::header::{AUTHORIZATION, HeaderName, PROXY_AUTHORIZATION};
 use hyper::http::uri::PathAndQuery;
 use hyper::http::{HeaderMap, HeaderValue, Uri};
@@ -295,16 +295,7 @@ fn push_pair(out: &mut Vec<u8>, param: &str, encoded_value: &[u8]) {
 
 /// Percent-encodes everything but RFC 3986 unreserved characters.
 pub(crate) fn pct_encode(bytes: &[u8]) -> Vec<u8> {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let mut out = Vec::with_capacity(bytes.len() * 3);
-    for &b in bytes {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b);
-        } else {
-            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
-        }
-    }
-    out
+    crate::redact::percent_encode(bytes)
 }
 
 /// Decodes `%XX` and `+` (form encoding); malformed escapes stay literal.
@@ -333,27 +324,6 @@ pub(crate) fn pct_decode(s: &str) -> Vec<u8> {
     out
 }
 
-fn json_escape(bytes: &[u8], escape_slash: bool) -> Vec<u8> {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = Vec::with_capacity(bytes.len() + 8);
-    for &b in bytes {
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'/' if escape_slash => out.extend_from_slice(b"\\/"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            c if c < 0x20 => {
-                out.extend_from_slice(b"\\u00");
-                out.extend_from_slice(&[HEX[usize::from(c >> 4)], HEX[usize::from(c & 15)]]);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// The byte strings response redaction must replace: the secret and the
 /// encodings an upstream is likely to echo it in. Base64 needles are unpadded
 /// so they also match the padded form; a secret embedded mid-way in a larger
@@ -363,16 +333,11 @@ pub struct Redactions(Vec<Secret>);
 
 impl Redactions {
     pub fn for_secret(secret: &Secret, basic_pair: Option<&[u8]>) -> Self {
-        let raw = secret.expose();
-        let mut candidates: Vec<Vec<u8>> = vec![
-            raw.to_vec(),
-            STANDARD_NO_PAD.encode(raw).into_bytes(),
-            URL_SAFE_NO_PAD.encode(raw).into_bytes(),
-            pct_encode(raw),
-            json_escape(raw, false),
-            json_escape(raw, true),
-        ];
+        // Every encoding an echo might carry (see `redact::forms`), and the
+        // basic-auth pair, whose base64 is not a substring of the secret's.
+        let mut candidates = crate::redact::forms(secret.expose());
         if let Some(pair) = basic_pair {
+            candidates.push(STANDARD.encode(pair).into_bytes());
             candidates.push(STANDARD_NO_PAD.encode(pair).into_bytes());
         }
         let mut out: Vec<Secret> = Vec::with_capacity(candidates.len());

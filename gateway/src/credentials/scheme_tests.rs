@@ -1,4 +1,5 @@
 use super::*;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 const SECRET: &str = "real-S3CRET/value+1";
 const PH: &str = "sk-PLACEHOLDERabcdefghijklmnop";

@@ -110,12 +110,12 @@ impl Proxy {
         let Some(steered) = self.orig.take(netns, peer) else {
             // Not steered by our programs (e.g. a direct connection to the
             // listener, or an entry evicted under pressure): nothing to relay to.
-            self.deny(&client, None, None, "no_original_destination", None, None);
+            self.deny(&client, None, "no_original_destination");
             return;
         };
         let dst = steered.dst;
         let Some(who) = self.identities.who(steered.identity) else {
-            self.deny(&client, None, Some(dst), "unknown_identity", None, None);
+            self.deny(&client, Some(dst), "unknown_identity");
             return;
         };
         if dst.port() == DNS_PORT {
@@ -177,7 +177,7 @@ impl Proxy {
             NetVerdict::Deny { reason, rule } => {
                 let rule = format!("{policy}:{rule}");
                 let reason = reason.as_str();
-                self.deny_with_rule(&who, dst, reason, &rule, sni, host);
+                self.record_denial(Some(&who), Some(dst), reason, Some(&rule), sni, host);
                 if first.http {
                     forbidden(client, &who.sandbox, dst, reason, &rule).await;
                 } else {
@@ -297,13 +297,14 @@ impl Proxy {
         reset(client);
     }
 
-    /// Counts and audits a policy denial (the caller answers the client).
-    fn deny_with_rule(
+    /// Counts and audits a denial (the caller answers the client). `rule` is
+    /// the policy rule that decided, when one did.
+    fn record_denial(
         &self,
-        who: &Who,
-        dst: SocketAddr,
+        who: Option<&Who>,
+        dst: Option<SocketAddr>,
         reason: &str,
-        rule: &str,
+        rule: Option<&str>,
         sni: Option<&str>,
         host: Option<&str>,
     ) {
@@ -315,10 +316,10 @@ impl Proxy {
             event: "connection",
             verdict: "deny",
             reason,
-            rule: Some(rule),
-            sandbox: Some(&who.sandbox),
-            session: who.session.as_deref(),
-            dst: Some(dst.to_string()),
+            rule,
+            sandbox: who.map(|w| &*w.sandbox),
+            session: who.and_then(|w| w.session.as_deref()),
+            dst: dst.map(|d| d.to_string()),
             sni,
             host,
             ..Event::default()
@@ -327,30 +328,8 @@ impl Proxy {
 
     /// Counts, audits and resets a connection refused before any policy
     /// applies (no record of it, or no owner).
-    fn deny(
-        &self,
-        client: &TcpStream,
-        who: Option<&Who>,
-        dst: Option<SocketAddr>,
-        reason: &str,
-        sni: Option<&str>,
-        host: Option<&str>,
-    ) {
-        self.metrics
-            .connections
-            .with_label_values(&["deny", reason])
-            .inc();
-        self.audit.record(&Event {
-            event: "connection",
-            verdict: "deny",
-            reason,
-            sandbox: who.map(|w| &*w.sandbox),
-            session: who.and_then(|w| w.session.as_deref()),
-            dst: dst.map(|d| d.to_string()),
-            sni,
-            host,
-            ..Event::default()
-        });
+    fn deny(&self, client: &TcpStream, dst: Option<SocketAddr>, reason: &str) {
+        self.record_denial(None, dst, reason, None, None, None);
         reset(client);
     }
 }

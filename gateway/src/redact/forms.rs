@@ -39,6 +39,12 @@ pub fn forms(secret: &[u8]) -> Vec<Vec<u8>> {
 const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
 
+/// Percent-encodes everything but RFC 3986 unreserved characters, with
+/// upper-case hex (what clients send).
+pub fn percent_encode_upper(bytes: &[u8]) -> Vec<u8> {
+    percent_encode(bytes, HEX_UPPER)
+}
+
 fn percent_encode(secret: &[u8], hex: &[u8; 16]) -> Vec<u8> {
     let mut out = Vec::with_capacity(secret.len() * 3);
     for &b in secret {

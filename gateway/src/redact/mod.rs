@@ -25,7 +25,7 @@ use hyper::header::HeaderValue;
 use zeroize::Zeroizing;
 
 pub use body::RedactedBody;
-pub use forms::forms;
+pub use forms::{forms, percent_encode_upper as percent_encode};
 
 /// What a redacted credential is replaced with.
 pub const REPLACEMENT: &[u8] = b"[redacted:credential]";
