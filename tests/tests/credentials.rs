@@ -213,3 +213,74 @@ fn base64(bytes: &[u8]) -> String {
     }
     out
 }
+
+#[test]
+fn hmac_signatures_are_computed_at_the_edge_and_verify_independently() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test", "other.test"], &ca);
+    let port = upstream.port();
+    let mut policy = intercepting_policy(
+        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
+        json!({}),
+    );
+    policy["credentials"] = json!([{ "credential": "signer" }]);
+    let key = "hmac-key-0123456789-abcdefghij";
+    let world = World::start_with(&ca, &["api.test"], policy, |builder| {
+        let path = builder.dir().join("signer.key");
+        std::fs::write(&path, key).expect("write key");
+        builder.credential(json!({
+            "name": "signer",
+            "source": { "file": path },
+            "hosts": ["api.test"],
+            "scheme": {
+                "type": "hmac",
+                "algorithm": "sha256",
+                "header": "X-Signature",
+                "encoding": "hex",
+                "canonical": "{method}\n{host}\n{path}\n{timestamp}",
+                "timestamp_header": "X-Timestamp",
+            },
+        }));
+    });
+    let out = world.daemon.cli(&["sandbox", "env", "sb1"]);
+    out.expect_success("sluice sandbox env");
+    let text = out.stdout_str();
+    let placeholder = text
+        .lines()
+        .find_map(|l| l.strip_prefix("export SIGNER="))
+        .expect("SIGNER placeholder")
+        .trim_matches('\'')
+        .to_owned();
+
+    let url = format!("https://api.test:{port}/echo");
+    let header = format!("X-Signature: {placeholder}");
+    let curl = world.curl(&world.curl_https(&url, &["-H", &header]));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    let seen = upstream.requests().last().cloned().expect("a request");
+    let get = |name: &str| {
+        seen.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("no {name} at the upstream: {seen:?}"))
+    };
+    let (signature, timestamp) = (get("x-signature"), get("x-timestamp"));
+    assert_ne!(signature, placeholder);
+
+    // Verified outside Sluice, with Python's hmac.
+    let message = format!("GET\napi.test\n/echo\n{timestamp}");
+    let script = "import hmac,hashlib,sys; print(hmac.new(sys.argv[1].encode(), sys.argv[2].encode(), hashlib.sha256).hexdigest())";
+    let python = sluice_e2e::python3();
+    let out = sluice_e2e::run::host(
+        &[
+            python.as_os_str(),
+            "-c".as_ref(),
+            script.as_ref(),
+            key.as_ref(),
+            message.as_ref(),
+        ],
+        WAIT,
+    );
+    out.expect_success("python hmac");
+    assert_eq!(out.stdout_str().trim(), signature);
+}

@@ -21,6 +21,17 @@
 //!     source: {file: /etc/sluice/secrets/registry}
 //!     hosts: [registry.example.com]
 //!     scheme: {type: basic, username: ci-bot}        # the secret is the password
+//!   - name: signer
+//!     source: {file: /etc/sluice/secrets/signer}
+//!     hosts: [api.signed.example.com]
+//!     scheme:                                        # the secret is the HMAC key
+//!       type: hmac
+//!       algorithm: sha256                            # sha256 | sha512
+//!       header: X-Signature
+//!       encoding: hex                                # hex | base64
+//!       canonical: "{method}\n{path}\n{query}\n{timestamp}"
+//!       timestamp_header: X-Timestamp                # optional
+//!       prefix: "v1="                                # optional
 //! ```
 //!
 //! [`validate`] checks everything that can be checked without reading the
@@ -94,6 +105,36 @@ pub enum SchemeConfig {
     Query { param: String },
     /// `Authorization: Basic base64(<username>:<secret>)`.
     Basic { username: String },
+    /// `<header>: <prefix><encoding(HMAC-<algorithm>(secret, canonical))>`,
+    /// where `canonical` is a template over `{method}` `{host}` `{path}`
+    /// `{query}` `{timestamp}`; the unix-seconds timestamp used is also sent
+    /// in `timestamp_header` when set.
+    Hmac {
+        algorithm: HmacAlgorithm,
+        header: String,
+        encoding: HmacEncoding,
+        canonical: String,
+        timestamp_header: Option<String>,
+        prefix: Option<String>,
+    },
+}
+
+/// The hash under an HMAC scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HmacAlgorithm {
+    Sha256,
+    Sha512,
+}
+
+/// How an HMAC signature is written into its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HmacEncoding {
+    /// Lowercase hex.
+    Hex,
+    /// Standard alphabet, padded.
+    Base64,
 }
 
 #[derive(Deserialize)]
@@ -103,6 +144,7 @@ enum SchemeKind {
     Header,
     Query,
     Basic,
+    Hmac,
 }
 
 /// Flat on purpose: serde's internally tagged enums silently accept unknown
@@ -117,30 +159,84 @@ struct SchemeRepr {
     template: Option<String>,
     param: Option<String>,
     username: Option<String>,
+    algorithm: Option<HmacAlgorithm>,
+    header: Option<String>,
+    encoding: Option<HmacEncoding>,
+    canonical: Option<String>,
+    timestamp_header: Option<String>,
+    prefix: Option<String>,
+}
+
+impl SchemeRepr {
+    fn has_hmac_fields(&self) -> bool {
+        self.algorithm.is_some()
+            || self.header.is_some()
+            || self.encoding.is_some()
+            || self.canonical.is_some()
+            || self.timestamp_header.is_some()
+            || self.prefix.is_some()
+    }
 }
 
 impl TryFrom<SchemeRepr> for SchemeConfig {
     type Error = &'static str;
 
     fn try_from(r: SchemeRepr) -> Result<Self, Self::Error> {
+        if matches!(r.kind, SchemeKind::Hmac) {
+            return hmac_from(r);
+        }
+        let hmac_fields = r.has_hmac_fields();
         match (r.kind, r.name, r.template, r.param, r.username) {
-            (SchemeKind::Bearer, None, None, None, None) => Ok(SchemeConfig::Bearer),
+            (SchemeKind::Bearer, None, None, None, None) if !hmac_fields => {
+                Ok(SchemeConfig::Bearer)
+            }
             (SchemeKind::Bearer, ..) => Err("scheme `bearer` takes no other fields"),
-            (SchemeKind::Header, Some(name), Some(template), None, None) => {
+            (SchemeKind::Header, Some(name), Some(template), None, None) if !hmac_fields => {
                 Ok(SchemeConfig::Header { name, template })
             }
             (SchemeKind::Header, ..) => {
                 Err("scheme `header` takes exactly `name` and `template` (e.g. \"Token {secret}\")")
             }
-            (SchemeKind::Query, None, None, Some(param), None) => Ok(SchemeConfig::Query { param }),
+            (SchemeKind::Query, None, None, Some(param), None) if !hmac_fields => {
+                Ok(SchemeConfig::Query { param })
+            }
             (SchemeKind::Query, ..) => Err("scheme `query` takes exactly `param`"),
-            (SchemeKind::Basic, None, None, None, Some(username)) => {
+            (SchemeKind::Basic, None, None, None, Some(username)) if !hmac_fields => {
                 Ok(SchemeConfig::Basic { username })
             }
             (SchemeKind::Basic, ..) => {
                 Err("scheme `basic` takes exactly `username` (the secret is the password)")
             }
+            (SchemeKind::Hmac, ..) => Err(HMAC_SHAPE),
         }
+    }
+}
+
+const HMAC_SHAPE: &str = "scheme `hmac` takes `algorithm` (sha256|sha512), `header`, `encoding` (hex|base64), `canonical`, and optionally `timestamp_header` and `prefix`";
+
+fn hmac_from(r: SchemeRepr) -> Result<SchemeConfig, &'static str> {
+    match r {
+        SchemeRepr {
+            name: None,
+            template: None,
+            param: None,
+            username: None,
+            algorithm: Some(algorithm),
+            header: Some(header),
+            encoding: Some(encoding),
+            canonical: Some(canonical),
+            timestamp_header,
+            prefix,
+            ..
+        } => Ok(SchemeConfig::Hmac {
+            algorithm,
+            header,
+            encoding,
+            canonical,
+            timestamp_header,
+            prefix,
+        }),
+        _ => Err(HMAC_SHAPE),
     }
 }
 
@@ -359,6 +455,88 @@ mod tests {
                 "{yaml}"
             );
         }
+    }
+
+    #[test]
+    fn hmac_yaml() {
+        let yaml = r#"
+- name: s
+  source: {file: /run/s}
+  hosts: [api.s.com]
+  scheme:
+    type: hmac
+    algorithm: sha512
+    header: X-Signature
+    encoding: base64
+    canonical: "{method}\n{path}\n{query}\n{timestamp}"
+    timestamp_header: X-Timestamp
+    prefix: "v1="
+- name: t
+  source: {file: /run/t}
+  hosts: [api.t.com]
+  scheme: {type: hmac, algorithm: sha256, header: x-sig, encoding: hex, canonical: "{host}{path}"}
+"#;
+        let got = parse(yaml).expect("valid yaml");
+        assert_eq!(
+            got[0].scheme,
+            SchemeConfig::Hmac {
+                algorithm: HmacAlgorithm::Sha512,
+                header: "X-Signature".into(),
+                encoding: HmacEncoding::Base64,
+                canonical: "{method}\n{path}\n{query}\n{timestamp}".into(),
+                timestamp_header: Some("X-Timestamp".into()),
+                prefix: Some("v1=".into()),
+            }
+        );
+        assert_eq!(
+            got[1].scheme,
+            SchemeConfig::Hmac {
+                algorithm: HmacAlgorithm::Sha256,
+                header: "x-sig".into(),
+                encoding: HmacEncoding::Hex,
+                canonical: "{host}{path}".into(),
+                timestamp_header: None,
+                prefix: None,
+            }
+        );
+        validate(&got).expect("valid config");
+
+        let base = "name: a\nhosts: [a.com]\nsource: {file: /x}\n";
+        let ok = "algorithm: sha256, header: x-s, encoding: hex, canonical: \"{path}\"";
+        let rejected = [
+            format!("scheme: {{type: hmac, {ok}, extra: 1}}\n"),
+            format!("scheme: {{type: hmac, {ok}, param: k}}\n"),
+            format!("scheme: {{type: hmac, {ok}, name: k}}\n"),
+            "scheme: {type: hmac, algorithm: sha256, header: x-s, encoding: hex}\n".into(),
+            "scheme: {type: hmac, header: x-s, encoding: hex, canonical: x}\n".into(),
+            "scheme: {type: hmac, algorithm: sha256, encoding: hex, canonical: x}\n".into(),
+            "scheme: {type: hmac, algorithm: sha256, header: x-s, canonical: x}\n".into(),
+            "scheme: {type: hmac, algorithm: md5, header: x, encoding: hex, canonical: x}\n".into(),
+            "scheme: {type: hmac, algorithm: sha256, header: x, encoding: b32, canonical: x}\n"
+                .into(),
+            "scheme: {type: bearer, algorithm: sha256}\n".into(),
+            "scheme: {type: header, name: x, template: \"{secret}\", prefix: p}\n".into(),
+            "scheme: {type: query, param: k, canonical: x}\n".into(),
+            "scheme: {type: basic, username: u, header: x}\n".into(),
+        ];
+        for tail in rejected {
+            let yaml = format!("{base}{tail}");
+            assert!(
+                serde_yaml::from_str::<CredentialConfig>(&yaml).is_err(),
+                "{yaml}"
+            );
+        }
+        let mut c = got[1].clone();
+        c.scheme = SchemeConfig::Hmac {
+            algorithm: HmacAlgorithm::Sha256,
+            header: "x-sig".into(),
+            encoding: HmacEncoding::Hex,
+            canonical: "{method} {body}".into(),
+            timestamp_header: None,
+            prefix: None,
+        };
+        let errs = validate(&[c]).expect_err("unknown placeholder");
+        assert!(errs[0].to_string().contains("{body}"), "{}", errs[0]);
     }
 
     fn cred(name: &str) -> CredentialConfig {

@@ -15,8 +15,14 @@
 //! 3. writes the secret: `bearer` → `Authorization: Bearer <secret>`,
 //!    `header` → `<name>: <template>`, `query` → `<param>=<secret>` (in place
 //!    of the sandbox's parameter when it sent one, else appended), `basic` →
-//!    `Authorization: Basic base64(<username>:<secret>)`. Injected headers are
-//!    marked sensitive so HTTP/2 never adds them to an HPACK table.
+//!    `Authorization: Basic base64(<username>:<secret>)`, `hmac` →
+//!    `<header>: <prefix><signature>` over a canonical string built from the
+//!    request as forwarded (see [`hmac_scheme`]), plus the timestamp header
+//!    when configured. Injected headers are marked sensitive so HTTP/2 never
+//!    adds them to an HPACK table.
+//!
+//! `hmac` needs the method, host and time, so it is only applied through
+//! [`Scheme::apply_to`]; [`Scheme::apply`] refuses it.
 //!
 //! The header value and URI handed to `http` types are copies the `http`
 //! crate owns and cannot zeroize; every buffer this module builds is.
@@ -25,12 +31,16 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use hyper::http::header::{AUTHORIZATION, HeaderName, PROXY_AUTHORIZATION};
 use hyper::http::uri::PathAndQuery;
-use hyper::http::{HeaderMap, HeaderValue, Uri};
+use hyper::http::{HeaderMap, HeaderValue, Method, Uri};
 use thiserror::Error;
 use zeroize::Zeroizing;
 
 use super::config::SchemeConfig;
 use super::secret::Secret;
+
+#[path = "hmac.rs"]
+pub mod hmac_scheme;
+pub use hmac_scheme::HmacScheme;
 
 const SECRET_MARK: &str = "{secret}";
 
@@ -69,13 +79,37 @@ pub enum SchemeError {
     SecretNotHeaderSafe,
     #[error("the rewritten request URI is invalid")]
     BadUri,
+    #[error("hmac scheme: {0:?} is not a valid header name")]
+    HmacBadHeaderName(String),
+    #[error("hmac scheme: {0:?} controls framing or routing and cannot carry a signature")]
+    HmacForbiddenHeader(String),
+    #[error("hmac scheme: `header` and `timestamp_header` must differ")]
+    HmacSameHeader,
+    #[error("hmac scheme: `prefix` contains characters not allowed in a header value")]
+    HmacBadPrefix,
+    #[error("hmac scheme: `canonical` is empty")]
+    HmacEmptyCanonical,
+    #[error(
+        "hmac scheme: `canonical` uses unknown placeholder {{{0}}}; known: {{method}} {{host}} {{path}} {{query}} {{timestamp}}"
+    )]
+    HmacUnknownPlaceholder(String),
+    #[error("hmac scheme: `canonical` has a `{{` without a closing `}}`")]
+    HmacUnclosedPlaceholder,
+    // Says nothing about the key: it is the secret.
+    #[error("hmac scheme: the key was refused")]
+    HmacKey,
+    #[error("hmac scheme: signing needs the request method, host and time")]
+    HmacNeedsRequest,
 }
 
 impl SchemeError {
     /// Metric label.
     pub fn class(&self) -> &'static str {
         match self {
-            SchemeError::SecretNotHeaderSafe | SchemeError::BadUri => "internal",
+            SchemeError::SecretNotHeaderSafe
+            | SchemeError::BadUri
+            | SchemeError::HmacKey
+            | SchemeError::HmacNeedsRequest => "internal",
             _ => "policy",
         }
     }
@@ -96,6 +130,17 @@ pub enum Scheme {
     Basic {
         username: String,
     },
+    Hmac(HmacScheme),
+}
+
+/// What a scheme may need from the request besides its head: the method,
+/// the host the connection was decided on, and the current unix time (a
+/// parameter so tests are deterministic).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestContext<'a> {
+    pub method: &'a Method,
+    pub host: &'a str,
+    pub now_unix: u64,
 }
 
 impl Scheme {
@@ -132,11 +177,27 @@ impl Scheme {
             SchemeConfig::Basic { username } => Ok(Scheme::Basic {
                 username: username.clone(),
             }),
+            SchemeConfig::Hmac {
+                algorithm,
+                header,
+                encoding,
+                canonical,
+                timestamp_header,
+                prefix,
+            } => HmacScheme::compile(
+                *algorithm,
+                header,
+                *encoding,
+                canonical,
+                timestamp_header.as_deref(),
+                prefix.as_deref(),
+            )
+            .map(Scheme::Hmac),
         }
     }
 
-    /// Rewrites `headers` and `uri` as described in the module docs. On error
-    /// the request must not be forwarded: it may already be half-rewritten.
+    /// [`Scheme::apply_to`] without a request context: every scheme but
+    /// `hmac`, which fails with [`SchemeError::HmacNeedsRequest`].
     pub fn apply(
         &self,
         secret: &Secret,
@@ -144,10 +205,45 @@ impl Scheme {
         headers: &mut HeaderMap,
         uri: &mut Uri,
     ) -> Result<Redactions, SchemeError> {
+        self.rewrite(secret, placeholder, None, headers, uri)
+    }
+
+    /// Rewrites `headers` and `uri` as described in the module docs. On error
+    /// the request must not be forwarded: it may already be half-rewritten.
+    pub fn apply_to(
+        &self,
+        secret: &Secret,
+        placeholder: &str,
+        request: &RequestContext<'_>,
+        headers: &mut HeaderMap,
+        uri: &mut Uri,
+    ) -> Result<Redactions, SchemeError> {
+        self.rewrite(secret, placeholder, Some(request), headers, uri)
+    }
+
+    fn rewrite(
+        &self,
+        secret: &Secret,
+        placeholder: &str,
+        request: Option<&RequestContext<'_>>,
+        headers: &mut HeaderMap,
+        uri: &mut Uri,
+    ) -> Result<Redactions, SchemeError> {
+        if matches!(self, Scheme::Hmac(_)) && request.is_none() {
+            return Err(SchemeError::HmacNeedsRequest);
+        }
         headers.remove(AUTHORIZATION);
         headers.remove(PROXY_AUTHORIZATION);
-        if let Scheme::Header { name, .. } = self {
-            headers.remove(name);
+        match self {
+            Scheme::Header { name, .. } => {
+                headers.remove(name);
+            }
+            Scheme::Hmac(h) => {
+                for name in h.own_headers() {
+                    headers.remove(name);
+                }
+            }
+            _ => {}
         }
         remove_placeholder_headers(headers, placeholder.as_bytes());
 
@@ -176,6 +272,22 @@ impl Scheme {
                 Some((name.clone(), v))
             }
             Scheme::Query { .. } => None,
+            Scheme::Hmac(h) => {
+                let Some(request) = request else {
+                    return Err(SchemeError::HmacNeedsRequest);
+                };
+                let inputs = hmac_scheme::Inputs {
+                    method: request.method,
+                    host: request.host,
+                    uri,
+                    now_unix: request.now_unix,
+                };
+                headers.insert(h.header.clone(), h.header_value(secret, &inputs)?);
+                if let Some(ts) = &h.timestamp_header {
+                    headers.insert(ts.clone(), HeaderValue::from(request.now_unix));
+                }
+                None
+            }
             Scheme::Basic { username } => {
                 let pair = concat(&[username.as_bytes(), b":", secret.expose()]);
                 let encoded = Zeroizing::new(STANDARD.encode(pair.as_slice()));

@@ -12,10 +12,13 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use hyper::{HeaderMap, Uri};
+use hyper::{HeaderMap, Method, Uri};
 
 use crate::{
-    credentials::{Binding, Bindings, CredentialStore, PlaceholderIndex, Placeholders, decide},
+    credentials::{
+        Binding, Bindings, CredentialStore, PlaceholderIndex, Placeholders, decide,
+        scheme::RequestContext,
+    },
     policy::compiled::CompiledPolicy,
     redact::{Needles, REPLACEMENT},
 };
@@ -80,13 +83,16 @@ impl Credentials {
     }
 
     /// Decides and, when the request carries a placeholder it may carry,
-    /// injects the secret into `headers` / `uri`.
+    /// injects the secret into `headers` / `uri`. `method` and `host` feed
+    /// signing schemes (`hmac`).
+    #[allow(clippy::too_many_arguments)]
     pub fn apply(
         &self,
         sandbox: &str,
         policy: &Arc<CompiledPolicy>,
         host: &str,
         tls: bool,
+        method: &Method,
         headers: &mut HeaderMap,
         uri: &mut Uri,
     ) -> Outcome {
@@ -109,7 +115,9 @@ impl Credentials {
         match decide(host, tls, &found, &bindings) {
             Binding::None => Outcome::Untouched,
             Binding::Refuse { reason, credential } => Outcome::Refused { reason, credential },
-            Binding::Inject { credential } => self.inject(sandbox, &credential, headers, uri),
+            Binding::Inject { credential } => {
+                self.inject(sandbox, &credential, host, method, headers, uri)
+            }
         }
     }
 
@@ -117,6 +125,8 @@ impl Credentials {
         &self,
         sandbox: &str,
         credential: &str,
+        host: &str,
+        method: &Method,
         headers: &mut HeaderMap,
         uri: &mut Uri,
     ) -> Outcome {
@@ -134,7 +144,14 @@ impl Credentials {
         let placeholder =
             self.placeholders
                 .placeholder(sandbox, credential, &config.placeholder, secret.len());
-        match scheme.apply(&secret, &placeholder, headers, uri) {
+        let request = RequestContext {
+            method,
+            host,
+            now_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        };
+        match scheme.apply_to(&secret, &placeholder, &request, headers, uri) {
             Ok(redactions) => {
                 let needles: Vec<&[u8]> = redactions.needles().collect();
                 Outcome::Injected {

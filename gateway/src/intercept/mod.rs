@@ -284,6 +284,7 @@ impl Interceptor {
             &conn.who.policy,
             &conn.key.name,
             conn.key.tls,
+            &parts.method,
             &mut parts.headers,
             &mut parts.uri,
         ) {
