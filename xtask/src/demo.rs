@@ -1,9 +1,11 @@
 //! `cargo xtask demo`: the main job, end to end on this machine.
 //!
-//! Makes a sandbox cgroup, starts the daemon on a demo config, starts an
-//! upstream on loopback, then runs curl inside the sandbox: one request to an
-//! allowed destination (steered and relayed) and one to a destination the
-//! policy does not allow (refused), and shows the audit log and metrics.
+//! Makes a sandbox cgroup, starts the daemon on a demo config and policy,
+//! starts an upstream on loopback that echoes what it receives, then runs
+//! curl inside the sandbox: a request carrying a placeholder credential
+//! (Sluice swaps in the real secret and redacts it from the echo), the same
+//! placeholder aimed at another host (refused: exfiltration), and a
+//! destination the policy does not allow (refused). Shows the audit log.
 //! Everything it creates is removed at the end, also on failure.
 
 use std::{
@@ -11,10 +13,14 @@ use std::{
     net::TcpListener,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
 use anyhow::{Context as _, bail};
+
+/// The real secret; the sandbox never sees it.
+const SECRET: &str = "sk-demo-REAL-SECRET-4f1c9a7e2b8d";
 
 pub fn run(sluice: &Path) -> anyhow::Result<()> {
     let mut demo = Demo::start(sluice)?;
@@ -30,7 +36,9 @@ struct Demo {
     sandbox: PathBuf,
     daemon: Child,
     sluice: PathBuf,
-    allowed: u16,
+    /// The echo upstream's port, and what it received.
+    echo: u16,
+    seen: Arc<Mutex<Vec<String>>>,
     refused: u16,
 }
 
@@ -43,18 +51,24 @@ impl Demo {
         let sandbox = root.join("demo");
         std::fs::create_dir_all(&sandbox).context("creating the sandbox cgroup (are you root?)")?;
         let bpffs = PathBuf::from(format!("/sys/fs/bpf/sluice-demo-{}", std::process::id()));
-        let allowed = serve_upstream("hello from the allowed upstream\n")?;
-        let refused = serve_upstream("you should never see this\n")?;
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let echo = serve_echo(seen.clone())?;
+        let refused = serve_echo(Arc::new(Mutex::new(Vec::new())))?;
+        std::fs::write(dir.join("demo-api.secret"), SECRET)?;
         let policies = dir.join("policies");
         std::fs::create_dir_all(&policies)?;
         std::fs::write(
             policies.join("demo.yaml"),
             format!(
-                "# Only the allowed upstream. It is on loopback, which the SSRF guard
-# refuses unless an address rule names it explicitly.
+                "# Two names on the demo upstream, nothing else. The upstream is on
+# loopback, which the SSRF guard refuses unless an address rule names it.
 network:
-  allow_out: [\"127.0.0.1:{allowed}\"]
+  allow_out: [api.demo.test, other.demo.test, \"127.0.0.1:{echo}\"]
   deny_out: [ALL_TRAFFIC]
+  decide_without_decryption: false   # intercept, so credentials can be swapped
+credentials:
+  # The demo upstream speaks plain HTTP; real bindings keep this false.
+  - {{credential: demo-api, allow_plain_http: true}}
 "
             ),
         )?;
@@ -69,7 +83,14 @@ admin_socket: {dir}/admin.sock
 state_dir: {dir}/state
 metrics: 127.0.0.1:0
 audit: {dir}/audit.jsonl
-resolver: {{system: false}}
+resolver: {{system: false, hosts: {{api.demo.test: [127.0.0.1], other.demo.test: [127.0.0.1]}}}}
+tls: {{ca_dir: {dir}/ca}}
+credentials:
+  - name: demo-api
+    source: {{file: {dir}/demo-api.secret}}
+    hosts: [api.demo.test]
+    scheme: {{type: bearer}}
+    placeholder: {{prefix: sk-demo-}}
 policy_dir: {dir}/policies
 sandboxes:
   - {{id: demo, cgroup: demo, policy: demo}}
@@ -95,7 +116,8 @@ sandboxes:
             sandbox,
             daemon,
             sluice: sluice.to_owned(),
-            allowed,
+            echo,
+            seen,
             refused,
         })
     }
@@ -106,11 +128,7 @@ sandboxes:
             if let Some(exit) = self.daemon.try_wait()? {
                 bail!("sluice exited before it was ready ({exit}); its error is above");
             }
-            let status = Command::new(&self.sluice)
-                .args(["status", "--admin-socket"])
-                .arg(self.dir.join("admin.sock"))
-                .stderr(Stdio::null())
-                .output()?;
+            let status = self.admin(&["status"])?;
             if status.status.success() {
                 return Ok(());
             }
@@ -120,48 +138,82 @@ sandboxes:
     }
 
     fn show(&mut self) -> anyhow::Result<()> {
-        println!(
-            "== inside the sandbox: curl http://127.0.0.1:{}/ (allowed)",
-            self.allowed
-        );
-        let ok = self.in_sandbox(&format!(
-            "curl -sS --max-time 10 http://127.0.0.1:{}/",
-            self.allowed
-        ))?;
-        print!("{}", String::from_utf8_lossy(&ok.stdout));
-        if !ok.status.success() || !String::from_utf8_lossy(&ok.stdout).contains("allowed upstream")
-        {
-            bail!(
-                "the allowed request failed: {}",
-                String::from_utf8_lossy(&ok.stderr)
-            );
+        println!("== the sandbox's environment: a placeholder, never the secret");
+        let env = self.admin(&["sandbox", "env", "demo"])?;
+        let env = String::from_utf8_lossy(&env.stdout).into_owned();
+        print!("{env}");
+        let placeholder = env
+            .lines()
+            .find_map(|l| l.strip_prefix("export DEMO_API="))
+            .map(|v| v.trim_matches('\'').to_owned())
+            .context("no DEMO_API placeholder from `sluice sandbox env`")?;
+
+        let url = format!("http://api.demo.test:{}/v1/models", self.echo);
+        println!("== inside the sandbox: curl {url} -H 'Authorization: Bearer $DEMO_API'");
+        let out = self.curl(&url, &placeholder)?;
+        println!("{out}");
+        let upstream = self.seen.lock().expect("echo log").join("\n");
+        println!("-- what the upstream received:\n{upstream}");
+        if !upstream.contains(&format!("Bearer {SECRET}")) {
+            bail!("the upstream did not receive the real credential");
         }
-        println!(
-            "== inside the sandbox: curl http://127.0.0.1:{}/ (not in the policy)",
-            self.refused
-        );
-        let refused = self.in_sandbox(&format!(
-            "curl -sS --max-time 10 http://127.0.0.1:{}/",
-            self.refused
-        ))?;
-        let answer = String::from_utf8_lossy(&refused.stdout);
-        println!("{answer}");
-        if !answer.contains("\"reason\":\"denied_by_rule\"") {
+        if out.contains(SECRET) || !out.contains("[redacted:credential]") {
+            bail!("the echoed secret was not redacted on its way back");
+        }
+
+        let url = format!("http://other.demo.test:{}/collect", self.echo);
+        println!("== inside the sandbox: the same placeholder to {url} (exfiltration)");
+        let before = self.seen.lock().expect("echo log").len();
+        let out = self.curl(&url, &placeholder)?;
+        println!("{out}");
+        if !out.contains("\"reason\":\"exfiltration\"")
+            || self.seen.lock().expect("echo log").len() != before
+        {
+            bail!("the exfiltration attempt was not refused");
+        }
+
+        let url = format!("http://127.0.0.1:{}/", self.refused);
+        println!("== inside the sandbox: curl {url} (not in the policy)");
+        let out = self.curl(&url, "")?;
+        println!("{out}");
+        if !out.contains("\"reason\":\"denied_by_rule\"") {
             bail!("the refused request was not refused by the policy");
         }
+        println!("== PII redaction: not in this build yet (the content stage is the next issue)");
+
         println!("== audit log");
         print!(
             "{}",
             std::fs::read_to_string(self.dir.join("audit.jsonl")).unwrap_or_default()
         );
-        println!("== sandboxes");
-        let ls = Command::new(&self.sluice)
-            .args(["sandbox", "ls", "--admin-socket"])
-            .arg(self.dir.join("admin.sock"))
-            .output()?;
-        print!("{}", String::from_utf8_lossy(&ls.stdout));
-        println!("== demo passed: steered, allowed, refused");
+        println!(
+            "== demo passed: steered, credential injected and redacted, exfiltration and a destination refused"
+        );
         Ok(())
+    }
+
+    /// curl in the sandbox; a placeholder, when given, as a bearer token.
+    fn curl(&self, url: &str, placeholder: &str) -> anyhow::Result<String> {
+        let auth = if placeholder.is_empty() {
+            String::new()
+        } else {
+            format!(" -H 'Authorization: Bearer {placeholder}'")
+        };
+        let out = self.in_sandbox(&format!("curl -sS --max-time 10{auth} {url}"))?;
+        Ok(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+
+    fn admin(&self, args: &[&str]) -> anyhow::Result<std::process::Output> {
+        Ok(Command::new(&self.sluice)
+            .args(args)
+            .arg("--admin-socket")
+            .arg(self.dir.join("admin.sock"))
+            .stderr(Stdio::null())
+            .output()?)
     }
 
     fn in_sandbox(&self, script: &str) -> anyhow::Result<std::process::Output> {
@@ -183,14 +235,23 @@ sandboxes:
     }
 }
 
-/// A one-line HTTP server on 127.0.0.1:0, answering every request with `body`.
-fn serve_upstream(body: &'static str) -> anyhow::Result<u16> {
+/// An HTTP server on 127.0.0.1:0 that answers every request with the
+/// request's own head, and logs the head in `seen`.
+fn serve_echo(seen: Arc<Mutex<Vec<String>>>) -> anyhow::Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
     std::thread::spawn(move || {
         for mut stream in listener.incoming().flatten() {
-            let mut buf = [0u8; 4096];
-            let _ = stream.read(&mut buf);
+            let mut buf = [0u8; 8192];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            let head = String::from_utf8_lossy(&buf[..n]);
+            let head = head
+                .split("\r\n\r\n")
+                .next()
+                .unwrap_or_default()
+                .replace("\r\n", "\n");
+            seen.lock().expect("echo log").push(head.clone());
+            let body = format!("upstream echo of your request:\n{head}\n");
             let _ = write!(
                 stream,
                 "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
