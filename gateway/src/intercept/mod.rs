@@ -251,18 +251,14 @@ impl Interceptor {
                 },
             ) => {
                 self.count(status);
-                self.audit.record(&Event {
-                    event: "request",
-                    verdict: "deny",
+                self.record(
+                    conn,
+                    "request",
+                    "deny",
                     reason,
-                    rule: Some(&rule),
-                    sandbox: Some(&conn.who.sandbox),
-                    session: conn.who.session.as_deref(),
-                    dst: Some(conn.key.addr.to_string()),
-                    host: Some(&conn.key.name),
-                    detail: stage.map(|s| format!("stage {s}")),
-                    ..Event::default()
-                });
+                    Some(&rule),
+                    stage.map(|s| format!("stage {s}")),
+                );
                 return respond::json(
                     status,
                     serde_json::json!({ "error": "forbidden", "reason": reason, "rule": rule }),
@@ -396,17 +392,14 @@ impl Interceptor {
         };
         let header_names: Vec<&str> = parts.headers.keys().map(|name| name.as_str()).collect();
         self.count(StatusCode::ACCEPTED);
-        self.audit.record(&Event {
-            event: "dry_run",
-            verdict: "intercepted",
-            reason: "dry_run",
-            sandbox: Some(&conn.who.sandbox),
-            session: conn.who.session.as_deref(),
-            dst: Some(conn.key.addr.to_string()),
-            host: Some(&conn.key.name),
-            detail: Some(format!("{} {}", parts.method, parts.uri.path())),
-            ..Event::default()
-        });
+        self.record(
+            conn,
+            "dry_run",
+            "intercepted",
+            "dry_run",
+            None,
+            Some(format!("{} {}", parts.method, parts.uri.path())),
+        );
         let mut response = respond::json(
             StatusCode::ACCEPTED,
             serde_json::json!({
@@ -439,18 +432,14 @@ impl Interceptor {
             .with_label_values(&[reason])
             .inc();
         let rule = format!("{}:credentials", conn.who.policy.name);
-        self.audit.record(&Event {
-            event: "credential",
-            verdict: "deny",
+        self.record(
+            conn,
+            "credential",
+            "deny",
             reason,
-            rule: Some(&rule),
-            sandbox: Some(&conn.who.sandbox),
-            session: conn.who.session.as_deref(),
-            dst: Some(conn.key.addr.to_string()),
-            host: Some(&conn.key.name),
-            detail: (!credential.is_empty()).then(|| format!("credential {credential}")),
-            ..Event::default()
-        });
+            Some(&rule),
+            (!credential.is_empty()).then(|| format!("credential {credential}")),
+        );
         respond::json(
             StatusCode::FORBIDDEN,
             serde_json::json!({
@@ -469,18 +458,40 @@ impl Interceptor {
             .with_label_values(&[reason])
             .inc();
         let upstream = conn.key.authority();
-        self.audit.record(&Event {
-            event: "upstream_error",
-            verdict: "error",
+        self.record(
+            conn,
+            "upstream_error",
+            "error",
             reason,
+            None,
+            Some(detail.to_owned()),
+        );
+        bad_gateway(reason, &upstream, detail)
+    }
+
+    /// One audit event about a request on `conn` (who, where and the name
+    /// come from the connection).
+    fn record(
+        &self,
+        conn: &Conn,
+        event: &str,
+        verdict: &str,
+        reason: &str,
+        rule: Option<&str>,
+        detail: Option<String>,
+    ) {
+        self.audit.record(&Event {
+            event,
+            verdict,
+            reason,
+            rule,
             sandbox: Some(&conn.who.sandbox),
             session: conn.who.session.as_deref(),
             dst: Some(conn.key.addr.to_string()),
             host: Some(&conn.key.name),
-            detail: Some(detail.to_owned()),
+            detail,
             ..Event::default()
         });
-        bad_gateway(reason, &upstream, detail)
     }
 
     fn count(&self, status: StatusCode) {
