@@ -10,7 +10,7 @@ use std::{
 use serde_json::{Value, json};
 
 use crate::{
-    Daemon, DaemonBuilder, TestCa, TestCgroup, in_cgroup,
+    Daemon, DaemonBuilder, HttpsUpstream, TestCa, TestCgroup, in_cgroup,
     run::{Output, SANDBOX_TIMEOUT},
     tls_scripts::spec_arg,
 };
@@ -81,6 +81,16 @@ impl World {
             sluice_ca,
             upstream_ca,
         }
+    }
+
+    /// The common case: an HTTPS upstream on 127.0.0.1 for `name` (a
+    /// certificate from `ca`), and a world whose policy intercepts and
+    /// allows exactly that name.
+    pub fn intercepting(ca: &TestCa, name: &str) -> (HttpsUpstream, World) {
+        let upstream = HttpsUpstream::v4(&[name], ca);
+        let policy = intercepting_policy(&allow_loopback(name, upstream.port()), json!({}));
+        let world = World::start(ca, &[name], policy);
+        (upstream, world)
     }
 
     /// Runs a `tls_scripts` program in the sandbox with `spec`.

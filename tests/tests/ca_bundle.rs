@@ -2,22 +2,16 @@
 //! own CA first, then the system roots, so the sandbox's clients trust
 //! intercepted names without any other setup.
 
-use serde_json::json;
 use sluice_e2e::{
-    HttpsUpstream, TestCa, in_cgroup,
-    interception::{World, allow_loopback, curl_args, intercepting_policy},
+    TestCa, in_cgroup,
+    interception::{World, curl_args},
 };
 
 #[test]
 fn registration_writes_a_bundle_the_sandbox_can_trust() {
     let ca = TestCa::upstream();
-    let upstream = HttpsUpstream::v4(&["upstream.test"], &ca);
+    let (upstream, world) = World::intercepting(&ca, "upstream.test");
     let port = upstream.port();
-    let world = World::start(
-        &ca,
-        &["upstream.test"],
-        intercepting_policy(&allow_loopback("upstream.test", port), json!({})),
-    );
     let sb2 = world.daemon.root().child("sb2");
     let bundle = world.daemon.dir().join("sb2-root/etc/ssl/sluice.pem");
     let out = world.daemon.cli(&[

@@ -31,13 +31,8 @@ fn request_tagged<'a>(requests: &'a [RequestRecord], tag: &str) -> &'a RequestRe
 #[test]
 fn https_is_intercepted_over_http1_and_http2_with_a_certificate_from_sluices_ca() {
     let ca = TestCa::upstream();
-    let upstream = HttpsUpstream::v4(&["upstream.test"], &ca);
+    let (upstream, world) = World::intercepting(&ca, "upstream.test");
     let port = upstream.port();
-    let world = World::start(
-        &ca,
-        &["upstream.test"],
-        intercepting_policy(&allow_loopback("upstream.test", port), json!({})),
-    );
     let url = format!("https://upstream.test:{port}/echo?q=1");
 
     for (flag, version) in [("--http1.1", "1.1"), ("--http2", "2")] {
@@ -135,13 +130,8 @@ fn https_is_intercepted_over_http1_and_http2_with_a_certificate_from_sluices_ca(
 #[test]
 fn server_sent_events_reach_the_sandbox_as_they_are_sent() {
     let ca = TestCa::upstream();
-    let upstream = HttpsUpstream::v4(&["upstream.test"], &ca);
+    let (upstream, world) = World::intercepting(&ca, "upstream.test");
     let port = upstream.port();
-    let world = World::start(
-        &ca,
-        &["upstream.test"],
-        intercepting_policy(&allow_loopback("upstream.test", port), json!({})),
-    );
 
     // HTTP/1.1: the client acks event one through Sluice on a second
     // connection; a buffering proxy would hold event one until the upstream
@@ -179,13 +169,8 @@ fn server_sent_events_reach_the_sandbox_as_they_are_sent() {
 #[test]
 fn websocket_upgrade_echoes_through_sluice() {
     let ca = TestCa::upstream();
-    let upstream = HttpsUpstream::v4(&["upstream.test"], &ca);
+    let (upstream, world) = World::intercepting(&ca, "upstream.test");
     let port = upstream.port();
-    let world = World::start(
-        &ca,
-        &["upstream.test"],
-        intercepting_policy(&allow_loopback("upstream.test", port), json!({})),
-    );
 
     let spec =
         json!({ "host": "upstream.test", "port": port, "cafile": world.sluice_ca, "path": "/ws" });
@@ -217,13 +202,8 @@ fn a_gibibyte_each_way_streams_without_growing_the_daemon() {
     const MAX_GROWTH_KIB: u64 = 64 * 1024;
     let expected = std::thread::spawn(|| pattern_sha256(N));
     let ca = TestCa::upstream();
-    let upstream = HttpsUpstream::v4(&["upstream.test"], &ca);
+    let (upstream, world) = World::intercepting(&ca, "upstream.test");
     let port = upstream.port();
-    let world = World::start(
-        &ca,
-        &["upstream.test"],
-        intercepting_policy(&allow_loopback("upstream.test", port), json!({})),
-    );
 
     // Warm up (certificate minted, upstream trust loaded) before the baseline.
     let warm = json!({ "host": "upstream.test", "port": port, "cafile": world.sluice_ca, "path": "/echo" });
@@ -396,13 +376,8 @@ fn raw_request(start_line: &str, headers: &[String], body: &[u8]) -> Vec<u8> {
 #[test]
 fn malformed_and_smuggling_requests_are_refused_before_the_upstream() {
     let ca = TestCa::upstream();
-    let upstream = HttpsUpstream::v4(&["upstream.test"], &ca);
+    let (upstream, world) = World::intercepting(&ca, "upstream.test");
     let port = upstream.port();
-    let world = World::start(
-        &ca,
-        &["upstream.test"],
-        intercepting_policy(&allow_loopback("upstream.test", port), json!({})),
-    );
     let host = format!("Host: upstream.test:{port}");
     let smuggled = format!("0\r\n\r\nGET /smuggled HTTP/1.1\r\n{host}\r\n\r\n");
     let cl = |n: usize| format!("Content-Length: {n}");
@@ -567,13 +542,8 @@ fn malformed_and_smuggling_requests_are_refused_before_the_upstream() {
 #[test]
 fn a_hundred_concurrent_first_connections_mint_one_certificate() {
     let ca = TestCa::upstream();
-    let upstream = HttpsUpstream::v4(&["fresh.test"], &ca);
+    let (upstream, world) = World::intercepting(&ca, "fresh.test");
     let port = upstream.port();
-    let world = World::start(
-        &ca,
-        &["fresh.test"],
-        intercepting_policy(&allow_loopback("fresh.test", port), json!({})),
-    );
     assert_eq!(world.metric("sluice_certificates_minted_total"), 0.0);
 
     let spec = json!({ "host": "fresh.test", "port": port, "cafile": world.sluice_ca, "n": 100 });
