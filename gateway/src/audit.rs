@@ -1,9 +1,12 @@
 //! The audit log: one JSON line per security decision, to stdout or a file.
 //!
 //! Events carry sandbox ids, destinations and the rule that decided; never a
-//! secret or a payload byte.
+//! secret or a payload byte. Every event is also counted
+//! (`sluice_audit_events_total`), and the last few refusals are kept in
+//! memory for `sluice status`.
 
 use std::{
+    collections::VecDeque,
     fs::OpenOptions,
     io::Write,
     path::PathBuf,
@@ -13,7 +16,10 @@ use std::{
 
 use serde::Serialize;
 
-use crate::metrics::Metrics;
+use crate::{admin::api::RecentRefusal, metrics::Metrics};
+
+/// Refusals kept for `sluice status`.
+pub const RECENT_REFUSALS: usize = 32;
 
 /// One audit event. Optional fields are omitted when empty.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -53,6 +59,8 @@ enum Sink {
 pub struct Audit {
     sink: Arc<Mutex<Sink>>,
     metrics: Arc<Metrics>,
+    /// The newest refusals, oldest first.
+    recent: Arc<Mutex<VecDeque<RecentRefusal>>>,
 }
 
 impl Audit {
@@ -71,6 +79,7 @@ impl Audit {
         Ok(Audit {
             sink: Arc::new(Mutex::new(sink)),
             metrics,
+            recent: Arc::new(Mutex::new(VecDeque::with_capacity(RECENT_REFUSALS))),
         })
     }
 
@@ -86,6 +95,7 @@ impl Audit {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis())
             .unwrap_or_default();
+        self.count(event, ts_ms);
         let mut line = match serde_json::to_vec(&Line { ts_ms, event }) {
             Ok(line) => line,
             Err(_) => {
@@ -102,5 +112,86 @@ impl Audit {
         if written.is_err() {
             self.metrics.audit_errors.inc();
         }
+    }
+}
+
+impl Audit {
+    /// Counts the event and remembers it when it is a refusal.
+    fn count(&self, event: &Event<'_>, ts_ms: u128) {
+        self.metrics
+            .audit_events
+            .with_label_values(&[
+                event.event,
+                event.verdict,
+                event.reason,
+                event.sandbox.unwrap_or(""),
+            ])
+            .inc();
+        if event.verdict != "deny" {
+            return;
+        }
+        let refusal = RecentRefusal {
+            ts_ms: u64::try_from(ts_ms).unwrap_or(u64::MAX),
+            event: event.event.to_owned(),
+            reason: event.reason.to_owned(),
+            rule: event.rule.map(str::to_owned),
+            sandbox: event.sandbox.map(str::to_owned),
+            dst: event.dst.clone(),
+            name: event.sni.or(event.host).map(str::to_owned),
+        };
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        if recent.len() == RECENT_REFUSALS {
+            recent.pop_front();
+        }
+        recent.push_back(refusal);
+    }
+
+    /// The newest refusals, newest first.
+    pub fn recent_refusals(&self) -> Vec<RecentRefusal> {
+        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent.iter().rev().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_counted_and_the_newest_kept() {
+        let metrics = Arc::new(Metrics::new());
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        let audit = Audit::open(path.to_str().expect("utf-8"), metrics.clone()).expect("open");
+        audit.record(&Event {
+            event: "connection",
+            verdict: "allow",
+            reason: "rule_matched",
+            sandbox: Some("sb1"),
+            ..Event::default()
+        });
+        for i in 0..RECENT_REFUSALS + 3 {
+            audit.record(&Event {
+                event: "connection",
+                verdict: "deny",
+                reason: "no_rule",
+                sandbox: Some("sb1"),
+                dst: Some(format!("192.0.2.1:{i}")),
+                ..Event::default()
+            });
+        }
+        let recent = audit.recent_refusals();
+        assert_eq!(
+            recent.len(),
+            RECENT_REFUSALS,
+            "allowed events are not refusals"
+        );
+        let newest = format!("192.0.2.1:{}", RECENT_REFUSALS + 2);
+        assert_eq!(recent[0].dst.as_deref(), Some(newest.as_str()));
+        let denied = metrics
+            .audit_events
+            .with_label_values(&["connection", "deny", "no_rule", "sb1"])
+            .get();
+        assert_eq!(denied, (RECENT_REFUSALS + 3) as u64);
     }
 }

@@ -95,6 +95,10 @@ pub struct Limits {
     /// Largest request head (request line and headers) accepted; larger is 431.
     #[serde(default = "default_max_header_bytes")]
     pub max_header_bytes: usize,
+    /// On SIGTERM, how long connections in flight may take to finish
+    /// before they are cut; new ones are refused meanwhile.
+    #[serde(default = "default_drain_timeout_ms")]
+    pub drain_timeout_ms: u64,
 }
 
 impl Default for Limits {
@@ -105,6 +109,7 @@ impl Default for Limits {
             header_read_timeout_ms: default_header_read_timeout_ms(),
             idle_timeout_ms: default_idle_timeout_ms(),
             max_header_bytes: default_max_header_bytes(),
+            drain_timeout_ms: default_drain_timeout_ms(),
         }
     }
 }
@@ -302,6 +307,9 @@ fn default_idle_timeout_ms() -> u64 {
 }
 fn default_max_header_bytes() -> usize {
     64 * 1024
+}
+fn default_drain_timeout_ms() -> u64 {
+    30_000
 }
 fn default_ca_dir() -> PathBuf {
     PathBuf::from("/var/lib/sluice/ca")

@@ -12,6 +12,7 @@ pub mod credentials;
 pub mod daemon;
 pub mod dns;
 pub mod dns_guard;
+pub mod drain;
 pub mod explain;
 pub mod intercept;
 pub mod metrics;

@@ -59,8 +59,12 @@ enum Command {
         #[arg(long, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
     },
-    /// Print the running daemon's status as JSON.
+    /// Print the running daemon's status (JSON): version, readiness,
+    /// programs and maps, sandboxes, policy sync, recent refusals.
     Status {
+        /// A summary for people instead of JSON.
+        #[arg(long)]
+        text: bool,
         #[arg(long, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
     },
@@ -198,9 +202,16 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             explain(&config, &policy, &method, &url, address).await
         }
         Command::Ca { command, dir } => ca(command, &dir),
-        Command::Status { admin_socket } => {
+        Command::Status { text, admin_socket } => {
             let status = Client::new(admin_socket).status().await?;
-            println!("{}", serde_json::to_string_pretty(&status)?);
+            if text {
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64);
+                print!("{}", sluice::admin::status_text::render(&status, now_ms));
+            } else {
+                println!("{}", serde_json::to_string_pretty(&status)?);
+            }
             Ok(())
         }
         Command::Sandbox {

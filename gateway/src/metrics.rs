@@ -1,11 +1,15 @@
 //! The daemon's Prometheus registry and every metric it exports (`sluice_*`),
-//! and the HTTP endpoint that serves them.
+//! and the HTTP endpoint that serves them beside the health probes
+//! (`/healthz`: the process answers; `/readyz`: it steers).
 //!
 //! Metric handles are created once here; hot paths only bump them.
 
-use std::net::SocketAddr;
+use std::{net::SocketAddr, sync::Arc};
 
-use prometheus::{Encoder, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
+};
 
 /// All metrics, registered in one registry.
 pub struct Metrics {
@@ -40,6 +44,31 @@ pub struct Metrics {
     pub credential_injections: IntCounterVec,
     /// Requests refused for carrying a placeholder where it may not go, by reason.
     pub credential_refusals: IntCounterVec,
+    /// Intercepted requests: time from the request to the response head.
+    pub request_duration: Histogram,
+    /// Entries in the registration maps (`SLUICE_IDENTITY`, `SLUICE_LISTENERS`), on scrape.
+    pub ebpf_map_entries: IntGaugeVec,
+    /// Capacity of the same maps; a full identity map refuses new registrations.
+    pub ebpf_map_capacity: IntGaugeVec,
+    /// Minted leaf certificates held in the cache, on scrape.
+    pub certificate_cache_entries: IntGauge,
+    /// PII found in requests, by sandbox, type and the action taken.
+    pub pii_detections: IntCounterVec,
+    /// Prompt injections found in requests, by sandbox and the action taken.
+    pub injection_detections: IntCounterVec,
+    /// Requests parked for an approval now.
+    pub approvals_parked: IntGauge,
+    /// Daemon config reloads (SIGHUP), by result.
+    pub config_reloads: IntCounterVec,
+    /// 1 while the daemon is ready (programs attached, registrations
+    /// restored, not draining), as `/readyz` answers.
+    pub ready: IntGauge,
+    /// Always 1; the labels carry the running version.
+    pub build_info: IntGaugeVec,
+    /// Steered connections by sandbox and verdict (`allow`, `deny`).
+    pub sandbox_connections: IntCounterVec,
+    /// Audited security decisions, by event, verdict, reason and sandbox.
+    pub audit_events: IntCounterVec,
 }
 
 impl Metrics {
@@ -136,6 +165,96 @@ impl Metrics {
             &["reason"],
         )
         .expect("valid metric");
+        let request_duration = Histogram::with_opts(
+            HistogramOpts::new(
+                "sluice_request_duration_seconds",
+                "Intercepted requests: time from the request to the response head.",
+            )
+            .buckets(vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+                10.0, 30.0,
+            ]),
+        )
+        .expect("valid metric");
+        let ebpf_map_entries = IntGaugeVec::new(
+            Opts::new(
+                "sluice_ebpf_map_entries",
+                "Entries in the eBPF registration maps.",
+            ),
+            &["map"],
+        )
+        .expect("valid metric");
+        let ebpf_map_capacity = IntGaugeVec::new(
+            Opts::new(
+                "sluice_ebpf_map_capacity",
+                "Capacity of the eBPF registration maps.",
+            ),
+            &["map"],
+        )
+        .expect("valid metric");
+        let certificate_cache_entries = IntGauge::new(
+            "sluice_certificate_cache_entries",
+            "Minted leaf certificates held in the cache.",
+        )
+        .expect("valid");
+        let pii_detections = IntCounterVec::new(
+            Opts::new(
+                "sluice_pii_detections_total",
+                "PII found in requests, by sandbox, type and action.",
+            ),
+            &["sandbox", "type", "action"],
+        )
+        .expect("valid metric");
+        let injection_detections = IntCounterVec::new(
+            Opts::new(
+                "sluice_injection_detections_total",
+                "Prompt injections found in requests, by sandbox and action.",
+            ),
+            &["sandbox", "action"],
+        )
+        .expect("valid metric");
+        let approvals_parked = IntGauge::new(
+            "sluice_approvals_parked",
+            "Requests parked for an approval now.",
+        )
+        .expect("valid");
+        let config_reloads = IntCounterVec::new(
+            Opts::new(
+                "sluice_config_reloads_total",
+                "Daemon config reloads by result.",
+            ),
+            &["result"],
+        )
+        .expect("valid metric");
+        let ready = IntGauge::new(
+            "sluice_ready",
+            "1 while the daemon is ready: programs attached, registrations restored, not draining.",
+        )
+        .expect("valid");
+        let build_info = IntGaugeVec::new(
+            Opts::new("sluice_build_info", "Always 1; labels name the build."),
+            &["version"],
+        )
+        .expect("valid metric");
+        build_info
+            .with_label_values(&[env!("CARGO_PKG_VERSION")])
+            .set(1);
+        let sandbox_connections = IntCounterVec::new(
+            Opts::new(
+                "sluice_sandbox_connections_total",
+                "Steered connections by sandbox and verdict.",
+            ),
+            &["sandbox", "verdict"],
+        )
+        .expect("valid metric");
+        let audit_events = IntCounterVec::new(
+            Opts::new(
+                "sluice_audit_events_total",
+                "Audited security decisions by event, verdict, reason and sandbox.",
+            ),
+            &["event", "verdict", "reason", "sandbox"],
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(connections.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(active_connections.clone()),
@@ -152,6 +271,18 @@ impl Metrics {
             Box::new(upstream_errors.clone()),
             Box::new(credential_injections.clone()),
             Box::new(credential_refusals.clone()),
+            Box::new(request_duration.clone()),
+            Box::new(ebpf_map_entries.clone()),
+            Box::new(ebpf_map_capacity.clone()),
+            Box::new(certificate_cache_entries.clone()),
+            Box::new(pii_detections.clone()),
+            Box::new(injection_detections.clone()),
+            Box::new(approvals_parked.clone()),
+            Box::new(config_reloads.clone()),
+            Box::new(ready.clone()),
+            Box::new(build_info.clone()),
+            Box::new(sandbox_connections.clone()),
+            Box::new(audit_events.clone()),
         ] {
             registry.register(collector).expect("unique metric names");
         }
@@ -172,6 +303,18 @@ impl Metrics {
             upstream_errors,
             credential_injections,
             credential_refusals,
+            request_duration,
+            ebpf_map_entries,
+            ebpf_map_capacity,
+            certificate_cache_entries,
+            pii_detections,
+            injection_detections,
+            approvals_parked,
+            config_reloads,
+            ready,
+            build_info,
+            sandbox_connections,
+            audit_events,
         }
     }
 
@@ -191,13 +334,43 @@ impl Default for Metrics {
     }
 }
 
-/// Serves `GET /metrics` on `listener` until the task is dropped; `refresh`
-/// runs before each scrape to pull values that live elsewhere (the kernel's
-/// refusal counters).
+/// What the endpoint asks the daemon on each request.
+#[derive(Clone)]
+pub struct Probes {
+    /// Pulls values that live elsewhere (the kernel's counters and maps)
+    /// into the registry; runs before each scrape.
+    pub refresh: Arc<dyn Fn() + Send + Sync>,
+    /// `Ok` when the daemon is ready, else why not.
+    pub ready: Arc<dyn Fn() -> Result<(), String> + Send + Sync>,
+}
+
+/// One answer of the endpoint: status, content type, body.
+type Answer = (u16, &'static str, String);
+
+/// Routes one request path: `/metrics`, `/healthz`, `/readyz`.
+fn answer(path: &str, metrics: &Metrics, probes: &Probes) -> Answer {
+    const TEXT: &str = "text/plain; charset=utf-8";
+    match path {
+        "/metrics" => {
+            (probes.refresh)();
+            (200, "text/plain; version=0.0.4", metrics.render())
+        }
+        // Liveness: the runtime answers. Nothing else, so a node under load
+        // is not restarted for being slow to steer.
+        "/healthz" => (200, TEXT, "ok\n".to_owned()),
+        "/readyz" => match (probes.ready)() {
+            Ok(()) => (200, TEXT, "ready\n".to_owned()),
+            Err(why) => (503, TEXT, format!("not ready: {why}\n")),
+        },
+        _ => (404, TEXT, "not found\n".to_owned()),
+    }
+}
+
+/// Serves the metrics and health probes on `listener` until the task is dropped.
 pub async fn serve(
     listener: tokio::net::TcpListener,
-    metrics: std::sync::Arc<Metrics>,
-    refresh: std::sync::Arc<dyn Fn() + Send + Sync>,
+    metrics: Arc<Metrics>,
+    probes: Probes,
 ) -> std::io::Result<()> {
     use http_body_util::Full;
     use hyper::{Response, body::Bytes, server::conn::http1, service::service_fn};
@@ -205,24 +378,16 @@ pub async fn serve(
     loop {
         let (stream, _) = listener.accept().await?;
         let metrics = metrics.clone();
-        let refresh = refresh.clone();
+        let probes = probes.clone();
         tokio::spawn(async move {
             let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                let metrics = metrics.clone();
-                let refresh = refresh.clone();
-                async move {
-                    let response = if req.uri().path() == "/metrics" {
-                        refresh();
-                        Response::builder()
-                            .header("content-type", "text/plain; version=0.0.4")
-                            .body(Full::new(Bytes::from(metrics.render())))
-                    } else {
-                        Response::builder()
-                            .status(404)
-                            .body(Full::new(Bytes::from_static(b"not found\n")))
-                    };
-                    Ok::<_, std::convert::Infallible>(response.expect("static response"))
-                }
+                let (status, content_type, body) = answer(req.uri().path(), &metrics, &probes);
+                let response = Response::builder()
+                    .status(status)
+                    .header("content-type", content_type)
+                    .body(Full::new(Bytes::from(body)))
+                    .expect("static response");
+                async move { Ok::<_, std::convert::Infallible>(response) }
             });
             let _ = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -234,4 +399,79 @@ pub async fn serve(
 /// Binds the metrics listener.
 pub async fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     tokio::net::TcpListener::bind(addr).await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[test]
+    fn probes_and_metrics_table() {
+        let ready = Arc::new(AtomicBool::new(false));
+        let scrapes = Arc::new(AtomicUsize::new(0));
+        let probes = Probes {
+            refresh: {
+                let scrapes = scrapes.clone();
+                Arc::new(move || {
+                    scrapes.fetch_add(1, Ordering::SeqCst);
+                })
+            },
+            ready: {
+                let ready = ready.clone();
+                Arc::new(move || {
+                    if ready.load(Ordering::SeqCst) {
+                        Ok(())
+                    } else {
+                        Err("draining".to_owned())
+                    }
+                })
+            },
+        };
+        let metrics = Metrics::new();
+        let cases: &[(&str, bool, u16, &str)] = &[
+            ("/healthz", false, 200, "ok"),
+            ("/readyz", false, 503, "not ready: draining"),
+            ("/readyz", true, 200, "ready"),
+            ("/metrics", true, 200, "sluice_build_info"),
+            ("/", true, 404, "not found"),
+            ("/metrics/", true, 404, "not found"),
+        ];
+        for (path, is_ready, status, body) in cases {
+            ready.store(*is_ready, Ordering::SeqCst);
+            let (got, _, text) = answer(path, &metrics, &probes);
+            assert_eq!(got, *status, "{path}");
+            assert!(text.contains(body), "{path}: {text}");
+        }
+        assert_eq!(
+            scrapes.load(Ordering::SeqCst),
+            1,
+            "refresh runs per scrape only"
+        );
+    }
+
+    /// The metrics the content and approval stages will bump are exported
+    /// from the start, with the labels the dashboard groups by.
+    #[test]
+    fn stage_metrics_are_exported() {
+        let metrics = Metrics::new();
+        metrics
+            .pii_detections
+            .with_label_values(&["sb1", "email", "redact"])
+            .inc();
+        metrics
+            .injection_detections
+            .with_label_values(&["sb1", "block"])
+            .inc();
+        metrics.approvals_parked.set(2);
+        let text = metrics.render();
+        for line in [
+            r#"sluice_pii_detections_total{action="redact",sandbox="sb1",type="email"} 1"#,
+            r#"sluice_injection_detections_total{action="block",sandbox="sb1"} 1"#,
+            "sluice_approvals_parked 2",
+        ] {
+            assert!(text.contains(line), "missing {line}");
+        }
+    }
 }

@@ -88,6 +88,8 @@ pub struct DaemonBuilder {
     upstream_ca_files: Vec<PathBuf>,
     /// The daemon config's `credentials:` list.
     credentials: Vec<Value>,
+    /// `limits.drain_timeout_ms`, when the test sets it.
+    drain_timeout_ms: Option<u64>,
 }
 
 impl DaemonBuilder {
@@ -114,6 +116,7 @@ impl DaemonBuilder {
             connect_timeout_ms: 5000,
             upstream_ca_files: Vec::new(),
             credentials: Vec::new(),
+            drain_timeout_ms: None,
         }
     }
 
@@ -194,6 +197,12 @@ impl DaemonBuilder {
         self
     }
 
+    /// How long SIGTERM lets connections in flight finish.
+    pub fn drain_timeout_ms(&mut self, ms: u64) -> &mut DaemonBuilder {
+        self.drain_timeout_ms = Some(ms);
+        self
+    }
+
     /// Trusts `ca` for upstream certificates, and only the CAs given this
     /// way (no system roots): the first is written to
     /// `<tempdir>/upstream-ca.pem`.
@@ -223,6 +232,13 @@ impl DaemonBuilder {
             tls["system_roots"] = json!(false);
             tls["upstream_ca_files"] = json!(self.upstream_ca_files);
         }
+        let mut limits = json!({
+            "sniff_timeout_ms": self.sniff_timeout_ms,
+            "connect_timeout_ms": self.connect_timeout_ms,
+        });
+        if let Some(ms) = self.drain_timeout_ms {
+            limits["drain_timeout_ms"] = json!(ms);
+        }
         json!({
             "listen": { "tcp_port": 0 },
             "cgroup_root": self.root.path(),
@@ -231,10 +247,7 @@ impl DaemonBuilder {
             "state_dir": dir.join("state"),
             "metrics": "127.0.0.1:0",
             "audit": dir.join("audit.jsonl"),
-            "limits": {
-                "sniff_timeout_ms": self.sniff_timeout_ms,
-                "connect_timeout_ms": self.connect_timeout_ms,
-            },
+            "limits": limits,
             "resolver": { "hosts": self.hosts, "nameservers": [], "system": false },
             "policy_dir": dir.join("policies"),
             "sandboxes": self.sandboxes,
@@ -593,6 +606,40 @@ impl Daemon {
     /// killing it if it still runs).
     pub fn restart(&mut self) {
         self.kill9();
+        self.spawn();
+    }
+
+    /// Sends `signal` (SIGTERM, SIGHUP, ...) to the running daemon.
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.pid()).expect("pid fits"));
+        nix::sys::signal::kill(pid, signal)
+            .unwrap_or_else(|e| panic!("kill({pid}, {signal}): {e}"));
+    }
+
+    /// Waits for the daemon to exit on its own; panics after `timeout`.
+    /// The pins stay, as after any stop.
+    pub fn wait_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        let child = self.child.as_mut().expect("daemon is running");
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                self.child = None;
+                self.status = None;
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "sluice did not exit within {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Starts `bin` (an upgraded build, say) with the same config, state
+    /// and pins; the previous process must have stopped.
+    pub fn start_binary(&mut self, bin: &Path) {
+        assert!(self.child.is_none(), "the previous daemon still runs");
+        self.bin = bin.to_owned();
         self.spawn();
     }
 

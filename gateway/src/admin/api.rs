@@ -59,9 +59,11 @@ pub struct SandboxInfo {
     pub sessions: Vec<SessionInfo>,
 }
 
-/// What `GET /v1/status` reports.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+/// What `GET /v1/status` reports. Fields added after the first release
+/// default when absent, so a newer CLI reads an older daemon.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Status {
+    /// Programs attached, registrations restored, not draining (`/readyz`).
     pub ready: bool,
     pub version: String,
     pub cgroup_root: PathBuf,
@@ -69,6 +71,56 @@ pub struct Status {
     pub tcp_port: u16,
     pub sandboxes: usize,
     pub programs: Vec<String>,
+    /// Stopping: no new connections, in-flight ones finishing.
+    #[serde(default)]
+    pub draining: bool,
+    /// Registered sandboxes and sessions (cgroups in the identity map).
+    #[serde(default)]
+    pub registered_cgroups: usize,
+    #[serde(default)]
+    pub maps: Vec<MapStatus>,
+    #[serde(default)]
+    pub policies: PolicySync,
+    /// Refusals counted by the eBPF programs since they were first loaded.
+    #[serde(default)]
+    pub kernel_refusals: std::collections::BTreeMap<String, u64>,
+    /// The newest refusals of any kind (kernel, connection, request, DNS), newest first.
+    #[serde(default)]
+    pub recent_refusals: Vec<RecentRefusal>,
+}
+
+/// One pinned eBPF map and how full it is.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct MapStatus {
+    pub name: String,
+    pub entries: usize,
+    pub capacity: usize,
+}
+
+/// The policies in force.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PolicySync {
+    /// `false` after a reload failed: the previous policies stay in force.
+    pub synchronized: bool,
+    pub dir: PathBuf,
+    pub loaded: Vec<String>,
+}
+
+/// A refusal as the audit log recorded it (no payload, no secret).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RecentRefusal {
+    pub ts_ms: u64,
+    pub event: String,
+    pub reason: String,
+    #[serde(default)]
+    pub rule: Option<String>,
+    #[serde(default)]
+    pub sandbox: Option<String>,
+    #[serde(default)]
+    pub dst: Option<String>,
+    /// The SNI or Host asked for, when there was one.
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 /// Body of every error response.

@@ -11,6 +11,7 @@ pub mod api;
 pub mod client;
 mod peer;
 pub mod server;
+pub mod status_text;
 
 #[cfg(test)]
 mod tests;

@@ -51,6 +51,7 @@ impl Backend for FakeBackend {
             tcp_port: 15001,
             sandboxes: self.state().sandboxes.len(),
             programs: vec!["connect4".into()],
+            ..Status::default()
         }
     }
 

@@ -2,14 +2,17 @@
 
 use super::{Daemon, registrations::info};
 use crate::{
-    admin::api::{AdminError, Backend, SandboxInfo, SandboxSpec, SessionInfo, SessionSpec, Status},
+    admin::api::{
+        AdminError, Backend, PolicySync, SandboxInfo, SandboxSpec, SessionInfo, SessionSpec, Status,
+    },
     registry::Source,
 };
 
 impl Backend for Daemon {
     fn status(&self) -> Status {
+        let policies = self.directory.store.current();
         Status {
-            ready: true,
+            ready: self.readiness().is_ok(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             cgroup_root: self.root.path.clone(),
             metrics_addr: self.metrics_addr.map(|a| a.to_string()),
@@ -21,6 +24,21 @@ impl Backend for Daemon {
                 .iter()
                 .map(|p| (*p).to_owned())
                 .collect(),
+            draining: self.drain.is_draining(),
+            registered_cgroups: self.read_registry().cgroup_ids().count(),
+            maps: self.map_occupancy(),
+            policies: PolicySync {
+                synchronized: self.metrics.policy_synchronized.get() == 1,
+                dir: self.directory.store.dir().to_owned(),
+                loaded: policies.names().map(str::to_owned).collect(),
+            },
+            kernel_refusals: self
+                .steering
+                .refusal_counts()
+                .into_iter()
+                .map(|(reason, count)| (reason.as_str().to_owned(), count))
+                .collect(),
+            recent_refusals: self.audit.recent_refusals(),
         }
     }
 
@@ -52,6 +70,13 @@ impl Backend for Daemon {
 
     async fn add_sandbox(&self, spec: SandboxSpec) -> Result<SandboxInfo, AdminError> {
         spec.validate()?;
+        if self.drain.is_draining() {
+            // Its listeners would open while the others close; the next
+            // daemon registers it from the caller's retry.
+            return Err(AdminError::Conflict(
+                "the daemon is draining; register the sandbox with the next one".to_owned(),
+            ));
+        }
         let info = self.register_sandbox(spec, Source::Api).await?;
         if let Err(err) = self.persist() {
             self.forget_sandbox(&info.id);

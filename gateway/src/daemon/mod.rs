@@ -7,17 +7,19 @@
 //!
 //! `registrations` adds and removes sandboxes (kernel, listeners, state
 //! file), `admin` answers the admin API, `kernel` turns the programs'
-//! counters and refusal events into metrics and audit events.
+//! counters and refusal events into metrics and audit events, `lifecycle`
+//! handles signals (reload, drain) and readiness.
 
 mod admin;
 mod kernel;
+mod lifecycle;
 mod registrations;
 
 use std::{
     collections::HashMap,
     net::SocketAddr,
-    path::Path,
-    sync::{Arc, Mutex, RwLock},
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex, RwLock, atomic::AtomicBool},
     time::Duration,
 };
 
@@ -27,8 +29,9 @@ use tokio::task::JoinHandle;
 use crate::{
     audit::Audit,
     cgroup::SandboxRoot,
-    config::Config,
+    config::{Config, SandboxConfig},
     credentials::{CredentialStore, Placeholders, ProcessEnv, load_or_create_key},
+    drain::Drain,
     intercept::{
         Interceptor, Limits as InterceptLimits, credential::Credentials, upstream::Upstreams,
     },
@@ -107,9 +110,18 @@ pub struct Daemon {
     /// The interception CA's certificate, for the bundles written into sandboxes.
     ca_pem: String,
     metrics_addr: Option<SocketAddr>,
+    /// The file SIGHUP re-reads.
+    config_path: PathBuf,
+    /// The config file's sandboxes as last applied (start or reload).
+    config_sandboxes: Mutex<Vec<SandboxConfig>>,
+    /// The host namespace's steering listeners (closed first on drain).
+    host_tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// Set once the registrations of the previous run are restored.
+    restored: AtomicBool,
+    drain: Drain,
 }
 
-/// Runs the daemon until SIGTERM or SIGINT.
+/// Runs the daemon until SIGTERM or SIGINT, then drains.
 pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let root = SandboxRoot::open(&config.cgroup_root)?;
@@ -147,7 +159,8 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let admin_listener = crate::admin::server::bind(&config.admin_socket)
         .with_context(|| format!("binding admin socket {}", config.admin_socket.display()))?;
 
-    let interceptor = Arc::new(interceptor(&config, &metrics, &audit)?);
+    let drain = Drain::new();
+    let interceptor = Arc::new(interceptor(&config, &metrics, &audit, &drain)?);
     let ca_pem = interceptor.minter.ca_pem().to_owned();
     let proxy = Arc::new(Proxy {
         orig: steering.clone(),
@@ -160,6 +173,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
             sniff: Duration::from_millis(config.limits.sniff_timeout_ms),
             connect: Duration::from_millis(config.limits.connect_timeout_ms),
         },
+        drain: drain.clone(),
     });
     let daemon = Arc::new(Daemon {
         root,
@@ -175,19 +189,35 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         host_cookie: host.cookie,
         ca_pem,
         metrics_addr,
+        config_path: config_path.to_owned(),
+        config_sandboxes: Mutex::new(config.sandboxes.clone()),
+        host_tasks: Mutex::new(Vec::new()),
+        restored: AtomicBool::new(false),
+        drain,
         config,
     });
-    let _host_tasks = daemon.serve_steering(host);
-    daemon.restore_registrations().await?;
-
+    // Probes answer from here on: live at once, ready once restored.
     if let Some(listener) = metrics_listener {
-        let refresh = {
-            let daemon = daemon.clone();
+        let probes = {
+            let (refresh, ready) = (daemon.clone(), daemon.clone());
             let seen = Mutex::new(HashMap::<u32, u64>::new());
-            Arc::new(move || daemon.refresh_kernel_counters(&seen)) as Arc<dyn Fn() + Send + Sync>
+            metrics::Probes {
+                refresh: Arc::new(move || {
+                    refresh.refresh_kernel_counters(&seen);
+                    refresh.refresh_gauges();
+                }),
+                ready: Arc::new(move || ready.readiness()),
+            }
         };
-        tokio::spawn(metrics::serve(listener, daemon.metrics.clone(), refresh));
+        tokio::spawn(metrics::serve(listener, daemon.metrics.clone(), probes));
     }
+    let host_tasks = daemon.serve_steering(host);
+    lock(&daemon.host_tasks).extend(host_tasks);
+    daemon.restore_registrations().await?;
+    daemon
+        .restored
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    daemon.metrics.ready.set(1);
     if let Some(events) = daemon.steering.take_events() {
         tokio::spawn(daemon.clone().read_refusal_events(events));
     }
@@ -212,9 +242,11 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         policies = %daemon.config.policy_dir.display(),
         "sluice is steering"
     );
-    wait_for_signals(&daemon).await;
+    lifecycle::wait_for_signals(&daemon).await;
+    let cut = daemon.drain().await;
     tracing::info!(
-        "shutting down; the pinned programs stay attached, so sandboxes are refused until the next start"
+        cut,
+        "stopped; the pinned programs stay attached, so sandboxes are refused until the next start"
     );
     Ok(())
 }
@@ -224,6 +256,7 @@ fn interceptor(
     config: &Config,
     metrics: &Arc<Metrics>,
     audit: &Audit,
+    drain: &Drain,
 ) -> anyhow::Result<Interceptor> {
     let tls = &config.tls;
     let (ca, created) = Ca::load_or_init(&tls.ca_dir)?;
@@ -290,28 +323,8 @@ fn interceptor(
             idle: Duration::from_millis(config.limits.idle_timeout_ms),
             max_header_bytes: config.limits.max_header_bytes,
         },
+        drain: drain.clone(),
     })
-}
-
-/// SIGHUP reloads the policies; SIGTERM and SIGINT end the daemon.
-async fn wait_for_signals(daemon: &Daemon) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::error!("cannot install signal handlers; running until killed");
-        std::future::pending::<()>().await;
-        return;
-    };
-    loop {
-        tokio::select! {
-            _ = term.recv() => return,
-            _ = int.recv() => return,
-            _ = hup.recv() => daemon.reload_policies(),
-        }
-    }
 }
 
 impl Daemon {

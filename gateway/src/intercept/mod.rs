@@ -31,6 +31,7 @@ use tokio::{io::AsyncWriteExt as _, net::TcpStream};
 
 use crate::{
     audit::{Audit, Event},
+    drain::Drain,
     metrics::Metrics,
     pipeline::{Pipeline, RequestHead, Verdict},
     proxy::Who,
@@ -61,6 +62,9 @@ pub struct Interceptor {
     pub metrics: Arc<Metrics>,
     pub audit: Audit,
     pub limits: Limits,
+    /// When the daemon drains, a connection finishes its request in flight
+    /// and closes instead of waiting for another.
+    pub drain: Drain,
 }
 
 /// One intercepted connection: who, where, and the name it was decided on.
@@ -192,9 +196,27 @@ impl Interceptor {
         let this = self.clone();
         let service = service_fn(move |request| {
             let (this, conn) = (this.clone(), conn.clone());
-            async move { Ok::<_, std::convert::Infallible>(this.handle(request, &conn).await) }
+            async move {
+                let started = std::time::Instant::now();
+                let response = this.handle(request, &conn).await;
+                // Time to the response head; a streamed body is not waited for.
+                this.metrics
+                    .request_duration
+                    .observe(started.elapsed().as_secs_f64());
+                Ok::<_, std::convert::Infallible>(response)
+            }
         });
-        if let Err(err) = builder.serve_connection_with_upgrades(io, service).await {
+        let connection = builder.serve_connection_with_upgrades(io, service);
+        tokio::pin!(connection);
+        let result = tokio::select! {
+            result = connection.as_mut() => result,
+            () = self.drain.started() => {
+                // Finish what is in flight (a streamed body included), then close.
+                connection.as_mut().graceful_shutdown();
+                connection.await
+            }
+        };
+        if let Err(err) = result {
             tracing::debug!(%err, "intercepted connection ended with an error");
         }
     }

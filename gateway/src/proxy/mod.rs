@@ -25,6 +25,7 @@ use tokio::{
 use crate::{
     audit::{Audit, Event},
     dns,
+    drain::Drain,
     intercept::{Interceptor, prefixed::Prefixed},
     metrics::Metrics,
     policy::{
@@ -71,6 +72,8 @@ pub struct Proxy {
     pub metrics: Arc<Metrics>,
     pub audit: Audit,
     pub limits: Limits,
+    /// Counts connections in flight, so a drain can wait for them.
+    pub drain: Drain,
 }
 
 /// What the first bytes told us.
@@ -107,6 +110,7 @@ impl Proxy {
     async fn handle(&self, client: TcpStream, peer: SocketAddr, netns: u64) {
         self.metrics.active_connections.inc();
         let _active = scopeguard(&self.metrics);
+        let _tracked = self.drain.track();
         let Some(steered) = self.orig.take(netns, peer) else {
             // Not steered by our programs (e.g. a direct connection to the
             // listener, or an entry evicted under pressure): nothing to relay to.
@@ -188,6 +192,10 @@ impl Proxy {
                 self.metrics
                     .connections
                     .with_label_values(&["allow", "rule_matched"])
+                    .inc();
+                self.metrics
+                    .sandbox_connections
+                    .with_label_values(&[&who.sandbox, "allow"])
                     .inc();
                 let audit = &who.policy.audit;
                 if audit.enabled && audit.log_allowed {
@@ -311,6 +319,10 @@ impl Proxy {
         self.metrics
             .connections
             .with_label_values(&["deny", reason])
+            .inc();
+        self.metrics
+            .sandbox_connections
+            .with_label_values(&[who.map_or("", |w| &*w.sandbox), "deny"])
             .inc();
         self.audit.record(&Event {
             event: "connection",

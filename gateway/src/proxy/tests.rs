@@ -84,6 +84,7 @@ impl Harness {
                 sniff: Duration::from_millis(300),
                 connect: Duration::from_secs(5),
             },
+            drain: crate::drain::Drain::new(),
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let proxy_addr = listener.local_addr().expect("addr");
