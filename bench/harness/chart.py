@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 RATIOS = [
     ("bulk", "bulk"),
@@ -38,11 +39,12 @@ def main(results_path, png_path):
             if value and base:
                 xs.append(j + (i - (len(compared) - 1) / 2) * width)
                 ys.append(value / base)
-        left.bar(xs, ys, width, label=f'{target["name"]} (vs {target["baseline"]})')
+        bars = left.bar(xs, ys, width, label=f'{target["name"]} (vs {target["baseline"]})')
+        left.bar_label(bars, fmt="%.2f", fontsize=6, rotation=90, padding=2)
     left.axhline(1.0, color="black", linewidth=0.8)
-    left.set_yscale("log")
     left.set_xticks(range(len(RATIOS)), [label for _, label in RATIOS])
-    left.set_ylabel("ratio to direct (log)")
+    left.set_ylabel("ratio to direct (1 = as fast)")
+    left.margins(y=0.15)
     left.set_title("Throughput relative to a direct connection")
     left.legend(fontsize=8)
 
@@ -61,7 +63,10 @@ def main(results_path, png_path):
     right.set_yticks(list(ys), names)
     right.invert_yaxis()
     right.set_xscale("log")
-    right.set_xlabel("ms (log)")
+    right.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    right.xaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
+    right.tick_params(axis="x", which="minor", labelsize=7)
+    right.set_xlabel("ms (log scale)")
     right.set_title(f'Latency at {results["sizes"]["rate"]} req/s (open loop)')
     right.legend(fontsize=8)
 

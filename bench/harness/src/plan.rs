@@ -30,10 +30,13 @@ impl Target {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// Serialized as [`Metric::key`] (results.json, read by chart.py).
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     Bulk,
+    #[serde(rename = "bodies_1m")]
     Bodies1m,
+    #[serde(rename = "rps_keepalive")]
     RpsKeepAlive,
     RpsNewConn,
     Handshakes,

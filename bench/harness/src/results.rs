@@ -156,6 +156,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn metrics_serialize_as_their_keys() {
+        for metric in Metric::ALL {
+            assert_eq!(
+                serde_json::to_value(metric).expect("serialize"),
+                serde_json::json!(metric.key())
+            );
+        }
+    }
+
+    #[test]
     fn medians_and_percentiles() {
         assert_eq!(median(&[]), None);
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
