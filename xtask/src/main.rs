@@ -1,9 +1,10 @@
-//! Project tasks: `cargo xtask setup | build | test | demo`.
+//! Project tasks: `cargo xtask setup | build | test | demo | bench`.
 //!
 //! Orchestration only: the eBPF programs build from the daemon's build.rs,
 //! the tests are ordinary cargo tests. Every task runs `setup` first, which
 //! is idempotent and quick when the toolchain is already there.
 
+mod bench;
 mod demo;
 mod setup;
 
@@ -35,11 +36,20 @@ enum Task {
     },
     /// Run the demo: a sandbox cgroup, the daemon, requests steered, allowed and refused.
     Demo,
+    /// Benchmark against a direct connection, mitmproxy and Squid (bench/README.md).
+    Bench {
+        /// Seconds instead of minutes: every path exercised, figures meaningless.
+        #[arg(long)]
+        smoke: bool,
+        /// Where the report goes (default bench/results; smoke: target/bench-smoke).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
-        Task::Setup => setup::run(),
+        Task::Setup => setup::run().and_then(|()| bench::install_peers()),
         Task::Build { release } => {
             setup::run()?;
             build(release)
@@ -62,6 +72,10 @@ fn main() -> anyhow::Result<()> {
             setup::run()?;
             build(false)?;
             demo::run(&workspace().join("target/debug/sluice"))
+        }
+        Task::Bench { smoke, out } => {
+            setup::run()?;
+            bench::run(smoke, out)
         }
     }
 }

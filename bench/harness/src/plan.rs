@@ -1,0 +1,240 @@
+//! What is measured, against what, how big, and in which order: every
+//! round runs every metric against every target, the target order rotating
+//! from round to round, so slow drift of the machine (other load, thermal,
+//! caches) spreads over all targets instead of favouring one.
+
+use std::{
+    io::{BufRead as _, BufReader, Read as _, Write as _},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context as _, bail};
+use serde::Serialize;
+
+use crate::spec::{Dial, Outcome, Work};
+
+/// A way of reaching the upstream.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: &'static str,
+    /// Compared with `direct-tls` (true) or `direct-tcp` (false).
+    pub tls: bool,
+    pub dial: Dial,
+}
+
+impl Target {
+    pub fn baseline(&self) -> &'static str {
+        if self.tls { "direct-tls" } else { "direct-tcp" }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// Serialized as [`Metric::key`] (results.json, read by chart.py).
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Bulk,
+    #[serde(rename = "bodies_1m")]
+    Bodies1m,
+    #[serde(rename = "rps_keepalive")]
+    RpsKeepAlive,
+    RpsNewConn,
+    Handshakes,
+    Latency,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 6] = [
+        Metric::Bulk,
+        Metric::Bodies1m,
+        Metric::RpsKeepAlive,
+        Metric::RpsNewConn,
+        Metric::Handshakes,
+        Metric::Latency,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Bulk => "bulk",
+            Metric::Bodies1m => "bodies_1m",
+            Metric::RpsKeepAlive => "rps_keepalive",
+            Metric::RpsNewConn => "rps_new_conn",
+            Metric::Handshakes => "handshakes",
+            Metric::Latency => "latency",
+        }
+    }
+
+    /// Handshakes only mean something over TLS.
+    pub fn applies(self, target: &Target) -> bool {
+        self != Metric::Handshakes || target.tls
+    }
+
+    pub fn work(self, sizes: &Sizes) -> Work {
+        match self {
+            Metric::Bulk => Work::Bulk {
+                bytes: sizes.bulk_bytes,
+            },
+            Metric::Bodies1m => Work::Requests {
+                size: 1 << 20,
+                conns: 4,
+                secs: sizes.secs,
+                new_conn: false,
+            },
+            Metric::RpsKeepAlive | Metric::RpsNewConn => Work::Requests {
+                size: 1024,
+                conns: sizes.conns,
+                secs: sizes.secs,
+                new_conn: self == Metric::RpsNewConn,
+            },
+            Metric::Handshakes => Work::Handshakes {
+                conns: sizes.conns,
+                secs: sizes.secs,
+            },
+            Metric::Latency => Work::Latency {
+                size: 1024,
+                rate: sizes.rate,
+                conns: sizes.conns,
+                secs: sizes.latency_secs,
+            },
+        }
+    }
+
+    /// The figure a closed-loop outcome stands for (MB/s or per second).
+    pub fn value(self, outcome: &Outcome) -> f64 {
+        let secs = outcome.secs.max(1e-9);
+        match self {
+            Metric::Bulk | Metric::Bodies1m => outcome.bytes as f64 / secs / 1e6,
+            _ => outcome.ok as f64 / secs,
+        }
+    }
+}
+
+/// How big a run is.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sizes {
+    pub rounds: usize,
+    pub bulk_bytes: u64,
+    /// Length of each closed-loop measurement.
+    pub secs: f64,
+    pub latency_secs: f64,
+    /// Open-loop request rate.
+    pub rate: u64,
+    /// Concurrent connections of the request and handshake loops.
+    pub conns: usize,
+    /// Idle intercepted connections held for the memory figure.
+    pub idle_conns: usize,
+}
+
+impl Sizes {
+    pub fn full() -> Sizes {
+        Sizes {
+            rounds: 3,
+            bulk_bytes: 1 << 30,
+            secs: 3.0,
+            latency_secs: 8.0,
+            rate: 1000,
+            conns: 16,
+            idle_conns: 10_000,
+        }
+    }
+
+    /// Seconds in all: every path exercised, no figure worth reading.
+    pub fn smoke() -> Sizes {
+        Sizes {
+            rounds: 1,
+            bulk_bytes: 4 << 20,
+            secs: 0.3,
+            latency_secs: 0.5,
+            rate: 200,
+            conns: 4,
+            idle_conns: 100,
+        }
+    }
+}
+
+/// Runs one client process to completion (or kills it after `limit`).
+pub fn run_client(dial: &Dial, work: &Work, limit: Duration) -> anyhow::Result<Outcome> {
+    let mut child = spawn_client(dial, work, Stdio::null())?;
+    let mut stdout = child.stdout.take().context("client stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("the client ran longer than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let text = reader.join().unwrap_or_default();
+    if !status.success() {
+        bail!("the client failed ({status}):\n{text}");
+    }
+    let line = text.lines().last().unwrap_or_default();
+    serde_json::from_str(line).with_context(|| format!("client output: {text}"))
+}
+
+/// A client holding idle connections: created by [`hold_idle`], released
+/// (and its outcome read) by [`Held::release`].
+pub struct Held {
+    child: Child,
+    pub opened: u64,
+}
+
+/// Starts an [`Work::Idle`] client and waits until it holds its connections.
+pub fn hold_idle(dial: &Dial, n: usize, limit: Duration) -> anyhow::Result<Held> {
+    let mut child = spawn_client(dial, &Work::Idle { n, size: 1024 }, Stdio::piped())?;
+    let stdout = child.stdout.take().context("client stdout")?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let ready = lines.next().and_then(Result::ok).unwrap_or_default();
+        let _ = tx.send(ready);
+    });
+    let line = match rx.recv_timeout(limit) {
+        Ok(line) => line,
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("the idle client did not open its connections in {limit:?}");
+        }
+    };
+    let opened = line
+        .strip_prefix("READY ")
+        .and_then(|n| n.trim().parse().ok())
+        .with_context(|| format!("the idle client said {line:?}"))?;
+    Ok(Held { child, opened })
+}
+
+impl Held {
+    pub fn release(mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn_client(dial: &Dial, work: &Work, stdin: Stdio) -> anyhow::Result<Child> {
+    let exe = std::env::current_exe()?;
+    let child = Command::new(exe)
+        .arg("client")
+        .arg(serde_json::to_string(dial)?)
+        .arg(serde_json::to_string(work)?)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("starting a client")?;
+    Ok(child)
+}
+
+/// Prints progress on one line per measurement.
+pub fn progress(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+}

@@ -1,0 +1,261 @@
+//! The markdown report: absolute figures with ratios to the direct
+//! connection of the same kind (plain or TLS), then each DESIGN.md target
+//! with its verdict and, where missed, by how much.
+
+use std::fmt::Write as _;
+
+use crate::{plan::Metric, results::Results};
+
+/// The column headers, in table order.
+fn header(metric: Metric, results: &Results) -> String {
+    let sizes = &results.sizes;
+    match metric {
+        Metric::Bulk => format!("bulk, one {} GET", bytes(sizes.bulk_bytes)),
+        Metric::Bodies1m => "1 MiB bodies, 4 conns".to_owned(),
+        Metric::RpsKeepAlive => format!("1 KiB req/s, {} keep-alive conns", sizes.conns),
+        Metric::RpsNewConn => format!("1 KiB req/s, new conn each ({} loops)", sizes.conns),
+        Metric::Handshakes => "TLS handshakes/s".to_owned(),
+        Metric::Latency => format!("p50 / p99 / p99.9 at {} req/s", sizes.rate),
+    }
+}
+
+fn bytes(n: u64) -> String {
+    if n >= 1 << 30 {
+        format!("{} GiB", n >> 30)
+    } else {
+        format!("{} MiB", n >> 20)
+    }
+}
+
+fn figure(metric: Metric, value: f64) -> String {
+    match metric {
+        Metric::Bulk | Metric::Bodies1m if value >= 100.0 => format!("{value:.0} MB/s"),
+        Metric::Bulk | Metric::Bodies1m => format!("{value:.1} MB/s"),
+        _ => format!("{value:.0}"),
+    }
+}
+
+pub fn markdown(results: &Results, command: &str) -> String {
+    let mut md = String::new();
+    let m = &results.machine;
+    let shared = if m.load_before.max(m.load_after) > 0.5 * m.cores as f64 {
+        " — the machine was shared with other work during the run"
+    } else {
+        ""
+    };
+    let _ = writeln!(md, "# Sluice benchmark results\n");
+    let _ = writeln!(
+        md,
+        "Run {} ({}). Machine: {}, {} cores, {:.0} GiB, Linux {}; 1-minute load {:.2} before, {:.2} after{shared}.",
+        results.date,
+        if results.smoke {
+            "smoke run: tiny sizes, figures meaningless".to_owned()
+        } else {
+            format!(
+                "{} interleaved rounds, medians; latency pooled over rounds",
+                results.sizes.rounds
+            )
+        },
+        m.cpu,
+        m.cores,
+        m.memory_gib,
+        m.kernel,
+        m.load_before,
+        m.load_after,
+    );
+    let _ = writeln!(md, "\nCommand: `{command}`\n");
+    let _ = write!(md, "| target |");
+    for metric in Metric::ALL {
+        let _ = write!(md, " {} |", header(metric, results));
+    }
+    let _ = write!(md, "\n| --- |");
+    for _ in Metric::ALL {
+        let _ = write!(md, " ---: |");
+    }
+    md.push('\n');
+    for target in &results.targets {
+        let _ = write!(md, "| {} |", target.name);
+        for metric in Metric::ALL {
+            let cell = match target.metrics.get(&metric) {
+                None => "—".to_owned(),
+                Some(result) => {
+                    let mut cell = if metric == Metric::Latency {
+                        match &result.latency {
+                            Some(l) => {
+                                let mut text = format!(
+                                    "{:.2} / {:.2} / {:.2} ms",
+                                    l.p50_ms, l.p99_ms, l.p999_ms
+                                );
+                                if l.unfinished > 0 {
+                                    let _ = write!(
+                                        text,
+                                        " (overloaded: {:.0} req/s, {} late)",
+                                        l.achieved_rps, l.unfinished
+                                    );
+                                }
+                                text
+                            }
+                            None => "failed".to_owned(),
+                        }
+                    } else {
+                        match result.median {
+                            Some(v) => {
+                                let base = results.median(&target.baseline, metric);
+                                match base {
+                                    Some(b) if target.name != target.baseline && b > 0.0 => {
+                                        format!("{} ({:.2}×)", figure(metric, v), v / b)
+                                    }
+                                    _ => figure(metric, v),
+                                }
+                            }
+                            None => "failed".to_owned(),
+                        }
+                    };
+                    if result.errors > 0 {
+                        let _ = write!(cell, " [{} errors]", result.errors);
+                    }
+                    cell
+                }
+            };
+            let _ = write!(md, " {cell} |");
+        }
+        md.push('\n');
+    }
+    let _ = writeln!(
+        md,
+        "\nRatios are to `direct-tcp` for plain-HTTP targets and to `direct-tls` for TLS \
+         targets. Latency is measured from each request's intended send time (open loop). \
+         `sluice-full` runs: {}.",
+        results.stages
+    );
+    let errors: Vec<String> = results
+        .targets
+        .iter()
+        .flat_map(|t| {
+            t.metrics.iter().filter_map(move |(metric, r)| {
+                r.first_error
+                    .as_ref()
+                    .map(|e| format!("- {} {}: {e}", t.name, metric.key()))
+            })
+        })
+        .collect();
+    if !errors.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nFirst error seen per measurement:\n{}",
+            errors.join("\n")
+        );
+    }
+    md.push_str("\n## Against the targets (DESIGN.md)\n\n| target | measured | verdict |\n| --- | --- | --- |\n");
+    for (what, measured, verdict) in verdicts(results) {
+        let _ = writeln!(md, "| {what} | {measured} | {verdict} |");
+    }
+    if !results.memory.is_empty() {
+        md.push_str("\n## Memory per idle intercepted connection\n\n| target | connections | RSS before | RSS after | per connection |\n| --- | ---: | ---: | ---: | ---: |\n");
+        for mem in &results.memory {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} KiB | {} KiB | {:.1} KiB |",
+                mem.target,
+                mem.connections,
+                mem.rss_before_kib,
+                mem.rss_after_kib,
+                mem.per_conn_kib
+            );
+        }
+    }
+    md
+}
+
+/// (target, measured, verdict) rows.
+fn verdicts(results: &Results) -> Vec<(String, String, String)> {
+    let mut rows = Vec::new();
+    let ratio_row = |what: &str, num: (&str, Metric), den: (&str, Metric), want: f64| {
+        let measured = match (results.median(num.0, num.1), results.median(den.0, den.1)) {
+            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+            _ => None,
+        };
+        let text = format!("{} / {} {}", num.0, den.0, num.1.key());
+        match measured {
+            Some(r) => (
+                what.to_owned(),
+                format!("{text} = {r:.2}×"),
+                if r >= want {
+                    "met".to_owned()
+                } else {
+                    format!("missed by {:.0}%", (1.0 - r / want) * 100.0)
+                },
+            ),
+            None => (
+                what.to_owned(),
+                format!("{text}: no figure"),
+                "not measured".to_owned(),
+            ),
+        }
+    };
+    rows.push(ratio_row(
+        "passthrough ≥ 90% of direct bulk throughput",
+        ("passthrough-tls", Metric::Bulk),
+        ("direct-tls", Metric::Bulk),
+        0.9,
+    ));
+    rows.push(ratio_row(
+        "intercepted, full pipeline ≥ 60% of direct TLS on 1 MiB bodies",
+        ("sluice-full", Metric::Bodies1m),
+        ("direct-tls", Metric::Bodies1m),
+        0.6,
+    ));
+    rows.push(ratio_row(
+        "≥ 10× mitmproxy in requests/s",
+        ("sluice-full", Metric::RpsKeepAlive),
+        ("mitmproxy", Metric::RpsKeepAlive),
+        10.0,
+    ));
+    rows.push(ratio_row(
+        "≥ 2× Squid ssl-bump in requests/s",
+        ("sluice-full", Metric::RpsKeepAlive),
+        ("squid", Metric::RpsKeepAlive),
+        2.0,
+    ));
+    let rate = results.sizes.rate;
+    let what = format!("added p99 ≤ 1 ms at {rate} req/s, keep-alive");
+    rows.push(
+        match (
+            results.latency("sluice-full"),
+            results.latency("direct-tls"),
+        ) {
+            (Some(s), Some(d)) => {
+                let added = s.p99_ms - d.p99_ms;
+                (
+                    what,
+                    format!(
+                        "sluice-full p99 {:.2} ms − direct-tls p99 {:.2} ms = {added:.2} ms",
+                        s.p99_ms, d.p99_ms
+                    ),
+                    if added <= 1.0 {
+                        "met".to_owned()
+                    } else {
+                        format!("missed by {:.2} ms", added - 1.0)
+                    },
+                )
+            }
+            _ => (what, "no figure".to_owned(), "not measured".to_owned()),
+        },
+    );
+    let what = "≤ 32 KiB per idle intercepted connection".to_owned();
+    rows.push(
+        match results.memory.iter().find(|m| m.target == "sluice-full") {
+            Some(m) => (
+                what,
+                format!("{:.1} KiB at {} connections", m.per_conn_kib, m.connections),
+                if m.per_conn_kib <= 32.0 {
+                    "met".to_owned()
+                } else {
+                    format!("missed by {:.1} KiB", m.per_conn_kib - 32.0)
+                },
+            ),
+            None => (what, "no figure".to_owned(), "not measured".to_owned()),
+        },
+    );
+    rows
+}

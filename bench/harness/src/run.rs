@@ -1,0 +1,307 @@
+//! One benchmark run: start the upstream, Sluice (three sandboxes) and the
+//! peers, measure every metric against every target in interleaved rounds,
+//! then the memory of idle intercepted connections, and write the report,
+//! `results.json` and the chart into the output directory.
+
+use std::{
+    collections::BTreeMap,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    process::Command,
+    time::Duration,
+};
+
+use anyhow::Context as _;
+use sluice_e2e::TestCa;
+
+use crate::{
+    peers::{self, PeerCa},
+    plan::{self, Metric, Sizes, Target, progress},
+    report,
+    results::{Machine, Memory, MetricResult, Results, TargetResult},
+    sluice::Sluice,
+    spec::{Dial, TlsDial},
+    upstream::{NAME, Upstream},
+};
+
+pub struct Options {
+    pub smoke: bool,
+    pub out: PathBuf,
+    /// Only these targets (all when empty).
+    pub only: Vec<String>,
+    /// The command line that reproduces the run, for the report.
+    pub command: String,
+}
+
+/// What `sluice-full` actually runs today; update as stages land.
+const STAGES: &str = "network policy, credential injection (bearer placeholder swapped for \
+     the secret) and response credential redaction, audit of every request; `pii` and \
+     `injection_defense` are switched on in its policy but their stages are not implemented \
+     yet, so they cost nothing";
+
+pub fn run(options: Options) -> anyhow::Result<()> {
+    let sizes = if options.smoke {
+        Sizes::smoke()
+    } else {
+        Sizes::full()
+    };
+    std::fs::create_dir_all(&options.out)?;
+    let load_before = loadavg();
+    let work = tempfile::Builder::new().prefix("sluice-bench-").tempdir()?;
+    let dir = work.path();
+    // Squid drops to its own user and must reach its files.
+    set_mode(dir, 0o755)?;
+
+    let upstream_ca = TestCa::new("sluice-bench upstream CA");
+    let upstream_ca_file = dir.join("upstream-ca.pem");
+    upstream_ca.write_pem(&upstream_ca_file);
+    set_mode(&upstream_ca_file, 0o644)?;
+    let upstream = Upstream::start(upstream_ca.issue(&[NAME, "127.0.0.1"]))?;
+    progress(&format!(
+        "upstream: plain {} tls {}",
+        upstream.plain, upstream.tls
+    ));
+
+    let sluice = Sluice::start(&upstream_ca, &[upstream.plain.port(), upstream.tls.port()])?;
+    progress(&format!("sluice: pid {}", sluice.daemon.pid()));
+    let peer_ca = PeerCa::new()?;
+    let peer_ca_file = dir.join("peer-ca.pem");
+    std::fs::write(&peer_ca_file, &peer_ca.cert_pem)?;
+    let mitmproxy = peers::mitmproxy::start(dir, &peer_ca, &upstream_ca_file)?;
+    progress(&format!("mitmproxy: {}", mitmproxy.addr));
+    let squid = peers::squid::start(dir, &peer_ca, &upstream_ca_file)?;
+    progress(&format!("squid: {}", squid.addr));
+
+    let tls = |ca: &Path| {
+        Some(TlsDial {
+            sni: NAME.to_owned(),
+            ca_file: ca.to_owned(),
+        })
+    };
+    let dial = |addr: SocketAddr, tls: Option<TlsDial>| Dial {
+        addr,
+        connect: None,
+        tls,
+        host: format!("{NAME}:{}", addr.port()),
+        headers: Vec::new(),
+        cgroup: None,
+    };
+    let steered = |dial: Dial, cgroup: &Path| Dial {
+        cgroup: Some(cgroup.to_owned()),
+        ..dial
+    };
+    let proxied = |proxy: SocketAddr| Dial {
+        addr: proxy,
+        connect: Some(format!("127.0.0.1:{}", upstream.tls.port())),
+        ..dial(upstream.tls, tls(&peer_ca_file))
+    };
+    let direct_tls = dial(upstream.tls, tls(&upstream_ca_file));
+    let intercepted = dial(upstream.tls, tls(&sluice.ca));
+    let mut full = steered(intercepted.clone(), sluice.full.path());
+    full.headers
+        .push(("authorization".to_owned(), sluice.bearer.clone()));
+    let all = vec![
+        target("direct-tcp", false, dial(upstream.plain, None)),
+        target("direct-tls", true, direct_tls.clone()),
+        target(
+            "passthrough-tcp",
+            false,
+            steered(dial(upstream.plain, None), sluice.pass.path()),
+        ),
+        target(
+            "passthrough-tls",
+            true,
+            steered(direct_tls, sluice.pass.path()),
+        ),
+        target(
+            "sluice-empty",
+            true,
+            steered(intercepted, sluice.empty.path()),
+        ),
+        target("sluice-full", true, full),
+        target("mitmproxy", true, proxied(mitmproxy.addr)),
+        target("squid", true, proxied(squid.addr)),
+    ];
+    let targets: Vec<Target> = all
+        .into_iter()
+        .filter(|t| options.only.is_empty() || options.only.iter().any(|o| o == t.name))
+        .collect();
+
+    let mut figures: BTreeMap<(&str, Metric), MetricResult> = BTreeMap::new();
+    for round in 0..sizes.rounds {
+        for metric in Metric::ALL {
+            let mut order: Vec<&Target> = targets.iter().filter(|t| metric.applies(t)).collect();
+            let len = order.len().max(1);
+            order.rotate_left(round % len);
+            for target in order {
+                let work = metric.work(&sizes);
+                let limit = Duration::from_secs_f64(sizes.latency_secs + sizes.secs + 180.0);
+                let result = figures.entry((target.name, metric)).or_default();
+                match plan::run_client(&target.dial, &work, limit) {
+                    Ok(outcome) => {
+                        progress(&format!(
+                            "round {} {:<15} {:<14} ok {:>7} errors {:>4} {:.2}{}",
+                            round + 1,
+                            target.name,
+                            metric.key(),
+                            outcome.ok,
+                            outcome.errors,
+                            metric.value(&outcome),
+                            outcome
+                                .first_error
+                                .as_ref()
+                                .map(|e| format!(" ({e})"))
+                                .unwrap_or_default()
+                        ));
+                        result.add(metric, outcome);
+                    }
+                    Err(e) => {
+                        progress(&format!("{} {}: {e:#}", target.name, metric.key()));
+                        result.errors += 1;
+                        result.first_error.get_or_insert(format!("{e:#}"));
+                    }
+                }
+            }
+        }
+    }
+
+    let mut memory = Vec::new();
+    if let Some(full) = targets.iter().find(|t| t.name == "sluice-full") {
+        match idle_memory(&sluice, full, sizes.idle_conns) {
+            Ok(m) => memory.push(m),
+            Err(e) => progress(&format!("memory: {e:#}")),
+        }
+    }
+
+    let results = Results {
+        date: command_text("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        smoke: options.smoke,
+        machine: machine(load_before),
+        sizes,
+        stages: STAGES.to_owned(),
+        targets: targets
+            .iter()
+            .map(|t| TargetResult {
+                name: t.name.to_owned(),
+                baseline: t.baseline().to_owned(),
+                metrics: Metric::ALL
+                    .iter()
+                    .filter_map(|m| {
+                        let mut r = figures.remove(&(t.name, *m))?;
+                        r.finish();
+                        Some((*m, r))
+                    })
+                    .collect(),
+            })
+            .collect(),
+        memory,
+    };
+    drop((mitmproxy, squid, sluice, upstream));
+    write_outputs(&results, &options)
+}
+
+fn target(name: &'static str, tls: bool, dial: Dial) -> Target {
+    Target { name, tls, dial }
+}
+
+/// Daemon RSS with `n` idle intercepted connections held, minus before.
+fn idle_memory(sluice: &Sluice, target: &Target, n: usize) -> anyhow::Result<Memory> {
+    let before = settled_rss(sluice);
+    let held = plan::hold_idle(&target.dial, n, Duration::from_secs(300))?;
+    let after = settled_rss(sluice);
+    let opened = held.opened;
+    held.release();
+    let memory = Memory {
+        target: target.name.to_owned(),
+        connections: opened,
+        rss_before_kib: before,
+        rss_after_kib: after,
+        per_conn_kib: after.saturating_sub(before) as f64 / opened.max(1) as f64,
+    };
+    progress(&format!("memory: {memory:?}"));
+    Ok(memory)
+}
+
+/// The RSS once two readings 200 ms apart agree within 1% (or after 5 s).
+fn settled_rss(sluice: &Sluice) -> u64 {
+    let mut last = sluice.rss_kib();
+    for _ in 0..25 {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = sluice.rss_kib();
+        if now.abs_diff(last) * 100 <= last {
+            return now;
+        }
+        last = now;
+    }
+    last
+}
+
+fn write_outputs(results: &Results, options: &Options) -> anyhow::Result<()> {
+    let md = report::markdown(results, &options.command);
+    let md_path = options.out.join("latest.md");
+    std::fs::write(&md_path, &md)?;
+    let json_path = options.out.join("results.json");
+    std::fs::write(&json_path, serde_json::to_string_pretty(results)?)?;
+    let png = options.out.join("chart.png");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("chart.py");
+    let python = Path::new(peers::VENV).join("bin/python");
+    let status = Command::new(&python)
+        .arg(&script)
+        .arg(&json_path)
+        .arg(&png)
+        .status()
+        .with_context(|| format!("running {} (run `cargo xtask setup`)", python.display()))?;
+    anyhow::ensure!(status.success(), "the chart script failed: {status}");
+    println!("{md}");
+    progress(&format!(
+        "wrote {}, {} and {}",
+        md_path.display(),
+        json_path.display(),
+        png.display()
+    ));
+    Ok(())
+}
+
+fn machine(load_before: f64) -> Machine {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_kib: f64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    Machine {
+        cpu,
+        cores: std::thread::available_parallelism().map_or(1, usize::from),
+        memory_gib: mem_kib / (1024.0 * 1024.0),
+        kernel: command_text("uname", &["-r"]),
+        load_before,
+        load_after: loadavg(),
+    }
+}
+
+fn loadavg() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn command_text(cmd: &str, args: &[&str]) -> String {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
+
+fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("chmod {}", path.display()))
+}

@@ -1,0 +1,113 @@
+//! One Sluice daemon (the real binary and eBPF programs, through the
+//! end-to-end harness) with three sandbox cgroups, one per way of running:
+//! - `pass`: `decide_without_decryption: true`: decided on SNI / Host and
+//!   relayed without decryption;
+//! - `empty`: intercepting, nothing but the network policy;
+//! - `full`: intercepting with every content stage the policy format has
+//!   switched on (PII, injection defense, a bound credential the client
+//!   sends a placeholder for, so it is swapped in and redacted from
+//!   responses) and auditing every request. Stages not implemented yet
+//!   are parsed and cost nothing; the report says which ran.
+
+use std::{
+    net::{IpAddr, Ipv4Addr},
+    path::PathBuf,
+};
+
+use anyhow::{Context as _, bail};
+use serde_json::{Value, json};
+use sluice_e2e::{Daemon, DaemonBuilder, TestCa, TestCgroup};
+
+use crate::upstream::NAME;
+
+/// The credential the `full` sandbox uses.
+const CREDENTIAL: &str = "bench-api";
+const SECRET: &str = "sk-bench-REAL-SECRET-0123456789abcdef";
+
+pub struct Sluice {
+    pub daemon: Daemon,
+    pub pass: TestCgroup,
+    pub empty: TestCgroup,
+    pub full: TestCgroup,
+    /// Sluice's interception CA, what intercepted clients trust.
+    pub ca: PathBuf,
+    /// `Authorization` header value carrying the `full` sandbox's placeholder.
+    pub bearer: String,
+}
+
+impl Sluice {
+    pub fn start(upstream_ca: &TestCa, ports: &[u16]) -> anyhow::Result<Sluice> {
+        let mut builder = DaemonBuilder::new();
+        let pass = builder.cgroup("pass");
+        let empty = builder.cgroup("empty");
+        let full = builder.cgroup("full");
+        let secret = builder.dir().join("bench-api.secret");
+        std::fs::write(&secret, SECRET)?;
+        builder
+            .host(NAME, &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
+            .trust_upstream_ca(upstream_ca)
+            .credential(json!({
+                "name": CREDENTIAL,
+                "source": { "file": secret },
+                "hosts": [NAME],
+                "scheme": { "type": "bearer" },
+                "placeholder": { "prefix": "sk-bench-" },
+            }))
+            .policy_doc("pass", network(ports, true))
+            .policy_doc("empty", network(ports, false))
+            .policy_doc("full", full_pipeline(ports))
+            .sandbox("pass", &pass, None, "pass")
+            .sandbox("empty", &empty, None, "empty")
+            .sandbox("full", &full, None, "full");
+        let daemon = builder.start();
+        let ca = daemon.wait_ca_pem();
+        let out = daemon.cli(&["sandbox", "env", "full"]);
+        let env = out.stdout_str();
+        let placeholder = env
+            .lines()
+            .find_map(|l| l.strip_prefix("export BENCH_API="))
+            .map(|v| v.trim_matches('\'').to_owned())
+            .with_context(|| {
+                format!("no BENCH_API placeholder from `sluice sandbox env`:\n{out}")
+            })?;
+        if placeholder.is_empty() {
+            bail!("empty placeholder");
+        }
+        Ok(Sluice {
+            daemon,
+            pass,
+            empty,
+            full,
+            ca,
+            bearer: format!("Bearer {placeholder}"),
+        })
+    }
+
+    /// The daemon's resident set, KiB.
+    pub fn rss_kib(&self) -> u64 {
+        self.daemon.rss_kib()
+    }
+}
+
+/// The upstream's name and its loopback ports (the SSRF guard wants an
+/// address rule for loopback), nothing else.
+fn network(ports: &[u16], decide_without_decryption: bool) -> Value {
+    let mut allow = vec![json!(NAME)];
+    allow.push(json!({ "to": "127.0.0.1", "ports": ports }));
+    json!({
+        "network": {
+            "allow_out": allow,
+            "deny_out": ["ALL_TRAFFIC"],
+            "decide_without_decryption": decide_without_decryption,
+        }
+    })
+}
+
+fn full_pipeline(ports: &[u16]) -> Value {
+    let mut policy = network(ports, false);
+    policy["pii"] = json!({ "enabled": true, "action": "redact" });
+    policy["injection_defense"] = json!({ "enabled": true, "action": "audit" });
+    policy["credentials"] = json!([{ "credential": CREDENTIAL }]);
+    policy["audit"] = json!({ "enabled": true, "log_allowed": true });
+    policy
+}

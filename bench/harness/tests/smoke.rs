@@ -1,0 +1,81 @@
+//! The benchmark's smoke run, so the harness never rots: every target
+//! (direct, Sluice passthrough and intercepting, mitmproxy, Squid) and
+//! every metric is exercised with tiny sizes, and the report, the figures
+//! and the chart come out. Nothing is timed or compared: figures from a
+//! smoke run mean nothing. Root, the release daemon (`SLUICE_BIN`) and the
+//! peers (`cargo xtask setup`) are required; a missing one fails loudly.
+
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+#[test]
+fn smoke_run_measures_every_target_and_writes_report_and_chart() {
+    sluice_e2e::require_root();
+    let sluice = sluice_e2e::sluice_bin();
+    let out = tempfile::tempdir().expect("tempdir");
+    let status = Command::new(env!("CARGO_BIN_EXE_sluice-bench"))
+        .args(["run", "--smoke", "--out"])
+        .arg(out.path())
+        .env("SLUICE_BIN", &sluice)
+        // The report is read from its file; progress stays on stderr.
+        .stdout(Stdio::null())
+        .status()
+        .expect("start sluice-bench");
+    assert!(
+        status.success(),
+        "sluice-bench run --smoke failed: {status}"
+    );
+
+    let report = std::fs::read_to_string(out.path().join("latest.md")).expect("latest.md");
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("results.json")).expect("results.json"),
+    )
+    .expect("results.json is JSON");
+    let targets = results["targets"].as_array().expect("targets");
+    let names: Vec<&str> = targets.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "direct-tcp",
+            "direct-tls",
+            "passthrough-tcp",
+            "passthrough-tls",
+            "sluice-empty",
+            "sluice-full",
+            "mitmproxy",
+            "squid"
+        ]
+    );
+    for target in targets {
+        let metrics = target["metrics"].as_object().expect("metrics");
+        let expected = if target["baseline"] == "direct-tls" {
+            6
+        } else {
+            5
+        };
+        assert_eq!(metrics.len(), expected, "{target}");
+        for (metric, result) in metrics {
+            assert!(
+                result["median"].as_f64().is_some_and(|v| v > 0.0),
+                "{} {metric} has no figure: {result}\n{report}",
+                target["name"]
+            );
+        }
+        assert!(
+            target["metrics"]["latency"]["latency"]["samples"]
+                .as_u64()
+                .is_some_and(|n| n > 0),
+            "{target}"
+        );
+    }
+    let memory = &results["memory"][0];
+    assert_eq!(memory["target"], "sluice-full", "{results}");
+    assert!(
+        memory["connections"].as_u64().is_some_and(|n| n > 0),
+        "{memory}"
+    );
+    assert!(report.contains("## Against the targets"), "{report}");
+    let png = std::fs::read(out.path().join("chart.png")).expect("chart.png");
+    assert!(png.starts_with(b"\x89PNG"), "chart.png is not a PNG");
+}
