@@ -28,7 +28,10 @@ use crate::{
     audit::Audit,
     cgroup::SandboxRoot,
     config::Config,
-    credentials::{CredentialStore, Placeholders, ProcessEnv, load_or_create_key},
+    credentials::{
+        CredentialStore, Placeholders, ProcessEnv, load_or_create_key,
+        token_endpoint::TokenEndpoint,
+    },
     intercept::{
         Interceptor, Limits as InterceptLimits, credential::Credentials, upstream::Upstreams,
     },
@@ -147,7 +150,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let admin_listener = crate::admin::server::bind(&config.admin_socket)
         .with_context(|| format!("binding admin socket {}", config.admin_socket.display()))?;
 
-    let interceptor = Arc::new(interceptor(&config, &metrics, &audit)?);
+    let interceptor = Arc::new(interceptor(&config, &metrics, &audit, &resolver)?);
     let ca_pem = interceptor.minter.ca_pem().to_owned();
     let proxy = Arc::new(Proxy {
         orig: steering.clone(),
@@ -224,6 +227,7 @@ fn interceptor(
     config: &Config,
     metrics: &Arc<Metrics>,
     audit: &Audit,
+    resolver: &Arc<Resolver>,
 ) -> anyhow::Result<Interceptor> {
     let tls = &config.tls;
     let (ca, created) = Ca::load_or_init(&tls.ca_dir)?;
@@ -262,7 +266,13 @@ fn interceptor(
     })?;
     let key = load_or_create_key(&config.state_dir)
         .with_context(|| format!("placeholder key in {}", config.state_dir.display()))?;
-    let credentials = Arc::new(Credentials::new(Arc::new(store), Placeholders::new(key)));
+    // OAuth token endpoints are the daemon's own upstreams: same trust,
+    // same resolver.
+    let token_endpoint = TokenEndpoint::new(resolver.clone(), client_h1.clone());
+    let credentials = Arc::new(
+        Credentials::new(Arc::new(store), Placeholders::new(key))
+            .with_token_endpoint(token_endpoint),
+    );
     // Rotation needs no restart: changed secret files are re-read.
     let poll = Arc::downgrade(&credentials);
     tokio::spawn(async move {
