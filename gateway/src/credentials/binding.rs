@@ -5,8 +5,9 @@
 //! over all of that sandbox's placeholders) and scans header values and the
 //! query string. Because SDKs send basic auth as base64, `Authorization` /
 //! `Proxy-Authorization: Basic …` values are also scanned decoded, and so is a
-//! percent-encoded query. Bodies are the caller's (see
-//! [`Bindings::allows_body`] and [`PlaceholderIndex::scan_bytes`]).
+//! percent-encoded query. Bodies are the caller's: when the policy has a
+//! binding with `allow_in_body` ([`Bindings::any_body`]) it scans the body
+//! with [`PlaceholderIndex::scan_body`].
 //!
 //! [`decide`] then applies, in order (first match wins):
 //!
@@ -14,13 +15,16 @@
 //! |---|----------------------------------------------------------------------|------------------------|
 //! | 1 | no placeholder found                                                 | `None`                 |
 //! | 2 | a found credential's hosts (narrowed by its binding) exclude the host | `Refuse exfiltration`  |
-//! | 3 | placeholders of more than one credential                             | `Refuse ambiguous`     |
-//! | 4 | the policy has no binding for the credential                         | `Refuse not_bound`     |
-//! | 5 | plain HTTP and the binding lacks `allow_plain_http`                  | `Refuse plain_http`    |
-//! | 6 | otherwise                                                            | `Inject`               |
+//! | – | body occurrences of credentials whose binding lacks `allow_in_body` are set aside (forwarded as they are: a placeholder is worthless outside Sluice) | |
+//! | 3 | nothing left                                                         | `None`                 |
+//! | 4 | placeholders of more than one credential                             | `Refuse ambiguous`     |
+//! | 5 | the policy has no binding for the credential                         | `Refuse not_bound`     |
+//! | 6 | plain HTTP and the binding lacks `allow_plain_http`                  | `Refuse plain_http`    |
+//! | 7 | otherwise                                                            | `Inject`               |
 //!
-//! Exfiltration is checked first so that an attempt to send a placeholder to
-//! a foreign host is always reported as such, whatever else the request does.
+//! Exfiltration is checked first, over every location including the body,
+//! so that an attempt to send a placeholder to a foreign host is always
+//! reported as such, whatever else the request does.
 
 use std::collections::BTreeMap;
 
@@ -65,6 +69,7 @@ pub enum Binding {
 pub enum Location {
     Header(HeaderName),
     Query,
+    Body,
 }
 
 /// One placeholder occurrence, by credential (never the placeholder text).
@@ -173,6 +178,17 @@ impl PlaceholderIndex {
         out
     }
 
+    /// Placeholder occurrences in a (whole) request body.
+    pub fn scan_body(&self, body: &[u8]) -> Vec<Found> {
+        self.scan_bytes(body)
+            .into_iter()
+            .map(|credential| Found {
+                credential,
+                location: Location::Body,
+            })
+            .collect()
+    }
+
     /// Every placeholder occurrence in header values and the query string,
     /// sorted and deduplicated.
     pub fn scan(&self, headers: &HeaderMap, uri: &Uri) -> Vec<Found> {
@@ -213,6 +229,7 @@ fn sort_key(f: &Found) -> (u8, &str, &str) {
     match &f.location {
         Location::Header(n) => (0, n.as_str(), &f.credential),
         Location::Query => (1, "", &f.credential),
+        Location::Body => (2, "", &f.credential),
     }
 }
 
@@ -294,6 +311,14 @@ impl Bindings {
         self.bound(credential).is_some_and(|b| b.allow_in_body)
     }
 
+    /// Whether any binding lets placeholders be found in bodies, so bodies
+    /// must be scanned.
+    pub fn any_body(&self) -> bool {
+        self.entries
+            .values()
+            .any(|e| e.bound.as_ref().is_some_and(|b| b.allow_in_body))
+    }
+
     /// Credentials the policy binds, e.g. to build a sandbox's env.
     pub fn bound_credentials(&self) -> impl Iterator<Item = &str> {
         self.entries
@@ -326,12 +351,20 @@ pub fn decide(host: &str, tls: bool, found: &[Found], bindings: &Bindings) -> Bi
     let mut names: Vec<&str> = found.iter().map(|f| f.credential.as_str()).collect();
     names.sort_unstable();
     names.dedup();
-    let Some(&first) = names.first() else {
+    if names.is_empty() {
         return Binding::None;
-    };
+    }
     if let Some(bad) = names.iter().find(|c| !bindings.host_allowed(c, host)) {
         return refuse(EXFILTRATION, bad);
     }
+    names.retain(|c| {
+        found.iter().any(|f| {
+            f.credential == *c && (f.location != Location::Body || bindings.allows_body(c))
+        })
+    });
+    let Some(&first) = names.first() else {
+        return Binding::None;
+    };
     if names.len() > 1 {
         return refuse(AMBIGUOUS, &names.join(","));
     }

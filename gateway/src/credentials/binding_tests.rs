@@ -326,3 +326,62 @@ fn index_for_sandbox_finds_derived_placeholders() {
     let h = headers(&[("authorization", format!("Bearer {other}"))]);
     assert!(idx.scan(&h, &"/".parse().expect("uri")).is_empty());
 }
+
+fn body(credential: &str) -> Found {
+    Found {
+        credential: credential.into(),
+        location: Location::Body,
+    }
+}
+
+#[test]
+fn body_placeholders_table() {
+    let creds = [cred("a", &["api.a.com"]), cred("b", &["api.b.com"])];
+    let mut in_body = bind("a", &[], false);
+    in_body.allow_in_body = true;
+    let policy = [in_body, bind("b", &[], false)];
+    let b = Bindings::compile(&creds, &policy).expect("bindings");
+    assert!(b.any_body());
+    let cases: Vec<(&str, &str, Vec<Found>, Binding)> = vec![
+        ("allowed in body", "api.a.com", vec![body("a")], inject("a")),
+        (
+            "body and header, same credential",
+            "api.a.com",
+            vec![hdr("authorization", "a"), body("a")],
+            inject("a"),
+        ),
+        (
+            "body toward another host",
+            "api.b.com",
+            vec![body("a")],
+            refused(EXFILTRATION, "a"),
+        ),
+        (
+            "body of a credential without allow_in_body, its own host: left alone",
+            "api.b.com",
+            vec![body("b")],
+            Binding::None,
+        ),
+        (
+            "… but still exfiltration elsewhere",
+            "api.a.com",
+            vec![body("b")],
+            refused(EXFILTRATION, "b"),
+        ),
+        (
+            "header of b, body of b: the header decides",
+            "api.b.com",
+            vec![hdr("authorization", "b"), body("b")],
+            inject("b"),
+        ),
+    ];
+    for (what, host, found, want) in cases {
+        assert_eq!(decide(host, true, &found, &b), want, "{what}");
+    }
+    let none = Bindings::compile(&creds, &[bind("a", &[], false)]).expect("bindings");
+    assert!(!none.any_body());
+    assert_eq!(
+        index().scan_body(format!("x={PH_B}&y={PH_A}&z={PH_B}").as_bytes()),
+        vec![body("b"), body("a")]
+    );
+}

@@ -32,7 +32,43 @@
 //!       canonical: "{method}\n{path}\n{query}\n{timestamp}"
 //!       timestamp_header: X-Timestamp                # optional
 //!       prefix: "v1="                                # optional
+//!   - name: billing
+//!     source: {file: /etc/sluice/secrets/billing}    # the client secret
+//!     hosts: [api.billing.example.com]
+//!     scheme:
+//!       type: oauth2
+//!       grant: client_credentials                    # or refresh_token
+//!       token_url: https://auth.example.com/oauth/token
+//!       client_id: sluice-billing                    # optional for refresh_token
+//!       client_auth: basic                           # basic (default) | body
+//!       scope: "invoices:read"                       # optional
+//!       audience: https://api.billing.example.com    # optional
+//!   - name: drive
+//!     source: {file: /etc/sluice/secrets/drive}      # the refresh token
+//!     hosts: [api.drive.example.com]
+//!     scheme:
+//!       type: oauth2
+//!       grant: refresh_token
+//!       token_url: https://auth.example.com/oauth/token
+//!       client_id: drive-app
+//!       client_secret: {file: /etc/sluice/secrets/drive-client}  # optional
+//!   - name: s3
+//!     source: {file: /etc/sluice/secrets/aws-secret} # the secret access key
+//!     hosts: ["*.s3.us-east-1.amazonaws.com"]
+//!     scheme:
+//!       type: aws_sigv4
+//!       access_key_id: {env: AWS_ACCESS_KEY_ID}
+//!       region: us-east-1
+//!       service: s3
+//!       session_token: {file: /run/aws/session}      # optional
+//!       payload: unsigned                            # unsigned (s3 default) | signed
+//!     placeholder: {prefix: AKIA, length: 20}        # the sandbox's access key id
 //! ```
+//!
+//! For `oauth2` and `aws_sigv4` the sandbox's placeholder stands for the
+//! whole credential: send it as a bearer token (oauth2) or as the access key
+//! id (SigV4, any secret key); Sluice strips what the sandbox sent and
+//! authenticates the request itself.
 //!
 //! [`validate`] checks everything that can be checked without reading the
 //! secrets, and reports every problem at once.
@@ -117,6 +153,11 @@ pub enum SchemeConfig {
         timestamp_header: Option<String>,
         prefix: Option<String>,
     },
+    /// `Authorization: Bearer <access token>`, the token obtained by the
+    /// daemon from an OAuth 2.0 token endpoint and cached until it expires.
+    OAuth2(OAuth2Config),
+    /// AWS Signature Version 4 over the request as forwarded.
+    AwsSigV4(SigV4Config),
 }
 
 /// The hash under an HMAC scheme.
@@ -137,14 +178,58 @@ pub enum HmacEncoding {
     Base64,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum SchemeKind {
     Bearer,
     Header,
     Query,
     Basic,
     Hmac,
+    Oauth2,
+    AwsSigv4,
+}
+
+impl SchemeKind {
+    fn name(self) -> &'static str {
+        match self {
+            SchemeKind::Bearer => "bearer",
+            SchemeKind::Header => "header",
+            SchemeKind::Query => "query",
+            SchemeKind::Basic => "basic",
+            SchemeKind::Hmac => "hmac",
+            SchemeKind::Oauth2 => "oauth2",
+            SchemeKind::AwsSigv4 => "aws_sigv4",
+        }
+    }
+
+    /// `(required, optional)` fields besides `type`.
+    fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
+        match self {
+            SchemeKind::Bearer => (&[], &[]),
+            SchemeKind::Header => (&["name", "template"], &[]),
+            SchemeKind::Query => (&["param"], &[]),
+            SchemeKind::Basic => (&["username"], &[]),
+            SchemeKind::Hmac => (
+                &["algorithm", "header", "encoding", "canonical"],
+                &["timestamp_header", "prefix"],
+            ),
+            SchemeKind::Oauth2 => (
+                &["grant", "token_url"],
+                &[
+                    "client_id",
+                    "client_secret",
+                    "client_auth",
+                    "scope",
+                    "audience",
+                ],
+            ),
+            SchemeKind::AwsSigv4 => (
+                &["access_key_id", "region", "service"],
+                &["session_token", "payload"],
+            ),
+        }
+    }
 }
 
 /// Flat on purpose: serde's internally tagged enums silently accept unknown
@@ -165,80 +250,210 @@ struct SchemeRepr {
     canonical: Option<String>,
     timestamp_header: Option<String>,
     prefix: Option<String>,
+    grant: Option<OAuthGrant>,
+    token_url: Option<String>,
+    client_id: Option<String>,
+    client_secret: Option<Source>,
+    client_auth: Option<ClientAuth>,
+    scope: Option<String>,
+    audience: Option<String>,
+    access_key_id: Option<Source>,
+    region: Option<String>,
+    service: Option<String>,
+    session_token: Option<Source>,
+    payload: Option<SigV4Payload>,
 }
 
 impl SchemeRepr {
-    fn has_hmac_fields(&self) -> bool {
-        self.algorithm.is_some()
-            || self.header.is_some()
-            || self.encoding.is_some()
-            || self.canonical.is_some()
-            || self.timestamp_header.is_some()
-            || self.prefix.is_some()
+    /// The names of the fields that were given.
+    fn present(&self) -> Vec<&'static str> {
+        let set = [
+            ("name", self.name.is_some()),
+            ("template", self.template.is_some()),
+            ("param", self.param.is_some()),
+            ("username", self.username.is_some()),
+            ("algorithm", self.algorithm.is_some()),
+            ("header", self.header.is_some()),
+            ("encoding", self.encoding.is_some()),
+            ("canonical", self.canonical.is_some()),
+            ("timestamp_header", self.timestamp_header.is_some()),
+            ("prefix", self.prefix.is_some()),
+            ("grant", self.grant.is_some()),
+            ("token_url", self.token_url.is_some()),
+            ("client_id", self.client_id.is_some()),
+            ("client_secret", self.client_secret.is_some()),
+            ("client_auth", self.client_auth.is_some()),
+            ("scope", self.scope.is_some()),
+            ("audience", self.audience.is_some()),
+            ("access_key_id", self.access_key_id.is_some()),
+            ("region", self.region.is_some()),
+            ("service", self.service.is_some()),
+            ("session_token", self.session_token.is_some()),
+            ("payload", self.payload.is_some()),
+        ];
+        set.into_iter()
+            .filter(|(_, on)| *on)
+            .map(|(n, _)| n)
+            .collect()
     }
 }
 
 impl TryFrom<SchemeRepr> for SchemeConfig {
-    type Error = &'static str;
+    type Error = String;
 
     fn try_from(r: SchemeRepr) -> Result<Self, Self::Error> {
-        if matches!(r.kind, SchemeKind::Hmac) {
-            return hmac_from(r);
+        let (required, optional) = r.kind.fields();
+        let present = r.present();
+        let kind = r.kind.name();
+        let shape = || {
+            let mut text = format!("scheme `{kind}` takes ");
+            if required.is_empty() {
+                text.push_str("no other fields");
+            } else {
+                text.push_str(&format!("`{}`", required.join("`, `")));
+            }
+            if !optional.is_empty() {
+                text.push_str(&format!(" and optionally `{}`", optional.join("`, `")));
+            }
+            text
+        };
+        if let Some(extra) = present
+            .iter()
+            .find(|f| !required.contains(f) && !optional.contains(f))
+        {
+            return Err(format!("{}; `{extra}` does not belong", shape()));
         }
-        let hmac_fields = r.has_hmac_fields();
-        match (r.kind, r.name, r.template, r.param, r.username) {
-            (SchemeKind::Bearer, None, None, None, None) if !hmac_fields => {
-                Ok(SchemeConfig::Bearer)
+        if let Some(missing) = required.iter().find(|f| !present.contains(f)) {
+            return Err(format!("{}; `{missing}` is missing", shape()));
+        }
+        let missing = || shape();
+        Ok(match r.kind {
+            SchemeKind::Bearer => SchemeConfig::Bearer,
+            SchemeKind::Header => SchemeConfig::Header {
+                name: r.name.ok_or_else(missing)?,
+                template: r.template.ok_or_else(missing)?,
+            },
+            SchemeKind::Query => SchemeConfig::Query {
+                param: r.param.ok_or_else(missing)?,
+            },
+            SchemeKind::Basic => SchemeConfig::Basic {
+                username: r.username.ok_or_else(missing)?,
+            },
+            SchemeKind::Hmac => SchemeConfig::Hmac {
+                algorithm: r.algorithm.ok_or_else(missing)?,
+                header: r.header.ok_or_else(missing)?,
+                encoding: r.encoding.ok_or_else(missing)?,
+                canonical: r.canonical.ok_or_else(missing)?,
+                timestamp_header: r.timestamp_header,
+                prefix: r.prefix,
+            },
+            SchemeKind::Oauth2 => SchemeConfig::OAuth2(OAuth2Config {
+                grant: r.grant.ok_or_else(missing)?,
+                token_url: r.token_url.ok_or_else(missing)?,
+                client_id: r.client_id,
+                client_secret: r.client_secret,
+                client_auth: r.client_auth.unwrap_or_default(),
+                scope: r.scope,
+                audience: r.audience,
+            }),
+            SchemeKind::AwsSigv4 => {
+                let service = r.service.ok_or_else(missing)?;
+                let payload = r.payload.unwrap_or(if service == "s3" {
+                    SigV4Payload::Unsigned
+                } else {
+                    SigV4Payload::Signed
+                });
+                SchemeConfig::AwsSigV4(SigV4Config {
+                    access_key_id: r.access_key_id.ok_or_else(missing)?,
+                    region: r.region.ok_or_else(missing)?,
+                    service,
+                    session_token: r.session_token,
+                    payload,
+                })
             }
-            (SchemeKind::Bearer, ..) => Err("scheme `bearer` takes no other fields"),
-            (SchemeKind::Header, Some(name), Some(template), None, None) if !hmac_fields => {
-                Ok(SchemeConfig::Header { name, template })
+        })
+    }
+}
+
+/// Which OAuth 2.0 grant obtains the access token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthGrant {
+    /// RFC 6749 §4.4: the credential's `source` is the client secret.
+    ClientCredentials,
+    /// RFC 6749 §6: the credential's `source` is the refresh token.
+    RefreshToken,
+}
+
+/// How the client authenticates to the token endpoint (RFC 6749 §2.3.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientAuth {
+    /// `Authorization: Basic base64(client_id:client_secret)`.
+    #[default]
+    Basic,
+    /// `client_id` and `client_secret` as form fields of the body.
+    Body,
+}
+
+/// An `oauth2` scheme: the daemon obtains an access token from `token_url`
+/// and sends it as `Authorization: Bearer <token>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuth2Config {
+    pub grant: OAuthGrant,
+    /// `https://` only; resolved with the daemon's resolver and verified
+    /// with its upstream trust.
+    pub token_url: String,
+    /// Required by `client_credentials`; optional for `refresh_token`.
+    pub client_id: Option<String>,
+    /// `refresh_token` only (for `client_credentials` it is `source`).
+    pub client_secret: Option<Source>,
+    pub client_auth: ClientAuth,
+    pub scope: Option<String>,
+    pub audience: Option<String>,
+}
+
+/// What the SigV4 signature covers of the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SigV4Payload {
+    /// `UNSIGNED-PAYLOAD`: the body streams through unbuffered. S3 accepts
+    /// it over TLS (the default for service `s3`); most other services do not.
+    Unsigned,
+    /// The body's SHA-256: the body is buffered (bounded) to hash it. The
+    /// default for every service but `s3`.
+    Signed,
+}
+
+/// An `aws_sigv4` scheme: `source` is the secret access key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigV4Config {
+    pub access_key_id: Source,
+    pub region: String,
+    pub service: String,
+    pub session_token: Option<Source>,
+    pub payload: SigV4Payload,
+}
+
+impl SchemeConfig {
+    /// Every secret source besides the credential's own `source`, by role.
+    pub fn extra_sources(&self) -> Vec<(&'static str, &Source)> {
+        match self {
+            SchemeConfig::OAuth2(o) => o.client_secret.iter().map(|s| (CLIENT_SECRET, s)).collect(),
+            SchemeConfig::AwsSigV4(a) => {
+                let mut v = vec![(ACCESS_KEY_ID, &a.access_key_id)];
+                v.extend(a.session_token.iter().map(|s| (SESSION_TOKEN, s)));
+                v
             }
-            (SchemeKind::Header, ..) => {
-                Err("scheme `header` takes exactly `name` and `template` (e.g. \"Token {secret}\")")
-            }
-            (SchemeKind::Query, None, None, Some(param), None) if !hmac_fields => {
-                Ok(SchemeConfig::Query { param })
-            }
-            (SchemeKind::Query, ..) => Err("scheme `query` takes exactly `param`"),
-            (SchemeKind::Basic, None, None, None, Some(username)) if !hmac_fields => {
-                Ok(SchemeConfig::Basic { username })
-            }
-            (SchemeKind::Basic, ..) => {
-                Err("scheme `basic` takes exactly `username` (the secret is the password)")
-            }
-            (SchemeKind::Hmac, ..) => Err(HMAC_SHAPE),
+            _ => Vec::new(),
         }
     }
 }
 
-const HMAC_SHAPE: &str = "scheme `hmac` takes `algorithm` (sha256|sha512), `header`, `encoding` (hex|base64), `canonical`, and optionally `timestamp_header` and `prefix`";
-
-fn hmac_from(r: SchemeRepr) -> Result<SchemeConfig, &'static str> {
-    match r {
-        SchemeRepr {
-            name: None,
-            template: None,
-            param: None,
-            username: None,
-            algorithm: Some(algorithm),
-            header: Some(header),
-            encoding: Some(encoding),
-            canonical: Some(canonical),
-            timestamp_header,
-            prefix,
-            ..
-        } => Ok(SchemeConfig::Hmac {
-            algorithm,
-            header,
-            encoding,
-            canonical,
-            timestamp_header,
-            prefix,
-        }),
-        _ => Err(HMAC_SHAPE),
-    }
-}
+/// Roles of [`SchemeConfig::extra_sources`].
+pub const CLIENT_SECRET: &str = "client_secret";
+pub const ACCESS_KEY_ID: &str = "access_key_id";
+pub const SESSION_TOKEN: &str = "session_token";
 
 /// What the sandbox's placeholder looks like, so SDKs that check a key's
 /// format accept it.
@@ -322,7 +537,11 @@ fn validate_one(c: &CredentialConfig, errors: &mut Vec<ConfigError>) {
         Source::File { path } => path.as_os_str().is_empty(),
         Source::Env { var } => var.is_empty(),
     };
-    if empty_source {
+    let empty_extra = c.scheme.extra_sources().iter().any(|(_, s)| match s {
+        Source::File { path } => path.as_os_str().is_empty(),
+        Source::Env { var } => var.is_empty(),
+    });
+    if empty_source || empty_extra {
         errors.push(ConfigError::EmptySource(name.clone()));
     }
     if c.hosts.is_empty() {
@@ -363,250 +582,5 @@ fn token_byte(b: u8) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(yaml: &str) -> Result<Vec<CredentialConfig>, serde_yaml::Error> {
-        serde_yaml::from_str(yaml)
-    }
-
-    #[test]
-    fn yaml_shapes() {
-        let yaml = r#"
-- name: a
-  source: {file: /run/a}
-  hosts: [api.a.com]
-  scheme: {type: bearer}
-- name: b
-  source: {env: B_KEY}
-  hosts: ["*.b.com"]
-  scheme: {type: header, name: x-api-key, template: "Token {secret}"}
-  placeholder: {prefix: "sk-", length: 40}
-- name: c
-  source: {file: /run/c}
-  hosts: [c.com]
-  scheme: {type: query, param: key}
-- name: d
-  source: {env: D}
-  hosts: [d.com]
-  scheme: {type: basic, username: bot}
-"#;
-        let got = parse(yaml).expect("valid yaml");
-        assert_eq!(
-            got[0].source,
-            Source::File {
-                path: "/run/a".into()
-            }
-        );
-        assert_eq!(got[0].scheme, SchemeConfig::Bearer);
-        assert_eq!(got[0].placeholder, PlaceholderShape::default());
-        assert_eq!(
-            got[1].source,
-            Source::Env {
-                var: "B_KEY".into()
-            }
-        );
-        assert_eq!(
-            got[1].scheme,
-            SchemeConfig::Header {
-                name: "x-api-key".into(),
-                template: "Token {secret}".into()
-            }
-        );
-        assert_eq!(got[1].placeholder.prefix.as_deref(), Some("sk-"));
-        assert_eq!(got[1].placeholder.length, Some(40));
-        assert_eq!(
-            got[2].scheme,
-            SchemeConfig::Query {
-                param: "key".into()
-            }
-        );
-        assert_eq!(
-            got[3].scheme,
-            SchemeConfig::Basic {
-                username: "bot".into()
-            }
-        );
-        validate(&got).expect("valid config");
-    }
-
-    #[test]
-    fn unknown_fields_are_rejected() {
-        let base = "name: a\nhosts: [a.com]\n";
-        let cases = [
-            "source: {file: /x}\nscheme: {type: bearer}\nextra: 1\n",
-            "source: {file: /x, env: Y}\nscheme: {type: bearer}\n",
-            "source: {url: /x}\nscheme: {type: bearer}\n",
-            "source: {}\nscheme: {type: bearer}\n",
-            "source: /x\nscheme: {type: bearer}\n",
-            "source: {file: /x}\nscheme: {type: bearer, extra: 1}\n",
-            "source: {file: /x}\nscheme: {type: bearer, param: k}\n",
-            "source: {file: /x}\nscheme: {type: header, name: x-k}\n",
-            "source: {file: /x}\nscheme: {type: basic}\n",
-            "source: {file: /x}\nscheme: {type: query, param: k, username: u}\n",
-            "source: {file: /x}\nscheme: {type: query, param: k, extra: 1}\n",
-            "source: {file: /x}\nscheme: {type: digest}\n",
-            "source: {file: /x}\nscheme: {type: bearer}\nplaceholder: {prefix: a, size: 3}\n",
-        ];
-        for tail in cases {
-            let yaml = format!("{base}{tail}");
-            assert!(
-                serde_yaml::from_str::<CredentialConfig>(&yaml).is_err(),
-                "{yaml}"
-            );
-        }
-    }
-
-    #[test]
-    fn hmac_yaml() {
-        let yaml = r#"
-- name: s
-  source: {file: /run/s}
-  hosts: [api.s.com]
-  scheme:
-    type: hmac
-    algorithm: sha512
-    header: X-Signature
-    encoding: base64
-    canonical: "{method}\n{path}\n{query}\n{timestamp}"
-    timestamp_header: X-Timestamp
-    prefix: "v1="
-- name: t
-  source: {file: /run/t}
-  hosts: [api.t.com]
-  scheme: {type: hmac, algorithm: sha256, header: x-sig, encoding: hex, canonical: "{host}{path}"}
-"#;
-        let got = parse(yaml).expect("valid yaml");
-        assert_eq!(
-            got[0].scheme,
-            SchemeConfig::Hmac {
-                algorithm: HmacAlgorithm::Sha512,
-                header: "X-Signature".into(),
-                encoding: HmacEncoding::Base64,
-                canonical: "{method}\n{path}\n{query}\n{timestamp}".into(),
-                timestamp_header: Some("X-Timestamp".into()),
-                prefix: Some("v1=".into()),
-            }
-        );
-        assert_eq!(
-            got[1].scheme,
-            SchemeConfig::Hmac {
-                algorithm: HmacAlgorithm::Sha256,
-                header: "x-sig".into(),
-                encoding: HmacEncoding::Hex,
-                canonical: "{host}{path}".into(),
-                timestamp_header: None,
-                prefix: None,
-            }
-        );
-        validate(&got).expect("valid config");
-
-        let base = "name: a\nhosts: [a.com]\nsource: {file: /x}\n";
-        let ok = "algorithm: sha256, header: x-s, encoding: hex, canonical: \"{path}\"";
-        let rejected = [
-            format!("scheme: {{type: hmac, {ok}, extra: 1}}\n"),
-            format!("scheme: {{type: hmac, {ok}, param: k}}\n"),
-            format!("scheme: {{type: hmac, {ok}, name: k}}\n"),
-            "scheme: {type: hmac, algorithm: sha256, header: x-s, encoding: hex}\n".into(),
-            "scheme: {type: hmac, header: x-s, encoding: hex, canonical: x}\n".into(),
-            "scheme: {type: hmac, algorithm: sha256, encoding: hex, canonical: x}\n".into(),
-            "scheme: {type: hmac, algorithm: sha256, header: x-s, canonical: x}\n".into(),
-            "scheme: {type: hmac, algorithm: md5, header: x, encoding: hex, canonical: x}\n".into(),
-            "scheme: {type: hmac, algorithm: sha256, header: x, encoding: b32, canonical: x}\n"
-                .into(),
-            "scheme: {type: bearer, algorithm: sha256}\n".into(),
-            "scheme: {type: header, name: x, template: \"{secret}\", prefix: p}\n".into(),
-            "scheme: {type: query, param: k, canonical: x}\n".into(),
-            "scheme: {type: basic, username: u, header: x}\n".into(),
-        ];
-        for tail in rejected {
-            let yaml = format!("{base}{tail}");
-            assert!(
-                serde_yaml::from_str::<CredentialConfig>(&yaml).is_err(),
-                "{yaml}"
-            );
-        }
-        let mut c = got[1].clone();
-        c.scheme = SchemeConfig::Hmac {
-            algorithm: HmacAlgorithm::Sha256,
-            header: "x-sig".into(),
-            encoding: HmacEncoding::Hex,
-            canonical: "{method} {body}".into(),
-            timestamp_header: None,
-            prefix: None,
-        };
-        let errs = validate(&[c]).expect_err("unknown placeholder");
-        assert!(errs[0].to_string().contains("{body}"), "{}", errs[0]);
-    }
-
-    fn cred(name: &str) -> CredentialConfig {
-        CredentialConfig {
-            name: name.into(),
-            source: Source::Env { var: "X".into() },
-            hosts: vec!["a.com".into()],
-            scheme: SchemeConfig::Bearer,
-            placeholder: PlaceholderShape::default(),
-        }
-    }
-
-    #[test]
-    fn validation_table() {
-        type Mutate = fn(&mut CredentialConfig);
-        let cases: &[(&str, Mutate, &str)] = &[
-            ("empty name", |c| c.name.clear(), "empty name"),
-            ("bad name", |c| c.name = "a b".into(), "names may only"),
-            ("no hosts", |c| c.hosts.clear(), "`hosts` is empty"),
-            ("bad host", |c| c.hosts = vec!["a.*.com".into()], "`*`"),
-            (
-                "empty env",
-                |c| c.source = Source::Env { var: String::new() },
-                "empty path",
-            ),
-            (
-                "header template without secret",
-                |c| {
-                    c.scheme = SchemeConfig::Header {
-                        name: "x-key".into(),
-                        template: "static".into(),
-                    }
-                },
-                "{secret}",
-            ),
-            (
-                "bad prefix",
-                |c| c.placeholder.prefix = Some("sk/".into()),
-                "prefix",
-            ),
-            (
-                "short length",
-                |c| {
-                    c.placeholder = PlaceholderShape {
-                        prefix: Some("sk-".into()),
-                        length: Some(10),
-                    }
-                },
-                "raise `length`",
-            ),
-        ];
-        for (what, mutate, want) in cases {
-            let mut c = cred("ok");
-            mutate(&mut c);
-            let errs = validate(&[c]).expect_err(what);
-            let msg = errs
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ");
-            assert!(msg.contains(want), "{what}: {msg}");
-        }
-    }
-
-    #[test]
-    fn duplicates_and_many_errors_reported_together() {
-        let mut bad = cred("b");
-        bad.hosts.clear();
-        let errs = validate(&[cred("a"), cred("a"), bad]).expect_err("invalid");
-        assert_eq!(errs.len(), 2, "{errs:?}");
-        assert!(matches!(errs[0], ConfigError::Duplicate(ref n) if n == "a"));
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

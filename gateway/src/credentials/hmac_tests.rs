@@ -50,6 +50,9 @@ fn run(
         method,
         host,
         now_unix: NOW,
+        authority: host,
+        sigv4: None,
+        body: None,
     };
     let r = scheme
         .apply_to(&Secret::from(SECRET), PH, &ctx, &mut h, &mut uri)

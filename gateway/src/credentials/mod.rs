@@ -13,20 +13,30 @@
 //! | [`hosts`]       | [`HostSet`]: exact and `*.suffix` host patterns                 |
 //! | [`binding`]     | finding placeholders in a request and deciding inject / refuse |
 //! | [`scheme`]      | rewriting a request head with the secret, and redaction needles |
+//! | [`sigv4`]       | the `aws_sigv4` scheme (signing through the `aws-sigv4` crate)   |
+//! | [`oauth`]       | the `oauth2` scheme: token requests, answers, the token cache   |
+//! | [`token_endpoint`] | the HTTPS client that asks token endpoints for tokens        |
+//! | [`body`]        | placeholders in request bodies: bounded buffering, replacement |
 //!
 //! Nothing here does I/O on the request path except [`CredentialStore::reload_changed`]
-//! (one `stat` per file-backed credential). Wiring into the proxy lives elsewhere:
+//! (one `stat` per file-backed credential) and [`token_endpoint`] (an `oauth2`
+//! token fetch when none is cached). Wiring into the proxy lives elsewhere:
 //! the proxy scans with [`PlaceholderIndex`], calls [`decide`], and on
-//! [`Binding::Inject`] fetches the secret and calls [`Scheme::apply`] as the last
-//! request stage, so no earlier stage ever sees the real secret.
+//! [`Binding::Inject`] fetches the secret (or an access token) and calls
+//! [`Scheme::apply_to`] as the last request stage, so no earlier stage ever
+//! sees the real secret.
 
 pub mod binding;
+pub mod body;
 pub mod config;
 pub mod hosts;
+pub mod oauth;
 pub mod placeholder;
 pub mod scheme;
 pub mod secret;
+pub mod sigv4;
 pub mod store;
+pub mod token_endpoint;
 
 pub use binding::{Binding, Bindings, Found, Location, PlaceholderIndex, decide};
 pub use config::{CredentialConfig, PlaceholderShape, SchemeConfig, Source};

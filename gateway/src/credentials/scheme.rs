@@ -40,6 +40,8 @@ use super::secret::Secret;
 
 #[path = "hmac.rs"]
 pub mod hmac_scheme;
+pub use super::oauth::OAuth2Scheme;
+pub use super::sigv4::{Keys as SigV4Keys, SigV4Scheme};
 pub use hmac_scheme::HmacScheme;
 
 const SECRET_MARK: &str = "{secret}";
@@ -100,6 +102,33 @@ pub enum SchemeError {
     HmacKey,
     #[error("hmac scheme: signing needs the request method, host and time")]
     HmacNeedsRequest,
+    #[error("oauth2 scheme: `token_url` {0:?} is not a URL with a host")]
+    OAuthBadUrl(String),
+    #[error(
+        "oauth2 scheme: `token_url` {0:?} must be https: client secrets never cross plain HTTP"
+    )]
+    OAuthNotHttps(String),
+    #[error("oauth2 scheme: grant `client_credentials` needs `client_id`")]
+    OAuthNeedsClientId,
+    #[error(
+        "oauth2 scheme: with grant `client_credentials` the client secret is the credential's `source`; drop `client_secret`"
+    )]
+    OAuthClientSecretIsSource,
+    #[error("oauth2 scheme: `client_secret` needs `client_id`")]
+    OAuthSecretWithoutId,
+    #[error("oauth2 scheme: `client_id` is empty or contains `:` or control characters")]
+    OAuthBadClientId,
+    #[error("oauth2 scheme: the request needs an access token from the token endpoint")]
+    OAuthNeedsToken,
+    #[error("aws_sigv4 scheme: `{0}` may only use letters, digits, `-`, `_` and `.`")]
+    SigV4BadField(&'static str),
+    #[error("aws_sigv4 scheme: signing needs the access key id and the request")]
+    SigV4NeedsKeys,
+    #[error("aws_sigv4 scheme: `payload: signed` needs the whole body")]
+    SigV4NeedsBody,
+    // Says nothing about the keys: they are secrets.
+    #[error("aws_sigv4 scheme: the signer refused the request or the keys")]
+    SigV4Failed,
 }
 
 impl SchemeError {
@@ -109,7 +138,11 @@ impl SchemeError {
             SchemeError::SecretNotHeaderSafe
             | SchemeError::BadUri
             | SchemeError::HmacKey
-            | SchemeError::HmacNeedsRequest => "internal",
+            | SchemeError::HmacNeedsRequest
+            | SchemeError::OAuthNeedsToken
+            | SchemeError::SigV4NeedsKeys
+            | SchemeError::SigV4NeedsBody
+            | SchemeError::SigV4Failed => "internal",
             _ => "policy",
         }
     }
@@ -131,6 +164,10 @@ pub enum Scheme {
         username: String,
     },
     Hmac(HmacScheme),
+    /// Applied like `Bearer`, with the access token the caller obtained
+    /// (see [`super::oauth`]) in place of the secret.
+    OAuth2(OAuth2Scheme),
+    SigV4(SigV4Scheme),
 }
 
 /// What a scheme may need from the request besides its head: the method,
@@ -141,6 +178,12 @@ pub struct RequestContext<'a> {
     pub method: &'a Method,
     pub host: &'a str,
     pub now_unix: u64,
+    /// `sigv4`: the `Host` the upstream will see (`name` or `name:port`).
+    pub authority: &'a str,
+    /// `sigv4`: the access key id and session token.
+    pub sigv4: Option<&'a SigV4Keys<'a>>,
+    /// `sigv4` with `payload: signed`: the whole body, as forwarded.
+    pub body: Option<&'a [u8]>,
 }
 
 impl Scheme {
@@ -193,7 +236,15 @@ impl Scheme {
                 prefix.as_deref(),
             )
             .map(Scheme::Hmac),
+            SchemeConfig::OAuth2(c) => OAuth2Scheme::compile(c).map(Scheme::OAuth2),
+            SchemeConfig::AwsSigV4(c) => SigV4Scheme::compile(c).map(Scheme::SigV4),
         }
+    }
+
+    /// Whether the caller must buffer the request body and pass it in
+    /// ([`RequestContext::body`]) before applying this scheme.
+    pub fn needs_body(&self) -> bool {
+        matches!(self, Scheme::SigV4(s) if s.needs_body())
     }
 
     /// [`Scheme::apply_to`] without a request context: every scheme but
@@ -232,6 +283,9 @@ impl Scheme {
         if matches!(self, Scheme::Hmac(_)) && request.is_none() {
             return Err(SchemeError::HmacNeedsRequest);
         }
+        if matches!(self, Scheme::SigV4(_)) && request.and_then(|r| r.sigv4).is_none() {
+            return Err(SchemeError::SigV4NeedsKeys);
+        }
         headers.remove(AUTHORIZATION);
         headers.remove(PROXY_AUTHORIZATION);
         match self {
@@ -240,6 +294,11 @@ impl Scheme {
             }
             Scheme::Hmac(h) => {
                 for name in h.own_headers() {
+                    headers.remove(name);
+                }
+            }
+            Scheme::SigV4(_) => {
+                for name in super::sigv4::OWN_HEADERS {
                     headers.remove(name);
                 }
             }
@@ -260,7 +319,23 @@ impl Scheme {
 
         let mut basic_pair = None;
         let value: Option<(HeaderName, Zeroizing<Vec<u8>>)> = match self {
-            Scheme::Bearer => Some((AUTHORIZATION, concat(&[b"Bearer ", secret.expose()]))),
+            Scheme::Bearer | Scheme::OAuth2(_) => {
+                Some((AUTHORIZATION, concat(&[b"Bearer ", secret.expose()])))
+            }
+            Scheme::SigV4(s) => {
+                let (Some(request), Some(keys)) = (request, request.and_then(|r| r.sigv4)) else {
+                    return Err(SchemeError::SigV4NeedsKeys);
+                };
+                let inputs = super::sigv4::Inputs {
+                    method: request.method,
+                    authority: request.authority,
+                    uri,
+                    body: request.body,
+                    now: std::time::UNIX_EPOCH + std::time::Duration::from_secs(request.now_unix),
+                };
+                s.sign(secret, keys, &inputs, headers)?;
+                None
+            }
             Scheme::Header { name, parts } => {
                 let mut v = Zeroizing::new(Vec::new());
                 for (i, part) in parts.iter().enumerate() {
@@ -301,10 +376,15 @@ impl Scheme {
             v.set_sensitive(true);
             headers.insert(name, v);
         }
-        Ok(Redactions::for_secret(
-            secret,
-            basic_pair.as_ref().map(|p| p.as_slice()),
-        ))
+        let mut redactions =
+            Redactions::for_secret(secret, basic_pair.as_ref().map(|p| p.as_slice()));
+        if let Some(keys) = request.and_then(|r| r.sigv4) {
+            redactions.add(keys.access_key_id);
+            if let Some(token) = keys.session_token {
+                redactions.add(token);
+            }
+        }
+        Ok(redactions)
     }
 }
 
@@ -460,6 +540,16 @@ impl Redactions {
             }
         }
         Self(out)
+    }
+
+    /// Adds `secret` and its encodings (another secret the request carried).
+    pub fn add(&mut self, secret: &Secret) {
+        for c in crate::redact::forms(secret.expose()) {
+            let c = Secret::new(c);
+            if !c.is_empty() && !self.0.iter().any(|o| o.expose() == c.expose()) {
+                self.0.push(c);
+            }
+        }
     }
 
     /// Each needle's bytes, longest first so a redactor preferring earlier

@@ -121,6 +121,9 @@ struct Entry {
     scheme: Scheme,
     hosts: HostSet,
     current: RwLock<Loaded>,
+    /// The scheme's other secrets (`client_secret`, `access_key_id`, …),
+    /// by role, each with its own source and rotation.
+    extras: BTreeMap<&'static str, (Source, RwLock<Loaded>)>,
 }
 
 /// All configured credentials with their current secrets.
@@ -145,10 +148,16 @@ impl CredentialStore {
         let mut entries = BTreeMap::new();
         let mut errors = Vec::new();
         for c in configs {
-            let loaded = match &c.source {
-                Source::File { path } => read_secret_file(&c.name, path),
-                Source::Env { var } => read_env(&c.name, var, env),
-            };
+            let loaded = read_source(&c.name, &c.source, env);
+            let mut extras = BTreeMap::new();
+            for (role, source) in c.scheme.extra_sources() {
+                match read_source(&c.name, source, env) {
+                    Ok(l) => {
+                        extras.insert(role, (source.clone(), RwLock::new(l)));
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
             // validate() guarantees both compile; the fallbacks are unreachable
             // but keep this path panic-free.
             let (Ok(scheme), Ok(hosts)) = (Scheme::compile(&c.scheme), HostSet::parse(&c.hosts))
@@ -164,6 +173,7 @@ impl CredentialStore {
                             scheme,
                             hosts,
                             current: RwLock::new(current),
+                            extras,
                         },
                     );
                 }
@@ -182,6 +192,14 @@ impl CredentialStore {
     pub fn secret(&self, name: &str) -> Option<Arc<Secret>> {
         let e = self.entries.get(name)?;
         let guard = e.current.read().unwrap_or_else(PoisonError::into_inner);
+        Some(Arc::clone(&guard.secret))
+    }
+
+    /// One of the scheme's other secrets (roles in [`super::config`]:
+    /// `client_secret`, `access_key_id`, `session_token`).
+    pub fn extra(&self, name: &str, role: &str) -> Option<Arc<Secret>> {
+        let (_, slot) = self.entries.get(name)?.extras.get(role)?;
+        let guard = slot.read().unwrap_or_else(PoisonError::into_inner);
         Some(Arc::clone(&guard.secret))
     }
 
@@ -206,32 +224,47 @@ impl CredentialStore {
     pub fn reload_changed(&self) -> ReloadReport {
         let mut report = ReloadReport::default();
         for (name, e) in &self.entries {
-            let Source::File { path } = &e.config.source else {
-                continue;
-            };
-            let old = e
-                .current
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .stamp;
-            let now = std::fs::metadata(path).map(|m| Stamp::of(&m));
-            if let Ok(stamp) = &now
-                && old == Some(*stamp)
-            {
-                continue;
-            }
-            match now
-                .map_err(|source| read_error(name, path, source))
-                .and_then(|_| read_secret_file(name, path))
-            {
-                Ok(loaded) => {
-                    *e.current.write().unwrap_or_else(PoisonError::into_inner) = loaded;
-                    report.reloaded.push(name.clone());
+            let slots = std::iter::once((&e.config.source, &e.current))
+                .chain(e.extras.values().map(|(source, slot)| (source, slot)));
+            for (source, slot) in slots {
+                let Source::File { path } = source else {
+                    continue;
+                };
+                match reload_file(name, path, slot) {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        if !report.reloaded.contains(name) {
+                            report.reloaded.push(name.clone());
+                        }
+                    }
+                    Err(err) => report.errors.push(err),
                 }
-                Err(err) => report.errors.push(err),
             }
         }
         report
+    }
+}
+
+/// Re-reads `path` into `slot` when the file changed; whether it did.
+fn reload_file(name: &str, path: &Path, slot: &RwLock<Loaded>) -> Result<bool, StoreError> {
+    let old = slot.read().unwrap_or_else(PoisonError::into_inner).stamp;
+    let now = std::fs::metadata(path).map(|m| Stamp::of(&m));
+    if let Ok(stamp) = &now
+        && old == Some(*stamp)
+    {
+        return Ok(false);
+    }
+    let loaded = now
+        .map_err(|source| read_error(name, path, source))
+        .and_then(|_| read_secret_file(name, path))?;
+    *slot.write().unwrap_or_else(PoisonError::into_inner) = loaded;
+    Ok(true)
+}
+
+fn read_source(credential: &str, source: &Source, env: &dyn Env) -> Result<Loaded, StoreError> {
+    match source {
+        Source::File { path } => read_secret_file(credential, path),
+        Source::Env { var } => read_env(credential, var, env),
     }
 }
 

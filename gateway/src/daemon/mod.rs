@@ -30,7 +30,10 @@ use crate::{
     audit::Audit,
     cgroup::SandboxRoot,
     config::{Config, SandboxConfig},
-    credentials::{CredentialStore, Placeholders, ProcessEnv, load_or_create_key},
+    credentials::{
+        CredentialStore, Placeholders, ProcessEnv, load_or_create_key,
+        token_endpoint::TokenEndpoint,
+    },
     drain::Drain,
     intercept::{
         Interceptor, Limits as InterceptLimits, credential::Credentials, upstream::Upstreams,
@@ -160,7 +163,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("binding admin socket {}", config.admin_socket.display()))?;
 
     let drain = Drain::new();
-    let interceptor = Arc::new(interceptor(&config, &metrics, &audit, &drain)?);
+    let interceptor = Arc::new(interceptor(&config, &metrics, &audit, &drain, &resolver)?);
     let ca_pem = interceptor.minter.ca_pem().to_owned();
     let proxy = Arc::new(Proxy {
         orig: steering.clone(),
@@ -257,6 +260,7 @@ fn interceptor(
     metrics: &Arc<Metrics>,
     audit: &Audit,
     drain: &Drain,
+    resolver: &Arc<Resolver>,
 ) -> anyhow::Result<Interceptor> {
     let tls = &config.tls;
     let (ca, created) = Ca::load_or_init(&tls.ca_dir)?;
@@ -295,7 +299,13 @@ fn interceptor(
     })?;
     let key = load_or_create_key(&config.state_dir)
         .with_context(|| format!("placeholder key in {}", config.state_dir.display()))?;
-    let credentials = Arc::new(Credentials::new(Arc::new(store), Placeholders::new(key)));
+    // OAuth token endpoints are the daemon's own upstreams: same trust,
+    // same resolver.
+    let token_endpoint = TokenEndpoint::new(resolver.clone(), client_h1.clone());
+    let credentials = Arc::new(
+        Credentials::new(Arc::new(store), Placeholders::new(key))
+            .with_token_endpoint(token_endpoint),
+    );
     // Rotation needs no restart: changed secret files are re-read.
     let poll = Arc::downgrade(&credentials);
     tokio::spawn(async move {

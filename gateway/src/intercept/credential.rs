@@ -1,23 +1,40 @@
 //! The credential edge of interception: finds the sandbox's placeholders in a
-//! request, decides with `credentials::decide` (pure), and on `Inject` swaps
-//! the placeholder for the real secret as the very last step before the
-//! forward, returning what must be redacted from the response.
+//! request (head, and body where a binding allows it), decides with
+//! `credentials::decide` (pure), and on `Inject` swaps the placeholder for
+//! the real secret (or, for `oauth2`, an access token it obtains first) as
+//! the very last step before the forward, returning what must be redacted
+//! from the response.
 //!
 //! Per-policy bindings and per-sandbox placeholder matchers are built once
 //! and cached; the caches are cleared when a policy reloads (new `Arc`) or a
-//! secret rotates (placeholder lengths may follow the secret's).
+//! secret rotates (placeholder lengths may follow the secret's). Access
+//! tokens are cached per credential ([`TokenCache`]) until they expire.
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeMap, HashMap},
+    pin::Pin,
     sync::{Arc, Mutex},
+    time::{SystemTime, UNIX_EPOCH},
 };
 
-use hyper::{HeaderMap, Method, Uri};
+use http_body_util::BodyExt as _;
+use hyper::{
+    HeaderMap, Method, StatusCode, Uri,
+    body::{Body as _, Bytes},
+    header::{CONTENT_LENGTH, HeaderValue, TRANSFER_ENCODING},
+};
 
+use super::respond::{Body, full};
 use crate::{
     credentials::{
-        Binding, Bindings, CredentialStore, PlaceholderIndex, Placeholders, decide,
-        scheme::RequestContext,
+        Binding, Bindings, CredentialStore, Location, PlaceholderIndex, Placeholders, Scheme,
+        Secret,
+        body::{MAX_BODY, replace},
+        config::{ACCESS_KEY_ID, CLIENT_SECRET, SESSION_TOKEN},
+        decide,
+        oauth::{Token, TokenCache, TokenError},
+        scheme::{RequestContext, SigV4Keys},
+        token_endpoint::TokenEndpoint,
     },
     policy::compiled::CompiledPolicy,
     redact::{Needles, REPLACEMENT},
@@ -25,6 +42,14 @@ use crate::{
 
 /// Entries kept per cache before it is cleared (reloads leave old keys).
 const CACHE_LIMIT: usize = 1024;
+
+/// The reason (and metric label) of a failed token fetch.
+pub const TOKEN_ENDPOINT_FAILED: &str = "credential_token_endpoint_failed";
+/// The reason of a body too large to check or sign.
+pub const BODY_TOO_LARGE: &str = "credential_body_too_large";
+
+/// A token fetch in flight.
+type TokenFuture<'a> = Pin<Box<dyn Future<Output = Result<Token, TokenError>> + Send + 'a>>;
 
 /// A policy version and the bindings compiled from it.
 type PolicyBindings = (Arc<CompiledPolicy>, Arc<Bindings>);
@@ -36,6 +61,22 @@ pub struct Credentials {
     /// bindings so the address cannot be reused by a newer version.
     bindings: Mutex<HashMap<usize, PolicyBindings>>,
     indexes: Mutex<HashMap<String, Arc<PlaceholderIndex>>>,
+    /// One per `oauth2` credential.
+    tokens: BTreeMap<String, TokenCache>,
+    /// `None`: no `oauth2` credential can get a token (tests without I/O).
+    endpoint: Option<TokenEndpoint>,
+}
+
+/// The request a credential decision is about.
+pub struct Request<'a> {
+    pub sandbox: &'a str,
+    pub policy: &'a Arc<CompiledPolicy>,
+    /// The name the connection was decided on.
+    pub host: &'a str,
+    pub tls: bool,
+    pub method: &'a Method,
+    /// The `Host` the upstream will see (`name` or `name:port`).
+    pub authority: &'a str,
 }
 
 /// What happened to a request's credentials.
@@ -47,21 +88,66 @@ pub enum Outcome {
         credential: String,
         needles: Arc<Needles>,
     },
-    /// Refused before anything left: `reason` is a stable label.
+    /// Refused (403) before anything left: `reason` is a stable label.
     Refused {
         reason: &'static str,
         credential: String,
     },
+    /// Could not be done (413 body too large, 502 token endpoint failed);
+    /// `detail` never holds a secret.
+    Failed {
+        status: StatusCode,
+        reason: &'static str,
+        credential: String,
+        detail: String,
+    },
+}
+
+/// A request body: still streaming, or read whole.
+enum Held {
+    Streaming(Body),
+    Whole(Bytes),
+}
+
+impl Held {
+    /// Reads the body whole (at most [`MAX_BODY`]); `Err` when larger or cut short.
+    async fn read(self) -> Result<Bytes, String> {
+        match self {
+            Held::Whole(bytes) => Ok(bytes),
+            Held::Streaming(body) if body.is_end_stream() => Ok(Bytes::new()),
+            Held::Streaming(body) => read_whole(body).await,
+        }
+    }
+
+    fn into_body(self) -> Body {
+        match self {
+            Held::Streaming(body) => body,
+            Held::Whole(bytes) => full(bytes),
+        }
+    }
 }
 
 impl Credentials {
     pub fn new(store: Arc<CredentialStore>, placeholders: Placeholders) -> Credentials {
+        let tokens = store
+            .configs()
+            .filter(|c| matches!(store.scheme(&c.name), Some(Scheme::OAuth2(_))))
+            .map(|c| (c.name.clone(), TokenCache::default()))
+            .collect();
         Credentials {
             store,
             placeholders,
             bindings: Mutex::new(HashMap::new()),
             indexes: Mutex::new(HashMap::new()),
+            tokens,
+            endpoint: None,
         }
+    }
+
+    /// Lets `oauth2` credentials fetch tokens through `endpoint`.
+    pub fn with_token_endpoint(mut self, endpoint: TokenEndpoint) -> Credentials {
+        self.endpoint = Some(endpoint);
+        self
     }
 
     /// Re-reads rotated secret files; called about once a second.
@@ -83,85 +169,178 @@ impl Credentials {
     }
 
     /// Decides and, when the request carries a placeholder it may carry,
-    /// injects the secret into `headers` / `uri`. `method` and `host` feed
-    /// signing schemes (`hmac`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn apply(
+    /// injects the secret into `headers` / `uri` / the body. Returns the
+    /// body to forward: `body` itself, or the body read whole (and
+    /// rewritten) when it had to be checked or signed.
+    pub async fn apply(
         &self,
-        sandbox: &str,
-        policy: &Arc<CompiledPolicy>,
-        host: &str,
-        tls: bool,
-        method: &Method,
+        request: Request<'_>,
         headers: &mut HeaderMap,
         uri: &mut Uri,
-    ) -> Outcome {
+        body: Body,
+    ) -> (Outcome, Body) {
+        let mut held = Held::Streaming(body);
         if self.store.configs().next().is_none() {
-            return Outcome::Untouched;
+            return (Outcome::Untouched, held.into_body());
         }
-        let Some(index) = self.index(sandbox) else {
-            return Outcome::Untouched;
+        let Some(index) = self.index(request.sandbox) else {
+            return (Outcome::Untouched, held.into_body());
         };
-        let found = index.scan(headers, uri);
-        if found.is_empty() {
-            return Outcome::Untouched;
+        let mut found = index.scan(headers, uri);
+        let bindings = self.bindings(request.policy);
+        if let Some(bindings) = &bindings
+            && bindings.any_body()
+        {
+            let bytes = match held.read().await {
+                Ok(bytes) => bytes,
+                Err(detail) => return (too_large(String::new(), detail), full(Bytes::new())),
+            };
+            found.extend(index.scan_body(&bytes));
+            held = Held::Whole(bytes);
         }
-        let Some(bindings) = self.bindings(policy) else {
-            return Outcome::Refused {
+        if found.is_empty() {
+            return (Outcome::Untouched, held.into_body());
+        }
+        let Some(bindings) = bindings else {
+            let refused = Outcome::Refused {
                 reason: "not_bound",
                 credential: String::new(),
             };
+            return (refused, held.into_body());
         };
-        match decide(host, tls, &found, &bindings) {
-            Binding::None => Outcome::Untouched,
-            Binding::Refuse { reason, credential } => Outcome::Refused { reason, credential },
+        match decide(request.host, request.tls, &found, &bindings) {
+            Binding::None => (Outcome::Untouched, held.into_body()),
+            Binding::Refuse { reason, credential } => {
+                (Outcome::Refused { reason, credential }, held.into_body())
+            }
             Binding::Inject { credential } => {
-                self.inject(sandbox, &credential, host, method, headers, uri)
+                let in_body = bindings.allows_body(&credential)
+                    && found
+                        .iter()
+                        .any(|f| f.credential == credential && f.location == Location::Body);
+                self.inject(request, &credential, in_body, headers, uri, held)
+                    .await
             }
         }
     }
 
-    fn inject(
+    async fn inject(
         &self,
-        sandbox: &str,
+        request: Request<'_>,
         credential: &str,
-        host: &str,
-        method: &Method,
+        in_body: bool,
         headers: &mut HeaderMap,
         uri: &mut Uri,
-    ) -> Outcome {
-        let refused = |reason| Outcome::Refused {
-            reason,
-            credential: credential.to_owned(),
-        };
+        held: Held,
+    ) -> (Outcome, Body) {
         let (Some(secret), Some(scheme), Some(config)) = (
             self.store.secret(credential),
             self.store.scheme(credential),
             self.store.config(credential),
         ) else {
-            return refused("unknown_credential");
+            return (refused("unknown_credential", credential), held.into_body());
         };
-        let placeholder =
-            self.placeholders
-                .placeholder(sandbox, credential, &config.placeholder, secret.len());
-        let request = RequestContext {
-            method,
-            host,
-            now_unix: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-        };
-        match scheme.apply_to(&secret, &placeholder, &request, headers, uri) {
-            Ok(redactions) => {
-                let needles: Vec<&[u8]> = redactions.needles().collect();
-                Outcome::Injected {
-                    credential: credential.to_owned(),
-                    needles: Arc::new(Needles::new(&needles, REPLACEMENT)),
+        let placeholder = self.placeholders.placeholder(
+            request.sandbox,
+            credential,
+            &config.placeholder,
+            secret.len(),
+        );
+        // What goes upstream in place of the placeholder: the secret, or
+        // for oauth2 an access token.
+        let value = match scheme {
+            Scheme::OAuth2(oauth) => {
+                let (Some(cache), Some(endpoint)) = (self.tokens.get(credential), &self.endpoint)
+                else {
+                    return (
+                        token_failed(credential, "no token endpoint client".to_owned()),
+                        held.into_body(),
+                    );
+                };
+                let client_secret = self.store.extra(credential, CLIENT_SECRET);
+                // Boxed with an explicit `Send`: the compiler cannot prove
+                // it through the generic closure of the cache on its own.
+                let fetch = |refresh: Arc<Secret>| -> TokenFuture<'_> {
+                    Box::pin(async move {
+                        endpoint
+                            .fetch(oauth, &refresh, client_secret.as_deref())
+                            .await
+                    })
+                };
+                let fetched = cache.get(&secret, fetch).await;
+                match fetched {
+                    Ok(token) => token,
+                    Err(err) => {
+                        tracing::warn!(credential, %err, "no access token");
+                        return (token_failed(credential, err.to_string()), held.into_body());
+                    }
                 }
             }
+            _ => secret.clone(),
+        };
+        let mut body = None;
+        let outgoing = if in_body || scheme.needs_body() {
+            let bytes = match held.read().await {
+                Ok(bytes) => bytes,
+                Err(detail) => {
+                    return (too_large(credential.to_owned(), detail), full(Bytes::new()));
+                }
+            };
+            let replaced = if in_body {
+                replace(&bytes, placeholder.as_bytes(), value.expose())
+            } else {
+                None
+            };
+            // The http types own the copy they are given; it cannot be zeroized.
+            let bytes = replaced.map_or(bytes, |r| Bytes::from(r.to_vec()));
+            headers.remove(TRANSFER_ENCODING);
+            headers.insert(CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+            body = Some(bytes.clone());
+            Held::Whole(bytes)
+        } else {
+            held
+        };
+        let (access_key_id, session_token) = (
+            self.store.extra(credential, ACCESS_KEY_ID),
+            self.store.extra(credential, SESSION_TOKEN),
+        );
+        let keys = access_key_id.as_deref().map(|id| SigV4Keys {
+            access_key_id: id,
+            session_token: session_token.as_deref(),
+        });
+        let context = RequestContext {
+            method: request.method,
+            host: request.host,
+            now_unix: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            authority: request.authority,
+            sigv4: keys.as_ref(),
+            body: body.as_deref(),
+        };
+        match scheme.apply_to(&value, &placeholder, &context, headers, uri) {
+            Ok(mut redactions) => {
+                // Secrets the request did not carry are redacted too: an
+                // upstream has no business echoing them either.
+                for other in [Some(secret), self.store.extra(credential, CLIENT_SECRET)]
+                    .into_iter()
+                    .flatten()
+                {
+                    redactions.add(&other);
+                }
+                let needles: Vec<&[u8]> = redactions.needles().collect();
+                let outcome = Outcome::Injected {
+                    credential: credential.to_owned(),
+                    needles: Arc::new(Needles::new(&needles, REPLACEMENT)),
+                };
+                (outcome, outgoing.into_body())
+            }
             Err(err) => {
-                tracing::warn!(credential, class = err.class(), "credential not injected");
-                refused("injection_failed")
+                tracing::warn!(credential, class = err.class(), %err, "credential not injected");
+                (
+                    refused("injection_failed", credential),
+                    outgoing.into_body(),
+                )
             }
         }
     }
@@ -219,6 +398,52 @@ impl Credentials {
         }
         cache.insert(key, (policy.clone(), bindings.clone()));
         Some(bindings)
+    }
+}
+
+/// Reads `body` to its end, at most [`MAX_BODY`] bytes. Trailers are
+/// dropped. (A frame loop rather than `http_body_util::Limited`, whose error
+/// conversion defeats the compiler's `Send` proof for the handler future.)
+async fn read_whole(mut body: Body) -> Result<Bytes, String> {
+    let mut buf = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| "the request body was cut short".to_owned())?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if buf.len() + data.len() > MAX_BODY {
+            return Err(format!(
+                "the request body is larger than {} KiB, the most Sluice reads to check for placeholders or to sign",
+                MAX_BODY / 1024
+            ));
+        }
+        buf.extend_from_slice(&data);
+    }
+    Ok(Bytes::from(buf))
+}
+
+fn refused(reason: &'static str, credential: &str) -> Outcome {
+    Outcome::Refused {
+        reason,
+        credential: credential.to_owned(),
+    }
+}
+
+fn token_failed(credential: &str, detail: String) -> Outcome {
+    Outcome::Failed {
+        status: StatusCode::BAD_GATEWAY,
+        reason: TOKEN_ENDPOINT_FAILED,
+        credential: credential.to_owned(),
+        detail: format!("the token endpoint of credential {credential} failed: {detail}"),
+    }
+}
+
+fn too_large(credential: String, detail: String) -> Outcome {
+    Outcome::Failed {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        reason: BODY_TOO_LARGE,
+        credential,
+        detail,
     }
 }
 

@@ -297,15 +297,21 @@ impl Interceptor {
             return self.dry_run(parts, body, conn).await;
         }
         // Credentials last: no stage above ever saw the real secret.
-        let needles = match self.credentials.apply(
-            &conn.who.sandbox,
-            &conn.who.policy,
-            &conn.key.name,
-            conn.key.tls,
-            &parts.method,
-            &mut parts.headers,
-            &mut parts.uri,
-        ) {
+        let authority = host_header(&conn.key);
+        let request = credential::Request {
+            sandbox: &conn.who.sandbox,
+            policy: &conn.who.policy,
+            host: &conn.key.name,
+            tls: conn.key.tls,
+            method: &parts.method,
+            authority: &authority,
+        };
+        let body: Body = body.map_err(Into::into).boxed();
+        let (outcome, body) = self
+            .credentials
+            .apply(request, &mut parts.headers, &mut parts.uri, body)
+            .await;
+        let needles = match outcome {
             credential::Outcome::Untouched => None,
             credential::Outcome::Injected {
                 credential,
@@ -320,6 +326,12 @@ impl Interceptor {
             credential::Outcome::Refused { reason, credential } => {
                 return self.refuse_credential(conn, reason, &credential);
             }
+            credential::Outcome::Failed {
+                status,
+                reason,
+                credential,
+                detail,
+            } => return self.credential_failed(conn, status, reason, &credential, detail),
         };
         let upgrade = is_upgrade(&parts);
         // hyper keeps the upgraded connection's future in the extensions.
@@ -352,7 +364,7 @@ impl Interceptor {
                 parts.headers.insert(header::HOST, host);
             }
         }
-        let forwarded = Request::from_parts(parts, body.map_err(Into::into).boxed());
+        let forwarded = Request::from_parts(parts, body);
         let response = sender.send(forwarded).await;
         if !upgrade {
             self.upstreams.give_back(&conn.key, sender);
@@ -469,6 +481,47 @@ impl Interceptor {
                 "reason": reason,
                 "rule": rule,
                 "credential": credential,
+            }),
+        )
+    }
+
+    /// A credential that could not be applied (its token endpoint failed,
+    /// a body too large to check): counted, audited, upstream untouched.
+    fn credential_failed(
+        &self,
+        conn: &Conn,
+        status: StatusCode,
+        reason: &'static str,
+        credential: &str,
+        detail: String,
+    ) -> Response<Body> {
+        self.count(status);
+        let counter = if status == StatusCode::BAD_GATEWAY {
+            &self.metrics.upstream_errors
+        } else {
+            &self.metrics.credential_refusals
+        };
+        counter.with_label_values(&[reason]).inc();
+        self.record(
+            conn,
+            "credential",
+            "error",
+            reason,
+            None,
+            Some(detail.clone()),
+        );
+        let error = if status == StatusCode::BAD_GATEWAY {
+            "bad_gateway"
+        } else {
+            "payload_too_large"
+        };
+        respond::json(
+            status,
+            serde_json::json!({
+                "error": error,
+                "reason": reason,
+                "credential": credential,
+                "detail": detail,
             }),
         )
     }

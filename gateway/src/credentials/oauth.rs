@@ -1,0 +1,373 @@
+//! The `oauth2` scheme: what to ask a token endpoint (pure), how to read its
+//! answer (pure), and [`TokenCache`], which keeps one access token per
+//! credential until it expires and lets exactly one request fetch a new one
+//! however many arrive at once.
+//!
+//! The exchange itself (HTTPS to the token endpoint) is the edge's, see
+//! [`super::token_endpoint`]; everything here is testable without I/O.
+//!
+//! Expiry: a token is used until `expires_in` minus a skew (a quarter of
+//! the lifetime, at most [`MAX_SKEW`]), so a request never leaves with a
+//! token about to expire in flight; a response without `expires_in` gets
+//! [`DEFAULT_LIFETIME`]. Times come from `tokio::time`, so tests pause it.
+
+use std::sync::{
+    Arc, Mutex, PoisonError,
+    atomic::{AtomicU64, Ordering},
+};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use hyper::http::{HeaderValue, Uri};
+use serde::Deserialize;
+use thiserror::Error;
+use tokio::time::Instant;
+use zeroize::Zeroizing;
+
+use super::config::{ClientAuth, OAuth2Config, OAuthGrant};
+use super::scheme::{SchemeError, pct_encode};
+use super::secret::Secret;
+
+/// Lifetime assumed when the token endpoint does not say (`expires_in`).
+pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
+/// The most a token's use is cut short before its stated expiry.
+pub const MAX_SKEW: Duration = Duration::from_secs(30);
+/// Token responses larger than this are refused (they are a few hundred bytes).
+pub const MAX_RESPONSE: usize = 64 * 1024;
+
+/// A compiled `oauth2` scheme.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuth2Scheme {
+    pub grant: OAuthGrant,
+    pub token_url: TokenUrl,
+    pub client_id: Option<String>,
+    pub client_auth: ClientAuth,
+    pub scope: Option<String>,
+    pub audience: Option<String>,
+}
+
+/// Where the token endpoint is: always HTTPS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenUrl {
+    /// The name its certificate must be valid for, resolved by the daemon.
+    pub host: String,
+    pub port: u16,
+    /// Path and query, as sent in the request line.
+    pub path: String,
+}
+
+impl std::fmt::Display for TokenUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "https://{}:{}{}", self.host, self.port, self.path)
+    }
+}
+
+impl OAuth2Scheme {
+    pub fn compile(c: &OAuth2Config) -> Result<Self, SchemeError> {
+        let bad_url = || SchemeError::OAuthBadUrl(c.token_url.clone());
+        let uri: Uri = c.token_url.parse().map_err(|_| bad_url())?;
+        if uri.scheme_str() != Some("https") {
+            return Err(SchemeError::OAuthNotHttps(c.token_url.clone()));
+        }
+        let host = uri.host().ok_or_else(bad_url)?;
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+            return Err(bad_url());
+        }
+        let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+        match (c.grant, &c.client_id, &c.client_secret) {
+            (OAuthGrant::ClientCredentials, None, _) => {
+                return Err(SchemeError::OAuthNeedsClientId);
+            }
+            (OAuthGrant::ClientCredentials, _, Some(_)) => {
+                return Err(SchemeError::OAuthClientSecretIsSource);
+            }
+            (OAuthGrant::RefreshToken, None, Some(_)) => {
+                return Err(SchemeError::OAuthSecretWithoutId);
+            }
+            _ => {}
+        }
+        if let Some(id) = &c.client_id
+            && (id.is_empty() || id.contains(':') || id.bytes().any(|b| b.is_ascii_control()))
+        {
+            return Err(SchemeError::OAuthBadClientId);
+        }
+        Ok(OAuth2Scheme {
+            grant: c.grant,
+            token_url: TokenUrl {
+                host,
+                port: uri.port_u16().unwrap_or(443),
+                path,
+            },
+            client_id: c.client_id.clone(),
+            client_auth: c.client_auth,
+            scope: c.scope.clone(),
+            audience: c.audience.clone(),
+        })
+    }
+
+    /// The token request: an `application/x-www-form-urlencoded` body and,
+    /// with `client_auth: basic`, the `Authorization` value. `source` is the
+    /// credential's secret (client secret, or refresh token);
+    /// `client_secret` the refresh grant's optional client secret.
+    pub fn token_request(
+        &self,
+        source: &Secret,
+        client_secret: Option<&Secret>,
+    ) -> (Zeroizing<Vec<u8>>, Option<HeaderValue>) {
+        let mut form = Form::default();
+        let secret = match self.grant {
+            OAuthGrant::ClientCredentials => {
+                form.pair(b"grant_type", b"client_credentials");
+                Some(source)
+            }
+            OAuthGrant::RefreshToken => {
+                form.pair(b"grant_type", b"refresh_token");
+                form.pair(b"refresh_token", source.expose());
+                client_secret
+            }
+        };
+        if let Some(scope) = &self.scope {
+            form.pair(b"scope", scope.as_bytes());
+        }
+        if let Some(audience) = &self.audience {
+            form.pair(b"audience", audience.as_bytes());
+        }
+        let mut authorization = None;
+        if let Some(id) = &self.client_id {
+            match (self.client_auth, secret) {
+                (ClientAuth::Basic, Some(secret)) => {
+                    // RFC 6749 §2.3.1: both parts form-encoded before base64.
+                    let mut pair = Zeroizing::new(pct_encode(id.as_bytes()));
+                    pair.push(b':');
+                    pair.extend_from_slice(&pct_encode(secret.expose()));
+                    let mut value = Zeroizing::new(b"Basic ".to_vec());
+                    value.extend_from_slice(STANDARD.encode(pair.as_slice()).as_bytes());
+                    authorization = HeaderValue::from_bytes(&value).ok().map(|mut v| {
+                        v.set_sensitive(true);
+                        v
+                    });
+                }
+                (ClientAuth::Body, Some(secret)) => {
+                    form.pair(b"client_id", id.as_bytes());
+                    form.pair(b"client_secret", secret.expose());
+                }
+                // A public client (refresh grant, no secret): id only.
+                (_, None) => form.pair(b"client_id", id.as_bytes()),
+            }
+        }
+        (form.0, authorization)
+    }
+}
+
+#[derive(Default)]
+struct Form(Zeroizing<Vec<u8>>);
+
+impl Form {
+    fn pair(&mut self, key: &[u8], value: &[u8]) {
+        if !self.0.is_empty() {
+            self.0.push(b'&');
+        }
+        self.0.extend_from_slice(key);
+        self.0.push(b'=');
+        self.0.extend_from_slice(&Zeroizing::new(pct_encode(value)));
+    }
+}
+
+/// An access token and how long it may be used.
+pub struct Token {
+    pub access: Arc<Secret>,
+    pub lifetime: Duration,
+    /// A new refresh token, when the endpoint rotated it.
+    pub refresh: Option<Arc<Secret>>,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Token(** {:?} **)", self.lifetime)
+    }
+}
+
+/// Why no token could be had. Messages never carry what the endpoint sent
+/// (it may echo a secret), only what went wrong.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum TokenError {
+    #[error("cannot reach the token endpoint {0}")]
+    Unreachable(String),
+    #[error("the token endpoint answered HTTP {0}")]
+    Status(u16),
+    #[error("the token endpoint's answer is not a JSON object with an `access_token` string")]
+    BadJson,
+    #[error("the token endpoint issued a token of type {0:?}, not a bearer token")]
+    NotBearer(String),
+    #[error("the token endpoint issued a token that cannot be sent in a header")]
+    BadToken,
+    #[error("the token endpoint's answer is larger than {MAX_RESPONSE} bytes")]
+    TooLarge,
+    #[error("the credential's secret is not loaded")]
+    NoSecret,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    access_token: Zeroizing<String>,
+    token_type: Option<String>,
+    expires_in: Option<serde_json::Value>,
+    refresh_token: Option<Zeroizing<String>>,
+}
+
+/// Reads a token endpoint's answer (RFC 6749 §5.1).
+pub fn parse_response(status: u16, body: &[u8]) -> Result<Token, TokenError> {
+    if !(200..300).contains(&status) {
+        return Err(TokenError::Status(status));
+    }
+    let r: Response = serde_json::from_slice(body).map_err(|_| TokenError::BadJson)?;
+    if let Some(kind) = &r.token_type
+        && !kind.eq_ignore_ascii_case("bearer")
+    {
+        return Err(TokenError::NotBearer(kind.chars().take(32).collect()));
+    }
+    if r.access_token.is_empty() || HeaderValue::from_str(&r.access_token).is_err() {
+        return Err(TokenError::BadToken);
+    }
+    // Some endpoints send the number as a string.
+    let seconds = match &r.expires_in {
+        Some(serde_json::Value::Number(n)) => n.as_u64(),
+        Some(serde_json::Value::String(s)) => s.parse().ok(),
+        _ => None,
+    };
+    let lifetime = seconds.map_or(DEFAULT_LIFETIME, Duration::from_secs);
+    Ok(Token {
+        access: Arc::new(Secret::new(r.access_token.as_bytes().to_vec())),
+        lifetime,
+        refresh: r
+            .refresh_token
+            .filter(|t| !t.is_empty())
+            .map(|t| Arc::new(Secret::new(t.as_bytes().to_vec()))),
+    })
+}
+
+/// How long a token with `lifetime` is used for.
+pub fn usable_for(lifetime: Duration) -> Duration {
+    lifetime.saturating_sub((lifetime / 4).min(MAX_SKEW))
+}
+
+struct Cached {
+    access: Arc<Secret>,
+    until: Instant,
+}
+
+struct Flight {
+    /// Fetches finished, successful or not.
+    finished: u64,
+    /// The last fetch's failure, handed to requests that waited for it.
+    failure: Option<TokenError>,
+    /// A refresh token the endpoint rotated to, and the source secret it
+    /// replaced: a rotated source file makes it stale.
+    refresh: Option<(Arc<Secret>, Arc<Secret>)>,
+}
+
+/// One credential's access token: cached until it expires, fetched by one
+/// request at a time (the others wait for its result instead of asking
+/// the endpoint themselves).
+pub struct TokenCache {
+    current: Mutex<Option<Cached>>,
+    finished: AtomicU64,
+    gate: tokio::sync::Mutex<Flight>,
+}
+
+impl Default for TokenCache {
+    fn default() -> Self {
+        TokenCache {
+            current: Mutex::new(None),
+            finished: AtomicU64::new(0),
+            gate: tokio::sync::Mutex::new(Flight {
+                finished: 0,
+                failure: None,
+                refresh: None,
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for TokenCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenCache(** tokens **)")
+    }
+}
+
+impl TokenCache {
+    /// The current token, or a new one from `fetch`. `source` is the
+    /// credential's current secret; `fetch` receives the refresh token to
+    /// use (a rotated one, or `source`).
+    ///
+    /// Single flight: concurrent callers queue on one async lock; the first
+    /// fetches, and the others find its token, or, when it failed, return
+    /// its failure without asking the endpoint again.
+    pub async fn get<F, Fut>(
+        &self,
+        source: &Arc<Secret>,
+        fetch: F,
+    ) -> Result<Arc<Secret>, TokenError>
+    where
+        F: FnOnce(Arc<Secret>) -> Fut,
+        Fut: Future<Output = Result<Token, TokenError>>,
+    {
+        if let Some(token) = self.fresh() {
+            return Ok(token);
+        }
+        let seen = self.finished.load(Ordering::Acquire);
+        let mut flight = self.gate.lock().await;
+        if let Some(token) = self.fresh() {
+            return Ok(token);
+        }
+        if flight.finished != seen
+            && let Some(failure) = &flight.failure
+        {
+            return Err(failure.clone());
+        }
+        let refresh = match &flight.refresh {
+            Some((rotated, replaced)) if Arc::ptr_eq(replaced, source) => rotated.clone(),
+            _ => source.clone(),
+        };
+        let result = fetch(refresh).await;
+        flight.finished += 1;
+        self.finished.store(flight.finished, Ordering::Release);
+        match result {
+            Ok(token) => {
+                flight.failure = None;
+                if let Some(rotated) = token.refresh {
+                    flight.refresh = Some((rotated, source.clone()));
+                }
+                let until = Instant::now() + usable_for(token.lifetime);
+                *self.lock() = Some(Cached {
+                    access: token.access.clone(),
+                    until,
+                });
+                Ok(token.access)
+            }
+            Err(err) => {
+                flight.failure = Some(err.clone());
+                Err(err)
+            }
+        }
+    }
+
+    fn fresh(&self) -> Option<Arc<Secret>> {
+        let current = self.lock();
+        let cached = current.as_ref()?;
+        (Instant::now() < cached.until).then(|| cached.access.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Cached>> {
+        self.current.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+#[path = "oauth_tests.rs"]
+mod tests;

@@ -1,0 +1,309 @@
+use std::sync::atomic::AtomicUsize;
+
+use super::*;
+use crate::credentials::config::Source;
+
+fn config(grant: OAuthGrant) -> OAuth2Config {
+    OAuth2Config {
+        grant,
+        token_url: "https://auth.test:8443/oauth/token".into(),
+        client_id: Some("app".into()),
+        client_secret: None,
+        client_auth: ClientAuth::Basic,
+        scope: None,
+        audience: None,
+    }
+}
+
+#[test]
+fn compile_table() {
+    type Mutate = fn(&mut OAuth2Config);
+    let cases: &[(&str, Mutate, Option<&str>)] = &[
+        ("ok", |_| {}, None),
+        (
+            "plain http",
+            |c| c.token_url = "http://auth.test/t".into(),
+            Some("must be https"),
+        ),
+        ("no host", |c| c.token_url = "/t".into(), Some("https")),
+        (
+            "userinfo",
+            |c| c.token_url = "https://u:p@auth.test/t".into(),
+            Some("not a URL"),
+        ),
+        (
+            "client credentials without id",
+            |c| c.client_id = None,
+            Some("needs `client_id`"),
+        ),
+        (
+            "client credentials with client_secret",
+            |c| c.client_secret = Some(Source::Env { var: "X".into() }),
+            Some("drop `client_secret`"),
+        ),
+        (
+            "id with colon",
+            |c| c.client_id = Some("a:b".into()),
+            Some("`client_id`"),
+        ),
+    ];
+    for (what, mutate, want) in cases {
+        let mut c = config(OAuthGrant::ClientCredentials);
+        mutate(&mut c);
+        match (OAuth2Scheme::compile(&c), want) {
+            (Ok(_), None) => {}
+            (Err(e), Some(want)) => assert!(e.to_string().contains(want), "{what}: {e}"),
+            (got, want) => panic!("{what}: {got:?}, wanted {want:?}"),
+        }
+    }
+    let mut refresh = config(OAuthGrant::RefreshToken);
+    refresh.client_id = None;
+    OAuth2Scheme::compile(&refresh).expect("a public client needs no id");
+    refresh.client_secret = Some(Source::Env { var: "X".into() });
+    assert!(
+        OAuth2Scheme::compile(&refresh).is_err(),
+        "secret without id"
+    );
+
+    let s = OAuth2Scheme::compile(&config(OAuthGrant::ClientCredentials)).expect("compiles");
+    assert_eq!(
+        s.token_url,
+        TokenUrl {
+            host: "auth.test".into(),
+            port: 8443,
+            path: "/oauth/token".into()
+        }
+    );
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8(b.to_vec()).expect("utf8")
+}
+
+#[test]
+fn token_request_table() {
+    let secret = Secret::from("s3cr et/+");
+    let client_secret = Secret::from("cs");
+    let basic = |pair: &str| format!("Basic {}", STANDARD.encode(pair));
+    type Case = (
+        &'static str,
+        OAuthGrant,
+        ClientAuth,
+        Option<&'static str>,
+        bool,
+        &'static str,
+        Option<String>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "client credentials, basic (form-encoded pair)",
+            OAuthGrant::ClientCredentials,
+            ClientAuth::Basic,
+            Some("app"),
+            false,
+            "grant_type=client_credentials&scope=a%20b",
+            Some(basic("app:s3cr%20et%2F%2B")),
+        ),
+        (
+            "client credentials, body",
+            OAuthGrant::ClientCredentials,
+            ClientAuth::Body,
+            Some("app"),
+            false,
+            "grant_type=client_credentials&scope=a%20b&client_id=app&client_secret=s3cr%20et%2F%2B",
+            None,
+        ),
+        (
+            "refresh, public client",
+            OAuthGrant::RefreshToken,
+            ClientAuth::Basic,
+            Some("app"),
+            false,
+            "grant_type=refresh_token&refresh_token=s3cr%20et%2F%2B&scope=a%20b&client_id=app",
+            None,
+        ),
+        (
+            "refresh, confidential client, basic",
+            OAuthGrant::RefreshToken,
+            ClientAuth::Basic,
+            Some("app"),
+            true,
+            "grant_type=refresh_token&refresh_token=s3cr%20et%2F%2B&scope=a%20b",
+            Some(basic("app:cs")),
+        ),
+        (
+            "refresh, no client at all",
+            OAuthGrant::RefreshToken,
+            ClientAuth::Body,
+            None,
+            false,
+            "grant_type=refresh_token&refresh_token=s3cr%20et%2F%2B&scope=a%20b",
+            None,
+        ),
+    ];
+    for (what, grant, auth, id, with_secret, body, authorization) in cases {
+        let mut c = config(grant);
+        c.client_id = id.map(str::to_owned);
+        c.client_auth = auth;
+        c.scope = Some("a b".into());
+        let s = OAuth2Scheme::compile(&c).expect(what);
+        let (got, header) = s.token_request(&secret, with_secret.then_some(&client_secret));
+        assert_eq!(text(&got), body, "{what}");
+        assert_eq!(header.map(|h| text(h.as_bytes())), authorization, "{what}");
+    }
+}
+
+#[test]
+fn parse_response_table() {
+    let ok = |body: &str| parse_response(200, body.as_bytes());
+    let t = ok(r#"{"access_token":"tok","token_type":"Bearer","expires_in":120}"#).expect("ok");
+    assert_eq!(t.access.expose(), b"tok");
+    assert_eq!(t.lifetime, Duration::from_secs(120));
+    assert!(t.refresh.is_none());
+    let t = ok(r#"{"access_token":"tok","expires_in":"60","refresh_token":"r2"}"#).expect("ok");
+    assert_eq!(t.lifetime, Duration::from_secs(60));
+    assert_eq!(t.refresh.expect("rotated").expose(), b"r2");
+    let t = ok(r#"{"access_token":"tok"}"#).expect("ok");
+    assert_eq!(t.lifetime, DEFAULT_LIFETIME);
+
+    let errors: &[(u16, &str, TokenError)] = &[
+        (
+            401,
+            r#"{"error":"invalid_client"}"#,
+            TokenError::Status(401),
+        ),
+        (500, "", TokenError::Status(500)),
+        (200, "not json", TokenError::BadJson),
+        (200, r#"{"token":"x"}"#, TokenError::BadJson),
+        (200, r#"{"access_token":""}"#, TokenError::BadToken),
+        (200, r#"{"access_token":"a\nb"}"#, TokenError::BadToken),
+        (
+            200,
+            r#"{"access_token":"a","token_type":"mac"}"#,
+            TokenError::NotBearer("mac".into()),
+        ),
+    ];
+    for (status, body, want) in errors {
+        let got = parse_response(*status, body.as_bytes()).expect_err(body);
+        assert_eq!(&got, want, "{body}");
+        // Never the endpoint's words: it may have echoed a secret.
+        assert!(!got.to_string().contains("invalid_client"));
+    }
+    assert!(!format!("{:?}", ok(r#"{"access_token":"tok"}"#)).contains("tok"));
+}
+
+#[test]
+fn skew_table() {
+    let cases = [(0, 0), (2, 2), (60, 45), (120, 90), (3600, 3570)];
+    for (lifetime, want) in cases {
+        let got = usable_for(Duration::from_secs(lifetime));
+        // A quarter of 2 s is 0.5 s: compare in milliseconds.
+        let want_ms = if lifetime == 2 { 1500 } else { want * 1000 };
+        assert_eq!(got.as_millis(), want_ms, "{lifetime}");
+    }
+}
+
+fn token(value: &str, seconds: u64) -> Token {
+    Token {
+        access: Arc::new(Secret::from(value)),
+        lifetime: Duration::from_secs(seconds),
+        refresh: None,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_requests_fetch_once_and_expiry_refetches_once() {
+    let cache = Arc::new(TokenCache::default());
+    let source = Arc::new(Secret::from("source"));
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let get = |cache: Arc<TokenCache>, fetches: Arc<AtomicUsize>, source: Arc<Secret>| async move {
+        cache
+            .get(&source, |_| async {
+                let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
+                // A slow endpoint, so the others really are waiting.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Ok(token(&format!("t{n}"), 60))
+            })
+            .await
+    };
+    let many = |n| {
+        let handles: Vec<_> = (0..n)
+            .map(|_| tokio::spawn(get(cache.clone(), fetches.clone(), source.clone())))
+            .collect();
+        async move {
+            let mut out = Vec::new();
+            for h in handles {
+                out.push(h.await.expect("task").expect("token"));
+            }
+            out
+        }
+    };
+    let got = many(50).await;
+    assert_eq!(fetches.load(Ordering::SeqCst), 1);
+    assert!(got.iter().all(|t| t.expose() == b"t1"));
+
+    tokio::time::advance(Duration::from_secs(44)).await;
+    many(10).await;
+    assert_eq!(fetches.load(Ordering::SeqCst), 1, "still fresh");
+
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let got = many(50).await;
+    assert_eq!(fetches.load(Ordering::SeqCst), 2, "expired: one refresh");
+    assert!(got.iter().all(|t| t.expose() == b"t2"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failure_is_shared_by_the_waiters_then_retried() {
+    let cache = Arc::new(TokenCache::default());
+    let source = Arc::new(Secret::from("source"));
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..20)
+        .map(|_| {
+            let (cache, fetches, source) = (cache.clone(), fetches.clone(), source.clone());
+            tokio::spawn(async move {
+                cache
+                    .get(&source, |_| async {
+                        fetches.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        Err(TokenError::Status(503))
+                    })
+                    .await
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.await.expect("task").err(), Some(TokenError::Status(503)));
+    }
+    assert_eq!(fetches.load(Ordering::SeqCst), 1);
+    // A later request tries again.
+    let got = cache
+        .get(&source, |_| async { Ok(token("fresh", 60)) })
+        .await
+        .expect("recovered");
+    assert_eq!(got.expose(), b"fresh");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rotated_refresh_token_is_used_until_the_source_changes() {
+    let cache = TokenCache::default();
+    let source = Arc::new(Secret::from("r1"));
+    let rotated = |_: Arc<Secret>| async {
+        Ok(Token {
+            access: Arc::new(Secret::from("a")),
+            lifetime: Duration::from_secs(1),
+            refresh: Some(Arc::new(Secret::from("r2"))),
+        })
+    };
+    cache.get(&source, rotated).await.expect("first");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let used = Mutex::new(Vec::new());
+    let record = |r: Arc<Secret>| {
+        used.lock().expect("lock").push(text(r.expose()));
+        async { Ok(token("b", 1)) }
+    };
+    cache.get(&source, record).await.expect("second");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let new_source = Arc::new(Secret::from("r3"));
+    cache.get(&new_source, record).await.expect("third");
+    assert_eq!(*used.lock().expect("lock"), ["r2", "r3"]);
+}
