@@ -13,6 +13,7 @@ pub mod daemon;
 pub mod https_upstream;
 pub mod interception;
 pub mod netns;
+pub mod oauth;
 pub mod pki;
 pub mod prom;
 pub mod run;

@@ -8,6 +8,8 @@ use serde_json::{Value, json};
 use sluice_e2e::{
     HttpsUpstream, TestCa, WAIT,
     interception::{World, intercepting_policy},
+    oauth::{CONCURRENT_WITH_HEADER, SIGV4_VERIFY, TokenEndpoint},
+    pki::Sha256,
     wait_until,
 };
 
@@ -129,22 +131,7 @@ fn placeholders_become_secrets_toward_their_hosts_only_and_echoes_are_redacted()
                 == Some(format!("Bearer {ROTATED}").as_str())
     });
 
-    // Nothing the daemon wrote holds a secret, in any common encoding.
-    let mut written = world.daemon.stderr_lines().join("\n");
-    written.push_str(&serde_json::to_string(&world.daemon.audit()).expect("audit JSON"));
-    written.push_str(&world.daemon.metrics());
-    for secret in [SECRET, ROTATED] {
-        for form in [
-            secret.to_owned(),
-            base64(secret.as_bytes()),
-            secret.replace('-', "%2D"),
-        ] {
-            assert!(
-                !written.contains(&form),
-                "a secret form leaked into logs/audit/metrics"
-            );
-        }
-    }
+    assert_nothing_leaked(&world, &[SECRET, ROTATED]);
 }
 
 #[test]
@@ -199,6 +186,39 @@ fn dry_runs_forward_reads_and_preview_writes() {
         before,
         "the upstream is untouched"
     );
+}
+
+/// Nothing the daemon wrote (log, audit file, metrics) holds any of
+/// `secrets`, plain, base64 or URL-encoded.
+fn assert_nothing_leaked(world: &World, secrets: &[&str]) {
+    let mut written = world.daemon.stderr_lines().join("\n");
+    written.push_str(&serde_json::to_string(&world.daemon.audit()).expect("audit JSON"));
+    written.push_str(&world.daemon.metrics());
+    for secret in secrets {
+        for form in [
+            (*secret).to_owned(),
+            base64(secret.as_bytes()),
+            url_encode(secret),
+            secret.replace('-', "%2D"),
+        ] {
+            assert!(
+                !written.contains(&form),
+                "a secret form leaked into logs/audit/metrics"
+            );
+        }
+    }
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters.
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// Standard base64, as a client would encode a secret.
@@ -283,4 +303,424 @@ fn hmac_signatures_are_computed_at_the_edge_and_verify_independently() {
     );
     out.expect_success("python hmac");
     assert_eq!(out.stdout_str().trim(), signature);
+}
+
+/// The placeholder sandbox sb1 holds for the credential whose environment
+/// variable is `var`.
+fn placeholder_of(world: &World, var: &str) -> String {
+    let out = world.daemon.cli(&["sandbox", "env", "sb1"]);
+    out.expect_success("sluice sandbox env");
+    let text = out.stdout_str();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("export {var}=")))
+        .unwrap_or_else(|| panic!("no {var} placeholder in:\n{text}"))
+        .trim_matches('\'')
+        .to_owned()
+}
+
+/// `n` concurrent `GET /echo` from the sandbox, each on its own TLS
+/// connection, carrying `header`; asserts every one got 200.
+fn concurrent(world: &World, port: u16, n: usize, header: &str) {
+    let spec = json!({
+        "host": "api.test", "port": port, "cafile": world.sluice_ca, "n": n, "header": header,
+    });
+    let out =
+        sluice_e2e::in_cgroup(&world.sb1).python(CONCURRENT_WITH_HEADER, &[&spec.to_string()]);
+    out.expect_success("concurrent requests through Sluice");
+}
+
+/// A file in the daemon's directory holding `secret`; its path as JSON.
+fn secret_file(builder: &sluice_e2e::DaemonBuilder, name: &str, secret: &str) -> Value {
+    let path = builder.dir().join(name);
+    std::fs::write(&path, format!("{secret}\n")).expect("write secret");
+    json!({ "file": path })
+}
+
+const CLIENT_SECRET: &str = "cc-client-SECRET-0123456789/+=abc";
+const REFRESH_TOKEN: &str = "rt-refresh-SECRET-9876543210-xyz";
+const RT_CLIENT_SECRET: &str = "rt-client-SECRET-5555555555-qqq";
+
+/// A world whose sandbox may reach api.test and other.test, with oauth2
+/// credentials: `cc` (client credentials at `/token` of `tokens`),
+/// `broken` (its endpoint answers 503) and `badjson` (not JSON), and `rt`
+/// (refresh token at `/token` of `refresh`).
+fn oauth_world(ca: &TestCa, port: u16, tokens: &TokenEndpoint, refresh: &TokenEndpoint) -> World {
+    let mut policy = intercepting_policy(
+        &[
+            "api.test".to_owned(),
+            "other.test".to_owned(),
+            format!("127.0.0.0/8:{port}"),
+        ],
+        json!({}),
+    );
+    policy["credentials"] = json!([
+        { "credential": "cc" }, { "credential": "rt" },
+        { "credential": "broken" }, { "credential": "badjson" },
+    ]);
+    let names = ["api.test", "other.test", "auth.test"];
+    World::start_with(ca, &names, policy, |builder| {
+        let url = |endpoint: &TokenEndpoint, path: &str| {
+            format!("https://auth.test:{}{path}", endpoint.port())
+        };
+        let cc = secret_file(builder, "cc.secret", CLIENT_SECRET);
+        let rt = secret_file(builder, "rt.secret", REFRESH_TOKEN);
+        let rt_client = secret_file(builder, "rt-client.secret", RT_CLIENT_SECRET);
+        builder.credential(json!({
+            "name": "cc", "source": cc, "hosts": ["api.test"],
+            "scheme": {
+                "type": "oauth2", "grant": "client_credentials",
+                "token_url": url(tokens, "/token"), "client_id": "sluice-test",
+                "scope": "read write",
+            },
+        }));
+        builder.credential(json!({
+            "name": "rt", "source": rt, "hosts": ["api.test"],
+            "scheme": {
+                "type": "oauth2", "grant": "refresh_token",
+                "token_url": url(refresh, "/token"), "client_id": "rt-app",
+                "client_secret": rt_client, "client_auth": "body",
+            },
+        }));
+        for (name, path) in [("broken", "/fail"), ("badjson", "/badjson")] {
+            let source = secret_file(builder, &format!("{name}.secret"), CLIENT_SECRET);
+            builder.credential(json!({
+                "name": name, "source": source, "hosts": ["api.test"],
+                "scheme": {
+                    "type": "oauth2", "grant": "client_credentials",
+                    "token_url": url(tokens, path), "client_id": "x",
+                },
+            }));
+        }
+    })
+}
+
+#[test]
+fn oauth_client_credentials_fetch_one_token_for_many_requests_and_fail_loudly() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test", "other.test"], &ca);
+    let port = upstream.port();
+    let tokens = TokenEndpoint::start("auth.test", &ca, &[3600]);
+    let refresh = TokenEndpoint::start("auth.test", &ca, &[3600]);
+    let world = oauth_world(&ca, port, &tokens, &refresh);
+    let bearer = format!("Authorization: Bearer {}", placeholder_of(&world, "CC"));
+
+    // 50 requests at once, on a cold cache: one token request.
+    concurrent(&world, port, 50, &bearer);
+    assert_eq!(tokens.count("/token"), 1, "{:?}", tokens.requests());
+    let token = tokens.issued()[0].clone();
+    let seen = upstream.requests();
+    assert_eq!(seen.len(), 50);
+    let want = format!("Bearer {token}");
+    assert!(
+        seen.iter()
+            .all(|r| r.header("authorization") == Some(want.as_str()))
+    );
+
+    // How the daemon asked: client credentials, basic client auth.
+    let asked = &tokens.requests()[0];
+    assert_eq!(
+        asked.field("grant_type").as_deref(),
+        Some("client_credentials")
+    );
+    assert_eq!(asked.field("scope").as_deref(), Some("read write"));
+    let pair = format!("sluice-test:{}", url_encode(CLIENT_SECRET));
+    assert_eq!(
+        asked.authorization.as_deref(),
+        Some(format!("Basic {}", base64(pair.as_bytes())).as_str())
+    );
+
+    // The echo of the token comes back redacted.
+    let url = format!("https://api.test:{port}/echo");
+    let curl = world.curl(&world.curl_https(&url, &["-H", &bearer]));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    assert_eq!(
+        curl.json()["headers"]["authorization"],
+        "Bearer [redacted:credential]"
+    );
+    assert!(!curl.body.contains(&token));
+    assert!(
+        curl.out
+            .stderr_str()
+            .contains("x-sluice-redacted: credential"),
+        "{}",
+        curl.out
+    );
+    assert_eq!(tokens.count("/token"), 1, "the cached token was reused");
+
+    // A token endpoint that fails: 502 saying so, upstream untouched.
+    let before = upstream.request_count();
+    for (var, credential) in [("BROKEN", "broken"), ("BADJSON", "badjson")] {
+        let header = format!("Authorization: Bearer {}", placeholder_of(&world, var));
+        let curl = world.curl(&world.curl_https(&url, &["-H", &header]));
+        assert_eq!(curl.code, 502, "{}", curl.out);
+        let answer = curl.json();
+        assert_eq!(
+            answer["reason"], "credential_token_endpoint_failed",
+            "{answer}"
+        );
+        assert_eq!(answer["credential"], credential);
+        assert!(
+            answer["detail"]
+                .as_str()
+                .unwrap_or("")
+                .contains("token endpoint"),
+            "{answer}"
+        );
+        assert!(!curl.body.contains(CLIENT_SECRET));
+    }
+    assert_eq!(upstream.request_count(), before, "the upstream saw nothing");
+    world
+        .daemon
+        .wait_audit("the token endpoint failures", 2, |e| {
+            e["event"] == "credential" && e["reason"] == "credential_token_endpoint_failed"
+        });
+    assert!(
+        world.metric(r#"sluice_upstream_errors_total{reason="credential_token_endpoint_failed"}"#)
+            >= 2.0
+    );
+
+    let issued = tokens.issued();
+    let mut secrets: Vec<&str> = issued.iter().map(String::as_str).collect();
+    secrets.push(CLIENT_SECRET);
+    assert_nothing_leaked(&world, &secrets);
+}
+
+#[test]
+fn oauth_refresh_tokens_are_refreshed_once_when_they_expire() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test", "other.test"], &ca);
+    let port = upstream.port();
+    let tokens = TokenEndpoint::start("auth.test", &ca, &[3600]);
+    // The first token expires in a second; the next ones do not.
+    let refresh = TokenEndpoint::start("auth.test", &ca, &[1, 3600]);
+    let world = oauth_world(&ca, port, &tokens, &refresh);
+    let bearer = format!("Authorization: Bearer {}", placeholder_of(&world, "RT"));
+
+    let url = format!("https://api.test:{port}/echo");
+    let curl = world.curl(&world.curl_https(&url, &["-H", &bearer]));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    assert_eq!(refresh.count("/token"), 1);
+    let asked = &refresh.requests()[0];
+    assert_eq!(asked.field("grant_type").as_deref(), Some("refresh_token"));
+    assert_eq!(asked.field("refresh_token").as_deref(), Some(REFRESH_TOKEN));
+    assert_eq!(asked.field("client_id").as_deref(), Some("rt-app"));
+    assert_eq!(
+        asked.field("client_secret").as_deref(),
+        Some(RT_CLIENT_SECRET)
+    );
+    assert_eq!(asked.authorization, None, "client_auth: body");
+
+    // Bursts of concurrent requests until one of them finds the token
+    // expired: exactly one refresh for the whole burst.
+    wait_until("the first token to expire and be refreshed", WAIT, || {
+        concurrent(&world, port, 10, &bearer);
+        refresh.issued().len() >= 2
+    });
+    assert_eq!(refresh.count("/token"), 2, "{:?}", refresh.requests());
+    let before = upstream.request_count();
+    concurrent(&world, port, 20, &bearer);
+    assert_eq!(refresh.count("/token"), 2, "the new token is cached");
+    let want = format!("Bearer {}", refresh.issued()[1]);
+    let seen = upstream.requests();
+    assert!(
+        seen[before..]
+            .iter()
+            .all(|r| r.header("authorization") == Some(want.as_str()))
+    );
+
+    let issued = refresh.issued();
+    let mut secrets: Vec<&str> = issued.iter().map(String::as_str).collect();
+    secrets.extend([REFRESH_TOKEN, RT_CLIENT_SECRET]);
+    assert_nothing_leaked(&world, &secrets);
+}
+
+const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYzSLUICEKEY";
+const AWS_KEY_ID: &str = "AKIAREALKEYID0000042";
+const AWS_SESSION: &str = "FwoGZXIvYXdzEXAMPLEsessionTOKEN0123456789";
+
+#[test]
+fn sigv4_signatures_are_made_at_the_edge_and_verify_independently() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test"], &ca);
+    let port = upstream.port();
+    let mut policy = intercepting_policy(
+        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
+        json!({}),
+    );
+    policy["credentials"] = json!([{ "credential": "aws" }]);
+    let world = World::start_with(&ca, &["api.test"], policy, |builder| {
+        let secret = secret_file(builder, "aws.secret", AWS_SECRET);
+        let key_id = secret_file(builder, "aws.id", AWS_KEY_ID);
+        let session = secret_file(builder, "aws.session", AWS_SESSION);
+        builder.credential(json!({
+            "name": "aws", "source": secret, "hosts": ["api.test"],
+            "scheme": {
+                "type": "aws_sigv4", "access_key_id": key_id, "session_token": session,
+                "region": "us-east-1", "service": "s3", "payload": "signed",
+            },
+            "placeholder": { "prefix": "AKIA", "length": 20 },
+        }));
+    });
+    let placeholder = placeholder_of(&world, "AWS");
+    assert!(placeholder.starts_with("AKIA") && placeholder.len() == 20);
+    // What an SDK in the sandbox sends, signed with a made-up secret key.
+    let sandbox_auth = format!(
+        "Authorization: AWS4-HMAC-SHA256 Credential={placeholder}/20240101/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=0000"
+    );
+    let host = format!("api.test:{port}");
+    let verify = |record: &sluice_e2e::RequestRecord| {
+        let headers: serde_json::Map<String, Value> = record
+            .headers
+            .iter()
+            .map(|(n, v)| (n.clone(), Value::from(v.clone())))
+            .collect();
+        let authorization = record
+            .header("authorization")
+            .expect("authorization")
+            .to_owned();
+        assert!(
+            authorization.contains(&format!("Credential={AWS_KEY_ID}/")),
+            "{authorization}"
+        );
+        let python = sluice_e2e::python3();
+        let headers = Value::Object(headers).to_string();
+        let args = [
+            python.as_os_str(),
+            "-c".as_ref(),
+            SIGV4_VERIFY.as_ref(),
+            AWS_SECRET.as_ref(),
+            "us-east-1".as_ref(),
+            "s3".as_ref(),
+            record.method.as_ref(),
+            record.path.as_ref(),
+            host.as_ref(),
+            headers.as_ref(),
+            authorization.as_ref(),
+        ];
+        let out = sluice_e2e::run::host(&args, WAIT);
+        out.expect_success("python SigV4 verifier");
+        assert_eq!(out.stdout_str().trim(), "ok", "{record:?}");
+    };
+
+    let url = format!("https://api.test:{port}/echo?b=2&a=1");
+    let args = [
+        "-H",
+        &sandbox_auth,
+        "-H",
+        "x-amz-date: 20240101T000000Z",
+        "-H",
+        "x-amz-meta-color: blue",
+    ];
+    let curl = world.curl(&world.curl_https(&url, &args));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    let seen = upstream.requests().last().cloned().expect("a request");
+    assert_eq!(seen.header("x-amz-security-token"), Some(AWS_SESSION));
+    assert_eq!(seen.header("x-amz-meta-color"), Some("blue"));
+    assert!(
+        seen.header("authorization")
+            .is_some_and(|a| a.contains("x-amz-meta-color"))
+    );
+    assert_ne!(seen.header("x-amz-date"), Some("20240101T000000Z"));
+    verify(&seen);
+    let echo = curl.json();
+    let auth_echo = echo["headers"]["authorization"].as_str().unwrap_or("");
+    assert!(
+        auth_echo.contains("Credential=[redacted:credential]/"),
+        "{echo}"
+    );
+    assert_eq!(
+        echo["headers"]["x-amz-security-token"],
+        "[redacted:credential]"
+    );
+    assert!(
+        curl.out
+            .stderr_str()
+            .contains("x-sluice-redacted: credential"),
+        "{}",
+        curl.out
+    );
+
+    // A body: its SHA-256 is signed.
+    let url = format!("https://api.test:{port}/upload");
+    let body = "{\"object\":\"contents\"}";
+    let curl = world.curl(&world.curl_https(
+        &url,
+        &["-H", &sandbox_auth, "-X", "PUT", "--data-binary", body],
+    ));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    let seen = upstream.requests().last().cloned().expect("a request");
+    let mut sha = Sha256::new();
+    sha.update(body.as_bytes());
+    let digest = sha.hex();
+    assert_eq!(seen.header("x-amz-content-sha256"), Some(digest.as_str()));
+    assert_eq!(seen.body_sha256.as_deref(), Some(digest.as_str()));
+    verify(&seen);
+
+    assert_nothing_leaked(&world, &[AWS_SECRET, AWS_KEY_ID, AWS_SESSION]);
+}
+
+#[test]
+fn placeholders_in_bodies_are_replaced_only_toward_their_hosts() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test", "other.test"], &ca);
+    let port = upstream.port();
+    let world = world(
+        &ca,
+        port,
+        json!({ "credentials": [{ "credential": "api", "allow_in_body": true }] }),
+    );
+    let placeholder = placeholder(&world);
+    let body = format!("{{\"api_key\":\"{placeholder}\",\"again\":\"{placeholder}\"}}");
+    let sent = body.replace(&placeholder, SECRET);
+
+    let url = format!("https://api.test:{port}/upload");
+    let curl = world.curl(&world.curl_https(
+        &url,
+        &[
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            &body,
+        ],
+    ));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    let mut sha = Sha256::new();
+    sha.update(sent.as_bytes());
+    let want = sha.hex();
+    let seen = upstream.requests().last().cloned().expect("a request");
+    assert_eq!(
+        seen.body_sha256.as_deref(),
+        Some(want.as_str()),
+        "the upstream got the secret"
+    );
+    assert_eq!(seen.body_len, sent.len() as u64);
+    assert_eq!(
+        seen.header("content-length"),
+        Some(sent.len().to_string().as_str())
+    );
+
+    // The same body toward another host: refused, and that host sees nothing.
+    let before = upstream.request_count();
+    let url = format!("https://other.test:{port}/upload");
+    let curl = world.curl(&world.curl_https(&url, &["--data-binary", &body]));
+    assert_eq!(curl.code, 403, "{}", curl.out);
+    assert_eq!(curl.json()["reason"], "exfiltration");
+    assert_eq!(upstream.request_count(), before, "other.test saw nothing");
+    world
+        .daemon
+        .wait_audit("the body exfiltration refusal", 1, |e| {
+            e["event"] == "credential" && e["reason"] == "exfiltration"
+        });
+
+    // A body too large to check is refused, not forwarded unchecked.
+    let big = world.daemon.dir().join("big.body");
+    std::fs::write(&big, vec![b'x'; 2 * 1024 * 1024]).expect("write body");
+    let url = format!("https://api.test:{port}/upload");
+    let data = format!("@{}", big.display());
+    let curl = world.curl(&world.curl_https(&url, &["--data-binary", &data]));
+    assert_eq!(curl.code, 413, "{}", curl.out);
+    assert_eq!(curl.json()["reason"], "credential_body_too_large");
+    assert_eq!(upstream.request_count(), before, "nothing was forwarded");
+
+    assert_nothing_leaked(&world, &[SECRET]);
 }

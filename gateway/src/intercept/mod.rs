@@ -351,7 +351,8 @@ impl Interceptor {
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_owned();
-        let authority = conn.key.authority();
+        // The same authority as an HTTP/1 Host (no default port): a
+        // signature made by the credential stage (SigV4) covers it.
         let scheme = if conn.key.tls { "https" } else { "http" };
         if sender.is_h2() {
             parts.version = Version::HTTP_2;
