@@ -236,6 +236,15 @@ impl Daemon {
         let plan = plan_sandboxes(&old, &new.sandboxes);
         // Removals first, so a policy only they used may go in this reload.
         for id in &plan.remove {
+            // Only what the config registered: an id the API re-registered
+            // since is the control plane's, not the file's.
+            let from_config = self
+                .read_registry()
+                .get(id)
+                .is_some_and(|s| s.source == Source::Config);
+            if !from_config {
+                continue;
+            }
             if let Some(sandbox) = self.forget_sandbox(id) {
                 self.audit_registration("remove", id, None, &sandbox.cgroup);
             }
