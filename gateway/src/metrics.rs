@@ -14,6 +14,9 @@ use prometheus::{
 /// All metrics, registered in one registry.
 pub struct Metrics {
     pub registry: Registry,
+    /// The name of every metric family registered (a family with no
+    /// series yet is not in `registry.gather()`, but is still exported).
+    pub names: Vec<String>,
     /// Accepted steered connections by final verdict and reason.
     pub connections: IntCounterVec,
     /// Connections currently being sniffed or relayed.
@@ -255,6 +258,7 @@ impl Metrics {
             &["event", "verdict", "reason", "sandbox"],
         )
         .expect("valid metric");
+        let mut names = Vec::new();
         for collector in [
             Box::new(connections.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(active_connections.clone()),
@@ -284,10 +288,12 @@ impl Metrics {
             Box::new(sandbox_connections.clone()),
             Box::new(audit_events.clone()),
         ] {
+            names.extend(collector.desc().iter().map(|d| d.fq_name.clone()));
             registry.register(collector).expect("unique metric names");
         }
         Metrics {
             registry,
+            names,
             connections,
             active_connections,
             dns_queries,

@@ -5,8 +5,9 @@ use std::process::Command;
 
 use anyhow::{Context as _, bail};
 
-/// Debian packages: LLVM for bpf-linker, bpftool for inspection, and the
-/// tools the end-to-end tests run inside sandboxes.
+/// Debian packages: LLVM for bpf-linker, bpftool for inspection, the
+/// tools the end-to-end tests run inside sandboxes, and the validators of
+/// deploy/ (systemd-analyze; python3-venv for the Kubernetes validator).
 const PACKAGES: &[&str] = &[
     "llvm-22-dev",
     "libpolly-22-dev",
@@ -18,7 +19,15 @@ const PACKAGES: &[&str] = &[
     "curl",
     "dnsutils",
     "python3",
+    "python3-venv",
+    "systemd",
 ];
+
+/// Where the Kubernetes manifest validator lives (a Python venv), outside
+/// the work tree so a fresh clone reuses it; tests look here.
+pub const TOOLS_VENV: &str = "/opt/sluice-dev/venv";
+/// Validates manifests offline: it bundles the Kubernetes JSON schemas.
+const KUBERNETES_VALIDATE: &str = "kubernetes-validate==1.37.0";
 
 /// The bpf-linker release this project is verified with, built against LLVM 22.
 const BPF_LINKER_VERSION: &str = "0.13.0";
@@ -27,7 +36,25 @@ const LLVM_PREFIX: &str = "/usr/lib/llvm-22";
 pub fn run() -> anyhow::Result<()> {
     apt_packages()?;
     nightly_rust_src()?;
-    bpf_linker()
+    bpf_linker()?;
+    manifest_validator()
+}
+
+/// A venv holding kubernetes-validate, for the deploy/ tests.
+fn manifest_validator() -> anyhow::Result<()> {
+    let venv = std::path::Path::new(TOOLS_VENV);
+    let bin = venv.join("bin/kubernetes-validate");
+    let current = Command::new(&bin).arg("--version").output();
+    if let Ok(out) = current
+        && out.status.success()
+        && let version = String::from_utf8_lossy(&out.stdout)
+        && KUBERNETES_VALIDATE.ends_with(&format!("=={}", version.trim()))
+    {
+        return Ok(());
+    }
+    eprintln!("setup: installing {KUBERNETES_VALIDATE} into {TOOLS_VENV}");
+    super::run(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
+    super::run(Command::new(venv.join("bin/pip")).args(["install", "--quiet", KUBERNETES_VALIDATE]))
 }
 
 fn apt_packages() -> anyhow::Result<()> {

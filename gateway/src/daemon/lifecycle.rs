@@ -22,8 +22,10 @@ use crate::{
     steer::ebpf::PROGRAMS,
 };
 
-/// Runs until SIGTERM or SIGINT; SIGHUP reloads meanwhile.
-pub(super) async fn wait_for_signals(daemon: &Daemon) {
+/// Runs until SIGTERM or SIGINT (SIGHUP reloads meanwhile), then drains;
+/// a second SIGTERM or SIGINT cuts the drain short. Returns how many
+/// connections were cut.
+pub(super) async fn run_until_stopped(daemon: &Daemon) -> usize {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
         signal(SignalKind::terminate()),
@@ -31,15 +33,19 @@ pub(super) async fn wait_for_signals(daemon: &Daemon) {
         signal(SignalKind::hangup()),
     ) else {
         tracing::error!("cannot install signal handlers; running until killed");
-        std::future::pending::<()>().await;
-        return;
+        return std::future::pending().await;
     };
     loop {
         tokio::select! {
-            _ = term.recv() => return,
-            _ = int.recv() => return,
+            _ = term.recv() => break,
+            _ = int.recv() => break,
             _ = hup.recv() => daemon.reload().await,
         }
+    }
+    tokio::select! {
+        cut = daemon.drain() => cut,
+        _ = term.recv() => daemon.cut_short(),
+        _ = int.recv() => daemon.cut_short(),
     }
 }
 
@@ -230,6 +236,15 @@ impl Daemon {
         let plan = plan_sandboxes(&old, &new.sandboxes);
         // Removals first, so a policy only they used may go in this reload.
         for id in &plan.remove {
+            // Only what the config registered: an id the API re-registered
+            // since is the control plane's, not the file's.
+            let from_config = self
+                .read_registry()
+                .get(id)
+                .is_some_and(|s| s.source == Source::Config);
+            if !from_config {
+                continue;
+            }
             if let Some(sandbox) = self.forget_sandbox(id) {
                 self.audit_registration("remove", id, None, &sandbox.cgroup);
             }
@@ -268,6 +283,16 @@ impl Daemon {
             .with_label_values(&[result])
             .inc();
         tracing::info!(removed = plan.remove.len(), failed, "config reloaded");
+    }
+
+    /// A second stop signal during the drain: stop waiting.
+    fn cut_short(&self) -> usize {
+        let cut = self.drain.open();
+        tracing::warn!(
+            cut,
+            "stopped again while draining; cutting the connections still open"
+        );
+        cut
     }
 
     /// SIGTERM: closes the steering listeners (new connections are refused

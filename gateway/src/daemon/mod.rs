@@ -245,8 +245,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         policies = %daemon.config.policy_dir.display(),
         "sluice is steering"
     );
-    lifecycle::wait_for_signals(&daemon).await;
-    let cut = daemon.drain().await;
+    let cut = lifecycle::run_until_stopped(&daemon).await;
     tracing::info!(
         cut,
         "stopped; the pinned programs stay attached, so sandboxes are refused until the next start"
