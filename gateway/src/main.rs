@@ -59,6 +59,9 @@ enum Command {
         #[arg(long, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
     },
+    /// Run a policy's PII and secret detectors over a file or stdin and
+    /// print the findings as JSON (`--jsonl` for corpus records).
+    Scan(sluice::scan::cli::ScanArgs),
     /// Print the running daemon's status as JSON.
     Status {
         #[arg(long, default_value = DEFAULT_ADMIN_SOCKET)]
@@ -198,6 +201,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             explain(&config, &policy, &method, &url, address).await
         }
         Command::Ca { command, dir } => ca(command, &dir),
+        Command::Scan(args) => Ok(sluice::scan::cli::run(&args)?),
         Command::Status { admin_socket } => {
             let status = Client::new(admin_socket).status().await?;
             println!("{}", serde_json::to_string_pretty(&status)?);
