@@ -15,29 +15,33 @@ pub(crate) fn needs_decoding(body: &[u8]) -> bool {
 pub(crate) fn decode(body: &[u8], out: &mut Decoded) {
     out.clear();
     let mut i = 0;
-    while i < body.len() {
-        match body[i] {
-            b'+' => {
-                out.push(b' ', i);
-                i += 1;
+    while let Some(k) = memchr::memchr(b'%', &body[i..]) {
+        literal(out, &body[i..i + k], i);
+        i += k;
+        match (hex(body.get(i + 1)), hex(body.get(i + 2))) {
+            (Some(hi), Some(lo)) => {
+                out.escape(&[hi << 4 | lo], i, 3);
+                i += 3;
             }
-            b'%' => match (hex(body.get(i + 1)), hex(body.get(i + 2))) {
-                (Some(hi), Some(lo)) => {
-                    out.push(hi << 4 | lo, i);
-                    i += 3;
-                }
-                _ => {
-                    out.push(b'%', i);
-                    i += 1;
-                }
-            },
-            b => {
-                out.push(b, i);
+            _ => {
+                out.literal(b"%", i);
                 i += 1;
             }
         }
     }
-    out.finish(body.len());
+    literal(out, &body[i..], i);
+}
+
+/// Copies a run without escapes, `+` read as a space (same length, so the
+/// map stays linear; a `+` written as `%2B` is not touched).
+fn literal(out: &mut Decoded, run: &[u8], source: usize) {
+    let from = out.text().len();
+    out.literal(run, source);
+    for b in &mut out.text_mut()[from..] {
+        if *b == b'+' {
+            *b = b' ';
+        }
+    }
 }
 
 fn hex(b: Option<&u8>) -> Option<u8> {

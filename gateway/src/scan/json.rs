@@ -78,56 +78,64 @@ pub(crate) fn walk(body: &[u8], scratch: &mut Decoded, mut visit: impl FnMut(Str
 /// Invalid escapes are kept as written; lone surrogates become U+FFFD.
 pub(crate) fn unescape(src: &[u8], base: usize, out: &mut Decoded) {
     let mut i = 0;
-    while i < src.len() {
-        let b = src[i];
-        if b != b'\\' || i + 1 >= src.len() {
-            out.push(b, base + i);
-            i += 1;
-            continue;
-        }
-        let simple = match src[i + 1] {
-            b'"' => Some(b'"'),
-            b'\\' => Some(b'\\'),
-            b'/' => Some(b'/'),
-            b'b' => Some(0x08),
-            b'f' => Some(0x0c),
-            b'n' => Some(b'\n'),
-            b'r' => Some(b'\r'),
-            b't' => Some(b'\t'),
-            _ => None,
+    while let Some(k) = memchr::memchr(b'\\', &src[i..]) {
+        out.literal(&src[i..i + k], base + i);
+        i += k;
+        let (bytes, len) = escape(&src[i..]);
+        let mut buf = [0u8; 4];
+        let decoded: &[u8] = match bytes {
+            Escaped::Byte(b) => {
+                buf[0] = b;
+                &buf[..1]
+            }
+            Escaped::Char(c) => c.encode_utf8(&mut buf).as_bytes(),
         };
-        if let Some(c) = simple {
-            out.push(c, base + i);
-            i += 2;
-            continue;
-        }
-        if src[i + 1] == b'u'
-            && let Some(unit) = hex4(&src[i + 2..])
-        {
-            let mut len = 6;
-            let mut code = u32::from(unit);
-            if (0xD800..0xDC00).contains(&unit)
-                && src.get(i + 6) == Some(&b'\\')
-                && src.get(i + 7) == Some(&b'u')
-                && let Some(low) = hex4(&src[i + 8..])
-                && (0xDC00..0xE000).contains(&low)
-            {
-                code = 0x10000 + ((code - 0xD800) << 10) + (u32::from(low) - 0xDC00);
-                len = 12;
-            }
-            let c = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
-            let mut buf = [0u8; 4];
-            for &byte in c.encode_utf8(&mut buf).as_bytes() {
-                out.push(byte, base + i);
-            }
-            i += len;
-            continue;
-        }
-        // Not a JSON escape: keep the backslash and go on.
-        out.push(b, base + i);
-        i += 1;
+        out.escape(decoded, base + i, len);
+        i += len;
     }
-    out.finish(base + src.len());
+    out.literal(&src[i..], base + i);
+}
+
+enum Escaped {
+    Byte(u8),
+    Char(char),
+}
+
+/// The escape at the start of `src` (which starts with a backslash): what
+/// it decodes to and how long it is. Anything that is not a valid escape is
+/// a literal backslash.
+fn escape(src: &[u8]) -> (Escaped, usize) {
+    let simple = match src.get(1) {
+        Some(b'"') => Some(b'"'),
+        Some(b'\\') => Some(b'\\'),
+        Some(b'/') => Some(b'/'),
+        Some(b'b') => Some(0x08),
+        Some(b'f') => Some(0x0c),
+        Some(b'n') => Some(b'\n'),
+        Some(b'r') => Some(b'\r'),
+        Some(b't') => Some(b'\t'),
+        _ => None,
+    };
+    if let Some(b) = simple {
+        return (Escaped::Byte(b), 2);
+    }
+    if src.get(1) == Some(&b'u')
+        && let Some(unit) = hex4(&src[2..])
+    {
+        if (0xD800..0xDC00).contains(&unit)
+            && src.get(6) == Some(&b'\\')
+            && src.get(7) == Some(&b'u')
+            && let Some(low) = hex4(&src[8..])
+            && (0xDC00..0xE000).contains(&low)
+        {
+            let code = 0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+            let c = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
+            return (Escaped::Char(c), 12);
+        }
+        let c = char::from_u32(u32::from(unit)).unwrap_or(char::REPLACEMENT_CHARACTER);
+        return (Escaped::Char(c), 6);
+    }
+    (Escaped::Byte(b'\\'), 1)
 }
 
 fn hex4(s: &[u8]) -> Option<u16> {
@@ -182,6 +190,10 @@ mod tests {
         let body = r#"a\u0040b\n\ud83d\ude00!"#;
         let mut d = Decoded::default();
         unescape(body.as_bytes(), 100, &mut d);
+        // Invalid escapes stay as written.
+        let mut bad = Decoded::default();
+        unescape(br"\x\u12", 0, &mut bad);
+        assert_eq!(bad.text(), br"\x\u12");
         assert_eq!(d.text(), "a@b\n\u{1F600}!".as_bytes());
         // 'a' at 100, '@' from \u0040 at 101..107, 'b' at 107, '\n' at 108..110,
         // the emoji's four bytes from 110..122, '!' at 122.
