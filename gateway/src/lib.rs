@@ -24,5 +24,6 @@ pub mod redact;
 pub mod registry;
 pub mod resolve;
 pub mod sandbox_dns;
+pub mod scan;
 pub mod steer;
 pub mod tls;

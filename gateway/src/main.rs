@@ -59,6 +59,9 @@ enum Command {
         #[arg(long, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
     },
+    /// Run a policy's PII and secret detectors over a file or stdin and
+    /// print the findings as JSON (`--jsonl` for corpus records).
+    Scan(sluice::scan::cli::ScanArgs),
     /// Print the running daemon's status (JSON): version, readiness,
     /// programs and maps, sandboxes, policy sync, recent refusals.
     Status {
@@ -202,6 +205,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             explain(&config, &policy, &method, &url, address).await
         }
         Command::Ca { command, dir } => ca(command, &dir),
+        Command::Scan(args) => Ok(sluice::scan::cli::run(&args)?),
         Command::Status { text, admin_socket } => {
             let status = Client::new(admin_socket).status().await?;
             if text {

@@ -1,0 +1,190 @@
+//! Payment card numbers: 12 to 19 digits, plain or in groups separated by
+//! one space or dash, that pass the Luhn check and either start with an
+//! issuer prefix of a major network or follow a card word ("card", "visa").
+//! Luhn alone passes one random number in ten, so a number with neither a
+//! known prefix nor a card word nearby is not reported.
+
+use crate::scan::chars::{at, ends_token, has_context, is_digit, starts_token};
+
+const CONTEXT: &[&str] = &[
+    "card",
+    "visa",
+    "mastercard",
+    "amex",
+    "american express",
+    "discover",
+    "diners",
+    "jcb",
+    "maestro",
+    "unionpay",
+    "credit",
+    "debit",
+];
+
+const MAX_GROUPS: usize = 8;
+
+/// A card number starting at `start` (the first digit), as its span.
+pub(crate) fn at_digit(text: &[u8], start: usize) -> Option<(usize, usize)> {
+    if !starts_token(text, start) {
+        return None;
+    }
+    // The digit groups from `start` and the separator between them.
+    let mut ends = [0usize; MAX_GROUPS];
+    let mut count = 0;
+    let mut sep = 0u8;
+    let mut i = start;
+    loop {
+        let group_start = i;
+        while is_digit(at(text, i)) {
+            i += 1;
+        }
+        ends[count] = i;
+        count += 1;
+        let next = at(text, i);
+        let first_group_ok = count > 1 || i - group_start >= 4;
+        if count == MAX_GROUPS
+            || !(next == b' ' || next == b'-')
+            || (sep != 0 && next != sep)
+            || !is_digit(at(text, i + 1))
+            || !first_group_ok
+        {
+            break;
+        }
+        sep = next;
+        i += 1;
+    }
+    // The longest run of whole groups that is a valid card wins.
+    let mut digits = [0u8; 19 + MAX_GROUPS];
+    for used in (1..=count).rev() {
+        let end = ends[used - 1];
+        if used < count && !ends_token(text, end) {
+            continue;
+        }
+        if used == count && !ends_token(text, end) {
+            return None;
+        }
+        let mut n = 0;
+        for &b in &text[start..end] {
+            if is_digit(b) {
+                if n == digits.len() {
+                    break;
+                }
+                digits[n] = b - b'0';
+                n += 1;
+            }
+        }
+        if !(12..=19).contains(&n) {
+            continue;
+        }
+        let number = &digits[..n];
+        if luhn(number) && (known_prefix(number) || has_context(text, start, CONTEXT)) {
+            return Some((start, end));
+        }
+    }
+    None
+}
+
+/// The Luhn (mod 10) check over digit values.
+pub(crate) fn luhn(digits: &[u8]) -> bool {
+    let mut sum = 0u32;
+    for (i, &d) in digits.iter().rev().enumerate() {
+        let d = u32::from(d);
+        sum += if i % 2 == 1 {
+            let doubled = d * 2;
+            if doubled > 9 { doubled - 9 } else { doubled }
+        } else {
+            d
+        };
+    }
+    sum % 10 == 0
+}
+
+/// Whether the number starts with an issuer prefix of a major network and
+/// has a length that network issues. Twelve-digit numbers (some Maestro)
+/// always need a card word.
+fn known_prefix(d: &[u8]) -> bool {
+    let len = d.len();
+    let prefix = |n: usize| d[..n].iter().fold(0u32, |acc, &x| acc * 10 + u32::from(x));
+    let (p2, p3, p4) = (prefix(2), prefix(3), prefix(4));
+    match d[0] {
+        4 => matches!(len, 13 | 16 | 19), // Visa
+        5 => match p2 {
+            51..=55 => len == 16,                     // Mastercard
+            50 | 56..=59 => (13..=19).contains(&len), // Maestro
+            _ => false,
+        },
+        2 => ((2221..=2720).contains(&p4) && len == 16) || (p4 == 2131 && len == 15),
+        3 => match p2 {
+            34 | 37 => len == 15,                                          // Amex
+            36 | 38 | 39 => (14..=19).contains(&len),                      // Diners
+            35 => (3528..=3589).contains(&p4) && (16..=19).contains(&len), // JCB
+            30 => (300..=305).contains(&p3) || p4 == 3095,                 // Diners
+            _ => false,
+        },
+        6 => (13..=19).contains(&len), // Discover, UnionPay, Maestro, RuPay
+        1 => p4 == 1800 && len == 15,  // JCB (old range)
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(text: &str) -> Option<&str> {
+        let bytes = text.as_bytes();
+        let start = bytes.iter().position(|b| b.is_ascii_digit())?;
+        at_digit(bytes, start).map(|(s, e)| &text[s..e])
+    }
+
+    #[test]
+    fn positives() {
+        for (text, want) in [
+            ("Visa 4111111111111111 ok", "4111111111111111"),
+            ("4111 1111 1111 1111", "4111 1111 1111 1111"),
+            ("4111-1111-1111-1111.", "4111-1111-1111-1111"),
+            ("amex 3782 822463 10005", "3782 822463 10005"),
+            ("5555555555554444", "5555555555554444"),
+            ("2223003122003222", "2223003122003222"),
+            ("6011111111111117", "6011111111111117"),
+            ("30569309025904", "30569309025904"),
+            ("3530111333300000", "3530111333300000"),
+            ("4222222222222", "4222222222222"),
+            ("card number 630441200007", "630441200007"),
+            ("Charge card 060455633911", "060455633911"),
+            ("4111 1111 1111 1111 2025", "4111 1111 1111 1111"),
+        ] {
+            assert_eq!(find(text), Some(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn near_misses() {
+        for text in [
+            "Order 4111 1111 1111 1112 was cancelled", // Luhn fails
+            "1Z999AA10123456784",                      // inside a tracking number
+            "id 9fceb02d0ae598e95dc970b74dd5b5c6c4b5a2f3",
+            "at 1701231698123 ms", // a timestamp: no issuer, no card word
+            "order 630441200007",  // twelve digits without a card word
+            "x4111111111111111",   // tail of a word
+            "4111111111111111a",   // head of a word
+            "550e8400-e29b-41d4-a716-446655440000",
+            "2026-05-04",
+            "4111.1111.1111.1111.1", // dotted version-like
+        ] {
+            let bytes = text.as_bytes();
+            for i in 0..bytes.len() {
+                if bytes[i].is_ascii_digit() && (i == 0 || !bytes[i - 1].is_ascii_digit()) {
+                    assert_eq!(at_digit(bytes, i), None, "{text} at {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn luhn_check() {
+        assert!(luhn(&[4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]));
+        assert!(!luhn(&[4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2]));
+        assert!(luhn(&[7, 9, 9, 2, 7, 3, 9, 8, 7, 1, 3]));
+    }
+}

@@ -1,0 +1,258 @@
+//! Telephone numbers. Formats reported on their own:
+//!
+//! - international: `+` and a country calling code the ITU assigns, then
+//!   digit groups separated by one space, dash or dot, or parenthesized
+//!   (`+44 20 7946 0958`, `+49 (30) 1234567`, `+12025550123`); 8 to 15
+//!   digits in all (E.164), and for `+1` a valid North American number;
+//! - North American: `(202) 555-0123`, `202-555-0123`, `202.555.0123`,
+//!   `202 555 0123`, optionally after `1-` or `1 `; area code and exchange
+//!   start with 2-9.
+//!
+//! Formats reported only after a phone word ("phone", "call", "tel",
+//! "mobile", ...): ten bare North American digits (`2025550123`), and
+//! national numbers with a trunk `0` (`020 7946 0958`, `06 12 34 56 78`,
+//! `030-1234567`) of 9 to 12 digits.
+
+use crate::scan::chars::{at, before, ends_token, has_context, is_digit, is_word, starts_token};
+
+const CONTEXT: &[&str] = &[
+    "phone", "tel", "call", "mobile", "cell", "fax", "whatsapp", "sms", "number", "contact",
+    "reach", "dial", "mob.", "ph.", "ph:",
+];
+
+const MAX_GROUPS: usize = 8;
+const MAX_DIGITS: usize = 15;
+
+/// The digit groups of a phone-like token.
+struct Groups {
+    end: usize,
+    count: usize,
+    lens: [usize; MAX_GROUPS],
+    /// The separator before each group (0 for none, `(` for a group in
+    /// parentheses).
+    seps: [u8; MAX_GROUPS],
+    digits: [u8; MAX_DIGITS],
+    ndigits: usize,
+}
+
+impl Groups {
+    fn digits(&self) -> &[u8] {
+        &self.digits[..self.ndigits]
+    }
+}
+
+/// Reads digit groups from `i` (a digit, or `(` before one). None when the
+/// token is longer than any phone number.
+fn groups(text: &[u8], mut i: usize) -> Option<Groups> {
+    let mut g = Groups {
+        end: i,
+        count: 0,
+        lens: [0; MAX_GROUPS],
+        seps: [0; MAX_GROUPS],
+        digits: [0; MAX_DIGITS],
+        ndigits: 0,
+    };
+    let mut sep_before = 0u8;
+    loop {
+        let paren = at(text, i) == b'(' && is_digit(at(text, i + 1));
+        if paren {
+            i += 1;
+        }
+        let start = i;
+        while is_digit(at(text, i)) {
+            if g.ndigits == MAX_DIGITS {
+                return None;
+            }
+            g.digits[g.ndigits] = text[i] - b'0';
+            g.ndigits += 1;
+            i += 1;
+        }
+        let len = i - start;
+        if paren {
+            if at(text, i) != b')' {
+                return None;
+            }
+            i += 1;
+        }
+        if g.count == MAX_GROUPS {
+            return None;
+        }
+        g.lens[g.count] = len;
+        g.seps[g.count] = if paren { b'(' } else { sep_before };
+        g.count += 1;
+        g.end = i;
+        // At most one separator, then a digit or a parenthesized group.
+        let mut j = i;
+        let mut sep = 0u8;
+        if matches!(at(text, j), b' ' | b'-' | b'.') {
+            sep = text[j];
+            j += 1;
+        }
+        let next_paren = at(text, j) == b'(' && is_digit(at(text, j + 1));
+        if !(is_digit(at(text, j)) || next_paren) || (sep == 0 && !paren && !next_paren) {
+            break;
+        }
+        sep_before = sep;
+        i = j;
+    }
+    Some(g)
+}
+
+/// A phone number at the digit run starting at `start`, as its span. Looks
+/// back one byte for the `+` or `(` that may open it.
+pub(crate) fn at_digit(text: &[u8], start: usize) -> Option<(usize, usize)> {
+    let prev = before(text, start);
+    let open = start.saturating_sub(1);
+    if prev == b'+' {
+        if is_word(before(text, open)) {
+            return None;
+        }
+        let g = groups(text, start)?;
+        return (international(g.digits()) && ends_token(text, g.end)).then_some((open, g.end));
+    }
+    if prev == b'(' {
+        if is_word(before(text, open)) {
+            return None;
+        }
+        let g = groups(text, open)?;
+        return (north_american(&g, false) && ends_token(text, g.end)).then_some((open, g.end));
+    }
+    if !starts_token(text, start) {
+        return None;
+    }
+    let g = groups(text, start)?;
+    if !ends_token(text, g.end) {
+        return None;
+    }
+    if north_american(&g, false) {
+        return Some((start, g.end));
+    }
+    let with_context = north_american(&g, true) || national(&g);
+    (with_context && has_context(text, start, CONTEXT)).then_some((start, g.end))
+}
+
+/// A valid North American number in one of the documented layouts; `bare`
+/// accepts ten or eleven digits without separators.
+fn north_american(g: &Groups, bare: bool) -> bool {
+    let lens = &g.lens[..g.count];
+    let seps = &g.seps[..g.count];
+    let national = match (g.ndigits, g.digits()[0]) {
+        (10, _) => g.digits(),
+        (11, 1) => &g.digits()[1..],
+        _ => return false,
+    };
+    let layout_ok = match (lens, g.ndigits) {
+        ([10], 10) | ([11], 11) => bare,
+        ([3, 3, 4], _) => consistent(&seps[1..]) || seps[0] == b'(',
+        ([1, 3, 3, 4], _) => consistent(&seps[1..]) || seps[1] == b'(',
+        _ => false,
+    };
+    layout_ok && (2..=9).contains(&national[0]) && (2..=9).contains(&national[3])
+}
+
+/// Every separator the same (after a parenthesized group anything goes).
+fn consistent(seps: &[u8]) -> bool {
+    seps.windows(2).all(|w| w[0] == w[1]) && seps.first().is_some_and(|s| *s != b'(')
+}
+
+/// A national number with a trunk `0`: 9 to 12 digits.
+fn national(g: &Groups) -> bool {
+    let d = g.digits();
+    (9..=12).contains(&d.len()) && d[0] == 0 && d[1] != 0 && g.seps[0] != b'('
+}
+
+/// Digits after `+`: an assigned country code and a plausible length.
+fn international(d: &[u8]) -> bool {
+    if !(8..=MAX_DIGITS).contains(&d.len()) {
+        return false;
+    }
+    let code_len = country_code_len(d);
+    match (code_len, d[0]) {
+        (Some(1), 1) => d.len() == 11 && (2..=9).contains(&d[1]) && (2..=9).contains(&d[4]),
+        (Some(n), _) => d.len() - n >= 6,
+        (None, _) => false,
+    }
+}
+
+/// The length of the ITU country calling code `d` starts with, if assigned.
+/// Codes are prefix-free, so the first match is the code.
+fn country_code_len(d: &[u8]) -> Option<usize> {
+    const TWO: &[u8] = &[
+        20, 27, 30, 31, 32, 33, 34, 36, 39, 40, 41, 43, 44, 45, 46, 47, 48, 49, 51, 52, 53, 54, 55,
+        56, 57, 58, 60, 61, 62, 63, 64, 65, 66, 81, 82, 84, 86, 90, 91, 92, 93, 94, 95, 98,
+    ];
+    const THREE_PREFIX: &[u8] = &[
+        21, 22, 23, 24, 25, 26, 29, 35, 37, 38, 42, 50, 59, 67, 68, 69, 80, 85, 87, 88, 96, 97, 99,
+    ];
+    if d[0] == 1 || d[0] == 7 {
+        return Some(1);
+    }
+    let two = d[0] * 10 + d[1];
+    if TWO.contains(&two) {
+        Some(2)
+    } else if THREE_PREFIX.contains(&two) {
+        Some(3)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(text: &str) -> Option<&str> {
+        let bytes = text.as_bytes();
+        let start = bytes.iter().position(|b| b.is_ascii_digit())?;
+        at_digit(bytes, start).map(|(s, e)| &text[s..e])
+    }
+
+    #[test]
+    fn positives() {
+        for (text, want) in [
+            ("Call me on (240) 472-8872 after", "(240) 472-8872"),
+            ("(240)472-8872", "(240)472-8872"),
+            ("849-997-6509.", "849-997-6509"),
+            ("849.997.6509", "849.997.6509"),
+            ("849 997 6509", "849 997 6509"),
+            ("1-849-997-6509", "1-849-997-6509"),
+            ("phone: +44 20 8919 6125", "+44 20 8919 6125"),
+            ("+1 283 498 8626", "+1 283 498 8626"),
+            ("+12817920919", "+12817920919"),
+            ("+1 (283) 498-8626", "+1 (283) 498-8626"),
+            ("+49 30 1234567", "+49 30 1234567"),
+            ("+33 6 12 34 56 78", "+33 6 12 34 56 78"),
+            ("+353-1-234-5678", "+353-1-234-5678"),
+            ("phone 2817920919", "2817920919"),
+            ("tel: 020 7946 0958", "020 7946 0958"),
+            ("Call me on 06 12 34 56 78", "06 12 34 56 78"),
+        ] {
+            assert_eq!(find(text), Some(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn near_misses() {
+        for text in [
+            "Call extension 4421 for IT",
+            "376-85-2672",        // an SSN
+            "2026-05-04",         // a date
+            "10:30",              // a time
+            "37.7749, -122.4194", // coordinates
+            "version 3.2.1",
+            "4111 1111 1111 1111", // a card
+            "149-997-6509",        // area code starts with 1
+            "849-097-6509",        // exchange starts with 0
+            "2817920919",          // bare digits without a phone word
+            "020 7946 0958",       // national without a phone word
+            "+28 912 345 678",     // unassigned country code
+            "+44 20",              // too short
+            "3+44 20 8919 6125",   // arithmetic
+            "849-997-6509-22",     // longer dashed token
+            "220.137.81.7",        // an IP address
+            "1Z999AA10123456784",
+        ] {
+            assert_eq!(find(text), None, "{text}");
+        }
+    }
+}

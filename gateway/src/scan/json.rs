@@ -1,0 +1,205 @@
+//! JSON bodies: the strings are what people and models write, so they are
+//! what is scanned. Structure is skipped with `memchr`; a string without a
+//! backslash is scanned in place, as part of the raw stretch around it; a
+//! string with escapes (`\n`, `\u0040`, `\"`) is decoded into a scratch
+//! buffer with a map from each decoded byte back to the body, so findings
+//! point at the original bytes.
+//!
+//! Raw stretches include the structure between strings (keys, numbers,
+//! punctuation): quotes and brackets end every token, and a number outside a
+//! string (`"card": 4111111111111111`) is still found.
+
+use super::segment::Decoded;
+
+/// One stretch of a JSON body to scan.
+pub(crate) enum Stretch {
+    /// `body[start..end]` as it is.
+    Raw { start: usize, end: usize },
+    /// The decoded content of one string, in `scratch`.
+    Decoded,
+}
+
+/// Walks `body`, calling `visit` with each stretch in order. For
+/// [`Stretch::Decoded`], `scratch` holds the decoded string and its map
+/// when `visit` runs.
+pub(crate) fn walk(body: &[u8], scratch: &mut Decoded, mut visit: impl FnMut(Stretch, &Decoded)) {
+    let mut raw_start = 0;
+    let mut i = 0;
+    while let Some(q) = memchr::memchr(b'"', &body[i..]).map(|k| i + k) {
+        // The string's content runs from q+1 to its closing quote.
+        let content = q + 1;
+        let mut j = content;
+        let mut escaped = false;
+        let close = loop {
+            match memchr::memchr2(b'"', b'\\', &body[j..]) {
+                Some(k) if body[j + k] == b'\\' => {
+                    escaped = true;
+                    j += k + 2;
+                    if j >= body.len() {
+                        break body.len();
+                    }
+                }
+                Some(k) => break j + k,
+                None => break body.len(),
+            }
+        };
+        if escaped {
+            if raw_start < content {
+                visit(
+                    Stretch::Raw {
+                        start: raw_start,
+                        end: content,
+                    },
+                    scratch,
+                );
+            }
+            scratch.clear();
+            unescape(&body[content..close], content, scratch);
+            visit(Stretch::Decoded, scratch);
+            raw_start = close;
+        }
+        i = close + 1;
+        if i >= body.len() {
+            break;
+        }
+    }
+    if raw_start < body.len() {
+        visit(
+            Stretch::Raw {
+                start: raw_start,
+                end: body.len(),
+            },
+            scratch,
+        );
+    }
+}
+
+/// Decodes the content of one JSON string that starts at `base` in the body.
+/// Invalid escapes are kept as written; lone surrogates become U+FFFD.
+pub(crate) fn unescape(src: &[u8], base: usize, out: &mut Decoded) {
+    let mut i = 0;
+    while let Some(k) = memchr::memchr(b'\\', &src[i..]) {
+        out.literal(&src[i..i + k], base + i);
+        i += k;
+        let (bytes, len) = escape(&src[i..]);
+        let mut buf = [0u8; 4];
+        let decoded: &[u8] = match bytes {
+            Escaped::Byte(b) => {
+                buf[0] = b;
+                &buf[..1]
+            }
+            Escaped::Char(c) => c.encode_utf8(&mut buf).as_bytes(),
+        };
+        out.escape(decoded, base + i, len);
+        i += len;
+    }
+    out.literal(&src[i..], base + i);
+}
+
+enum Escaped {
+    Byte(u8),
+    Char(char),
+}
+
+/// The escape at the start of `src` (which starts with a backslash): what
+/// it decodes to and how long it is. Anything that is not a valid escape is
+/// a literal backslash.
+fn escape(src: &[u8]) -> (Escaped, usize) {
+    let simple = match src.get(1) {
+        Some(b'"') => Some(b'"'),
+        Some(b'\\') => Some(b'\\'),
+        Some(b'/') => Some(b'/'),
+        Some(b'b') => Some(0x08),
+        Some(b'f') => Some(0x0c),
+        Some(b'n') => Some(b'\n'),
+        Some(b'r') => Some(b'\r'),
+        Some(b't') => Some(b'\t'),
+        _ => None,
+    };
+    if let Some(b) = simple {
+        return (Escaped::Byte(b), 2);
+    }
+    if src.get(1) == Some(&b'u')
+        && let Some(unit) = hex4(&src[2..])
+    {
+        if (0xD800..0xDC00).contains(&unit)
+            && src.get(6) == Some(&b'\\')
+            && src.get(7) == Some(&b'u')
+            && let Some(low) = hex4(&src[8..])
+            && (0xDC00..0xE000).contains(&low)
+        {
+            let code = 0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+            let c = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
+            return (Escaped::Char(c), 12);
+        }
+        let c = char::from_u32(u32::from(unit)).unwrap_or(char::REPLACEMENT_CHARACTER);
+        return (Escaped::Char(c), 6);
+    }
+    (Escaped::Byte(b'\\'), 1)
+}
+
+fn hex4(s: &[u8]) -> Option<u16> {
+    let digits = s.get(..4)?;
+    let text = std::str::from_utf8(digits).ok()?;
+    if !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u16::from_str_radix(text, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stretches(body: &str) -> Vec<String> {
+        let mut scratch = Decoded::default();
+        let mut out = Vec::new();
+        walk(body.as_bytes(), &mut scratch, |s, d| match s {
+            Stretch::Raw { start, end } => out.push(format!("raw {}", &body[start..end])),
+            Stretch::Decoded => out.push(format!("dec {}", String::from_utf8_lossy(d.text()))),
+        });
+        out
+    }
+
+    #[test]
+    fn strings_without_escapes_stay_raw() {
+        assert_eq!(stretches(r#"{"a": "b c"}"#), [r#"raw {"a": "b c"}"#]);
+    }
+
+    #[test]
+    fn escaped_strings_are_decoded_alone() {
+        assert_eq!(
+            stretches(r#"{"a": "x\ny", "b": "z"}"#),
+            [r#"raw {"a": ""#, "dec x\ny", r#"raw ", "b": "z"}"#]
+        );
+        assert_eq!(
+            stretches(r#"["q\"uote"]"#),
+            [r#"raw [""#, "dec q\"uote", r#"raw "]"#]
+        );
+    }
+
+    #[test]
+    fn unterminated_input_does_not_panic() {
+        for body in [r#"{"a": "b"#, r#"{"a": "b\"#, r#"""#, r#""\u12"#, "\\"] {
+            let _ = stretches(body);
+        }
+    }
+
+    #[test]
+    fn decoded_bytes_map_back_to_their_escapes() {
+        let body = r#"a\u0040b\n\ud83d\ude00!"#;
+        let mut d = Decoded::default();
+        unescape(body.as_bytes(), 100, &mut d);
+        // Invalid escapes stay as written.
+        let mut bad = Decoded::default();
+        unescape(br"\x\u12", 0, &mut bad);
+        assert_eq!(bad.text(), br"\x\u12");
+        assert_eq!(d.text(), "a@b\n\u{1F600}!".as_bytes());
+        // 'a' at 100, '@' from \u0040 at 101..107, 'b' at 107, '\n' at 108..110,
+        // the emoji's four bytes from 110..122, '!' at 122.
+        assert_eq!(d.span(1, 2), (101, 107));
+        assert_eq!(d.span(0, 3), (100, 108));
+        assert_eq!(d.span(4, 8), (110, 122));
+        assert_eq!(d.span(8, 9), (122, 123));
+    }
+}

@@ -1,0 +1,249 @@
+//! Content scanning: finds personal data and secrets in request bodies.
+//!
+//! One [`Scanner`] is built per policy from its `pii` section and shared;
+//! [`Scanner::scan`] takes a body and its content type and returns the
+//! findings as byte spans of that body. The body is understood by content
+//! type (JSON strings with escapes decoded, form fields percent-decoded,
+//! multipart text parts, anything else as text) and scanned once by the
+//! engine ([`engine`]): a literal prefilter for every anchored detector and a
+//! class scan for digits and `@`, with validators ([`detect`]) on candidates
+//! only. Compressed bodies are decoded first with [`decode::decode`].
+//!
+//! What to do with a finding (redact, block, log) is the pipeline's business;
+//! this module only finds.
+
+pub mod cli;
+pub mod decode;
+
+mod chars;
+mod detect;
+mod engine;
+mod form;
+mod json;
+mod kind;
+mod multipart;
+mod segment;
+
+pub use decode::{DecodeError, DecodedBody, decode};
+pub use kind::{Kind, KindSet, UnknownKind};
+
+use crate::policy::raw;
+use engine::{Candidate, Engine};
+use segment::Decoded;
+
+/// One value found: its kind and its byte span in the scanned body (end
+/// exclusive). Findings of one scan never overlap and are sorted by start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: Kind,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// What a scanner looks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanConfig {
+    pub kinds: KindSet,
+}
+
+impl ScanConfig {
+    /// Every supported kind.
+    pub fn all() -> ScanConfig {
+        ScanConfig {
+            kinds: KindSet::all(),
+        }
+    }
+
+    /// The kinds a policy's `pii` section asks for (an empty `types` list
+    /// means all of them).
+    pub fn from_policy(pii: &raw::Pii) -> Result<ScanConfig, ScanError> {
+        if pii.types.is_empty() {
+            return Ok(ScanConfig::all());
+        }
+        let kinds = pii
+            .types
+            .iter()
+            .map(|name| name.parse::<Kind>())
+            .collect::<Result<KindSet, UnknownKind>>()?;
+        Ok(ScanConfig { kinds })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error(transparent)]
+    UnknownKind(#[from] UnknownKind),
+    #[error("cannot build the literal prefilter: {0}")]
+    Prefilter(#[from] aho_corasick::BuildError),
+}
+
+impl ScanError {
+    /// Metric label.
+    pub fn class(&self) -> &'static str {
+        match self {
+            ScanError::UnknownKind(_) => "policy",
+            ScanError::Prefilter(_) => "internal",
+        }
+    }
+}
+
+/// How deep multipart bodies may nest before the inner parts are scanned
+/// as plain text.
+const MAX_NESTING: u8 = 4;
+
+/// The detectors of one policy, built once.
+#[derive(Debug)]
+pub struct Scanner {
+    engine: Engine,
+    kinds: KindSet,
+}
+
+impl Scanner {
+    pub fn new(config: &ScanConfig) -> Result<Scanner, ScanError> {
+        Ok(Scanner {
+            engine: Engine::new(config.kinds)?,
+            kinds: config.kinds,
+        })
+    }
+
+    /// The kinds this scanner reports.
+    pub fn kinds(&self) -> KindSet {
+        self.kinds
+    }
+
+    /// Scans an (already decompressed) body. `content_type` is the
+    /// request's Content-Type header; a missing one is sniffed (JSON when the
+    /// body starts with `{` or `[`, text otherwise).
+    pub fn scan(&self, content_type: Option<&str>, body: &[u8]) -> Vec<Finding> {
+        let mut candidates = Vec::new();
+        let mut scratch = Decoded::default();
+        self.scan_typed(content_type, body, 0, &mut scratch, &mut candidates, 0);
+        engine::resolve(candidates)
+            .into_iter()
+            .map(|c| Finding {
+                kind: c.kind,
+                start: c.start,
+                end: c.end,
+            })
+            .collect()
+    }
+
+    fn scan_typed(
+        &self,
+        content_type: Option<&str>,
+        body: &[u8],
+        base: usize,
+        scratch: &mut Decoded,
+        out: &mut Vec<Candidate>,
+        depth: u8,
+    ) {
+        match Format::of(content_type, body) {
+            Format::Json => self.scan_json(body, base, scratch, out),
+            Format::Form => self.scan_form(body, base, scratch, out),
+            Format::Multipart(boundary) if depth < MAX_NESTING => {
+                let (parts, consumed) = multipart::parts(body, boundary);
+                for part in parts {
+                    if multipart::is_text(part.content_type) {
+                        self.scan_typed(
+                            part.content_type,
+                            &body[part.start..part.end],
+                            base + part.start,
+                            scratch,
+                            out,
+                            depth + 1,
+                        );
+                    }
+                }
+                // Whatever could not be split is still looked at.
+                self.scan_raw(&body[consumed..], base + consumed, out);
+            }
+            Format::Multipart(_) | Format::Text => self.scan_raw(body, base, out),
+        }
+    }
+
+    fn scan_raw(&self, text: &[u8], base: usize, out: &mut Vec<Candidate>) {
+        let from = out.len();
+        self.engine.scan(text, out);
+        for c in &mut out[from..] {
+            c.start += base;
+            c.end += base;
+        }
+    }
+
+    fn scan_decoded(&self, decoded: &Decoded, base: usize, out: &mut Vec<Candidate>) {
+        let from = out.len();
+        self.engine.scan(decoded.text(), out);
+        for c in &mut out[from..] {
+            let (start, end) = decoded.span(c.start, c.end);
+            c.start = base + start;
+            c.end = base + end;
+        }
+    }
+
+    fn scan_json(&self, body: &[u8], base: usize, scratch: &mut Decoded, out: &mut Vec<Candidate>) {
+        json::walk(body, scratch, |stretch, decoded| match stretch {
+            json::Stretch::Raw { start, end } => {
+                self.scan_raw(&body[start..end], base + start, out)
+            }
+            json::Stretch::Decoded => self.scan_decoded(decoded, base, out),
+        });
+    }
+
+    fn scan_form(&self, body: &[u8], base: usize, scratch: &mut Decoded, out: &mut Vec<Candidate>) {
+        if !form::needs_decoding(body) {
+            return self.scan_raw(body, base, out);
+        }
+        form::decode(body, scratch);
+        self.scan_decoded(scratch, base, out);
+    }
+}
+
+/// How a body is read.
+enum Format<'a> {
+    Json,
+    Form,
+    Multipart(&'a str),
+    Text,
+}
+
+impl<'a> Format<'a> {
+    fn of(content_type: Option<&'a str>, body: &[u8]) -> Format<'a> {
+        let Some(ct) = content_type else {
+            let first = body.iter().find(|b| !b.is_ascii_whitespace());
+            return match first {
+                Some(b'{' | b'[') => Format::Json,
+                _ => Format::Text,
+            };
+        };
+        let media = ct.split(';').next().unwrap_or("").trim().as_bytes();
+        let is = |name: &str| media.eq_ignore_ascii_case(name.as_bytes());
+        let has = |affix: &str, prefix: bool| {
+            let affix = affix.as_bytes();
+            let part = match (media.len() >= affix.len(), prefix) {
+                (false, _) => return false,
+                (true, true) => &media[..affix.len()],
+                (true, false) => &media[media.len() - affix.len()..],
+            };
+            part.eq_ignore_ascii_case(affix)
+        };
+        if is("application/json")
+            || has("+json", false)
+            || is("application/x-ndjson")
+            || is("application/jsonl")
+        {
+            Format::Json
+        } else if is("application/x-www-form-urlencoded") {
+            Format::Form
+        } else if has("multipart/", true) {
+            match multipart::boundary(ct) {
+                Some(boundary) => Format::Multipart(boundary),
+                None => Format::Text,
+            }
+        } else {
+            Format::Text
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

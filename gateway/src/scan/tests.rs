@@ -1,0 +1,222 @@
+//! Whole-scanner tests: content types, offset mapping, policies, and a
+//! property test over arbitrary bytes.
+
+use proptest::prelude::*;
+
+use super::*;
+
+fn scanner() -> Scanner {
+    Scanner::new(&ScanConfig::all()).expect("scanner")
+}
+
+/// The findings of `body` as (kind, the body bytes they cover).
+fn found(content_type: Option<&str>, body: &str) -> Vec<(&'static str, String)> {
+    scanner()
+        .scan(content_type, body.as_bytes())
+        .into_iter()
+        .map(|f| (f.kind.as_str(), body[f.start..f.end].to_string()))
+        .collect()
+}
+
+fn pairs(list: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    list.iter().map(|(k, v)| (*k, v.to_string())).collect()
+}
+
+#[test]
+fn json_strings_with_escapes_map_back_to_the_escaped_bytes() {
+    let body = r#"{"messages": [{"role": "user", "content": "mail jane\u0040example.com\nSSN 376-85-2672\n4111111111111111"}]}"#;
+    assert_eq!(
+        found(Some("application/json"), body),
+        pairs(&[
+            ("email", r"jane\u0040example.com"),
+            ("ssn", "376-85-2672"),
+            ("credit_card", "4111111111111111"),
+        ])
+    );
+}
+
+#[test]
+fn json_escapes_do_not_glue_onto_values() {
+    // Scanned raw, `\n4111…` would read as a word and hide the card.
+    let body = r#"{"a": "line\n4111111111111111\tnext"}"#;
+    assert_eq!(
+        found(Some("application/json"), body),
+        pairs(&[("credit_card", "4111111111111111")])
+    );
+}
+
+#[test]
+fn json_numbers_and_keys_are_scanned_too() {
+    let body = r#"{"card":4111111111111111,"api_key":"q8Zr2LmP0xVb7TnKw4Yd"}"#;
+    assert_eq!(
+        found(Some("application/json; charset=utf-8"), body),
+        pairs(&[
+            ("credit_card", "4111111111111111"),
+            ("generic_secret", "q8Zr2LmP0xVb7TnKw4Yd")
+        ])
+    );
+}
+
+#[test]
+fn a_private_key_in_a_json_string_spans_its_escaped_newlines() {
+    let body = r#"{"k": "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5\n-----END EC PRIVATE KEY-----\n"}"#;
+    let findings = scanner().scan(Some("application/json"), body.as_bytes());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].kind, Kind::PrivateKey);
+    assert!(body[findings[0].start..findings[0].end].starts_with("-----BEGIN EC"));
+    assert!(body[findings[0].start..findings[0].end].ends_with("PRIVATE KEY-----"));
+}
+
+#[test]
+fn form_bodies_report_the_encoded_span() {
+    let body = "comment=phone%3A+%2B12817920919+cc+abaird%40example.com+Call+me+on+%28841%29+279-2508&submit=1";
+    assert_eq!(
+        found(Some("application/x-www-form-urlencoded"), body),
+        pairs(&[
+            ("phone", "%2B12817920919"),
+            ("email", "abaird%40example.com"),
+            ("phone", "%28841%29+279-2508"),
+        ])
+    );
+}
+
+#[test]
+fn multipart_text_parts_are_scanned_and_binary_parts_skipped() {
+    let body = "--b1\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nmail a@example.com\r\n\
+                --b1\r\nContent-Type: application/octet-stream\r\n\r\nb@example.com\r\n\
+                --b1\r\nContent-Type: application/json\r\n\r\n{\"x\": \"c\\u0040example.com\"}\r\n--b1--\r\n";
+    assert_eq!(
+        found(Some("multipart/form-data; boundary=b1"), body),
+        pairs(&[("email", "a@example.com"), ("email", r"c\u0040example.com")])
+    );
+}
+
+#[test]
+fn a_missing_content_type_is_sniffed() {
+    let body = r#"{"a": "x\u0040example.com"}"#;
+    assert_eq!(
+        found(None, body),
+        pairs(&[("email", r"x\u0040example.com")])
+    );
+    assert_eq!(
+        found(None, "a@example.com"),
+        pairs(&[("email", "a@example.com")])
+    );
+}
+
+#[test]
+fn near_misses_in_prose_are_not_reported() {
+    let body = "Build 2026.03.14 finished in 12.5s, version 3.2.1. The meeting is at 10:30 on \
+                2026-05-04 in room 201. Request id 550e8400-e29b-41d4-a716-446655440000. \
+                commit 9fceb02d0ae598e95dc970b74dd5b5c6c4b5a2f3 sha256: \
+                e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 Order 4111 1111 1111 1112 \
+                was cancelled. Tracking number 1Z999AA10123456784. Call extension 4421 for IT. \
+                Coordinates 37.7749, -122.4194. git_user@v2 exp 09/29 at 1701231698123";
+    assert_eq!(found(Some("text/plain"), body), []);
+}
+
+#[test]
+fn the_policy_chooses_the_kinds() {
+    let pii = raw::Pii {
+        types: vec!["email".into(), "ssn".into()],
+        ..raw::Pii::default()
+    };
+    let config = ScanConfig::from_policy(&pii).expect("config");
+    let scanner = Scanner::new(&config).expect("scanner");
+    let body = b"a@example.com 376-85-2672 4111111111111111 AKIAIOSFODNN7EXAMPLE";
+    let kinds: Vec<Kind> = scanner.scan(None, body).iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [Kind::Email, Kind::Ssn]);
+
+    let all = ScanConfig::from_policy(&raw::Pii::default()).expect("config");
+    assert_eq!(all.kinds, KindSet::all());
+
+    let bad = raw::Pii {
+        types: vec!["passport".into()],
+        ..raw::Pii::default()
+    };
+    let err = ScanConfig::from_policy(&bad).expect_err("unknown type");
+    assert_eq!(err.class(), "policy");
+    assert!(err.to_string().contains("passport"));
+}
+
+#[test]
+fn a_compressed_body_is_scanned_after_decoding() {
+    use std::io::Write;
+    let text = br#"{"m": "key AKIAIOSFODNN7EXAMPLE"}"#;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(text).expect("write");
+    let gz = e.finish().expect("gzip");
+    let decoded = decode(Some("gzip"), &gz, 1 << 20).expect("decodes");
+    let findings = scanner().scan(Some("application/json"), &decoded.bytes);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].kind, Kind::AwsAccessKey);
+    assert_eq!(
+        &decoded.bytes[findings[0].start..findings[0].end],
+        b"AKIAIOSFODNN7EXAMPLE"
+    );
+}
+
+fn check_invariants(body: &[u8], findings: &[Finding]) {
+    for f in findings {
+        assert!(
+            f.start < f.end && f.end <= body.len(),
+            "{f:?} out of bounds"
+        );
+    }
+    for pair in findings.windows(2) {
+        assert!(pair[0].end <= pair[1].start, "{pair:?} overlap or unsorted");
+    }
+}
+
+/// Bytes that look a little like bodies: structure, escapes, digits,
+/// anchors, as well as anything at all.
+fn bodyish() -> impl Strategy<Value = Vec<u8>> {
+    let pieces = prop_oneof![
+        any::<u8>().prop_map(|b| vec![b]),
+        Just(b"\"".to_vec()),
+        Just(b"\\".to_vec()),
+        Just(b"\\u00".to_vec()),
+        Just(b"\\ud83d".to_vec()),
+        Just(b"%".to_vec()),
+        Just(b"%4".to_vec()),
+        Just(b"+".to_vec()),
+        Just(b"@".to_vec()),
+        Just(b"4111 1111 1111 1111".to_vec()),
+        Just(b"GB82".to_vec()),
+        Just(b"::".to_vec()),
+        Just(b"eyJhbGciOiJIUzI1NiJ9.".to_vec()),
+        Just(b"-----BEGIN PRIVATE KEY-----".to_vec()),
+        Just(b"password=".to_vec()),
+        Just(b"sk-ant-".to_vec()),
+        Just(b"\r\n--b\r\n".to_vec()),
+        "[0-9 .:()+-]{1,12}".prop_map(String::into_bytes),
+    ];
+    proptest::collection::vec(pieces, 0..40).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn never_panics_and_findings_are_in_bounds_and_sorted(body in bodyish()) {
+        let scanner = scanner();
+        for ct in [
+            None,
+            Some("application/json"),
+            Some("application/x-www-form-urlencoded"),
+            Some("multipart/form-data; boundary=b"),
+            Some("text/plain"),
+        ] {
+            let findings = scanner.scan(ct, &body);
+            check_invariants(&body, &findings);
+        }
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(body in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let findings = scanner().scan(Some("application/json"), &body);
+        check_invariants(&body, &findings);
+        let findings = scanner().scan(Some("application/x-www-form-urlencoded"), &body);
+        check_invariants(&body, &findings);
+    }
+}
