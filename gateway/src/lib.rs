@@ -13,6 +13,7 @@ pub mod daemon;
 pub mod dns;
 pub mod dns_guard;
 pub mod explain;
+pub mod injection;
 pub mod intercept;
 pub mod metrics;
 pub mod netns;
