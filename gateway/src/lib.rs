@@ -14,6 +14,7 @@ pub mod dns;
 pub mod dns_guard;
 pub mod drain;
 pub mod explain;
+pub mod injection;
 pub mod intercept;
 pub mod metrics;
 pub mod netns;

@@ -1,0 +1,27 @@
+//! Scores an injection corpus: reads JSONL records (`id`, `content_type`,
+//! `body`) from the file named on the command line (or stdin) and writes one
+//! prediction line each, for `../shared/eval/score.py injection`.
+//!
+//!     AYA_BUILD_SKIP=1 cargo run --release -p sluice --example injection_eval -- \
+//!         ../shared/eval/injection/dev.jsonl > preds.jsonl
+
+use std::io::{BufRead, BufReader, Write};
+
+use sluice::injection::{Detector, eval};
+
+fn main() -> anyhow::Result<()> {
+    let input: Box<dyn BufRead> = match std::env::args().nth(1) {
+        Some(path) => Box::new(BufReader::new(std::fs::File::open(path)?)),
+        None => Box::new(std::io::stdin().lock()),
+    };
+    let detector = Detector::default();
+    let mut out = std::io::stdout().lock();
+    for line in input.lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        writeln!(out, "{}", eval::predict_line(&detector, &line)?)?;
+    }
+    Ok(())
+}

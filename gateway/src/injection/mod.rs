@@ -1,0 +1,186 @@
+//! Prompt-injection scoring of LLM-API requests.
+//!
+//! [`Detector::assess`] extracts the text a model will read from a request
+//! body ([`extract`]), tagged with its source, scans each piece for signal
+//! families ([`scanner`], with the phrase tables in `rules` and `lang`, and
+//! [`unicode`], [`encoded`], [`exfil`]) and combines what fired into a score
+//! in 0..1 ([`score`] documents the model). Pure and synchronous: no network,
+//! no model files. The pipeline stage calls it on requests that
+//! [`is_llm_request`] recognizes and applies the policy's action at or above
+//! the threshold.
+
+mod encoded;
+mod endpoint;
+pub mod eval;
+mod exfil;
+pub mod extract;
+mod lang;
+mod rules;
+mod scanner;
+pub mod score;
+mod signal;
+mod unicode;
+
+#[cfg(test)]
+mod tests;
+
+pub use endpoint::is_llm_request;
+pub use extract::Source;
+pub use signal::{Signal, SignalKind};
+
+use crate::policy::raw::{InjectionAction, InjectionDefense};
+use extract::Segment;
+use scanner::SCANNER;
+
+/// The result of scoring one request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Assessment {
+    /// 0 (nothing suspicious) to 1.
+    pub score: f64,
+    /// Every family that fired, per segment, strongest first.
+    pub signals: Vec<Signal>,
+}
+
+impl Assessment {
+    /// The distinct signal names, for audit events and metrics.
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = self.signals.iter().map(Signal::as_str).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+}
+
+/// Scores requests against one policy's `injection_defense` settings.
+#[derive(Debug, Clone)]
+pub struct Detector {
+    enabled: bool,
+    action: InjectionAction,
+    threshold: f64,
+}
+
+impl Default for Detector {
+    fn default() -> Self {
+        Detector::new(&InjectionDefense::default())
+    }
+}
+
+impl Detector {
+    /// The rules are compiled once per process, on first use, and shared.
+    pub fn new(config: &InjectionDefense) -> Detector {
+        Detector {
+            enabled: config.enabled,
+            action: config.action,
+            threshold: config.threshold,
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    pub fn action(&self) -> InjectionAction {
+        self.action
+    }
+
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+
+    /// True when the assessment is at or above the policy's threshold.
+    pub fn exceeds(&self, assessment: &Assessment) -> bool {
+        assessment.score >= self.threshold
+    }
+
+    /// Scores a request body. JSON bodies (by content type, or by their first
+    /// byte when there is none) are read by API shape; text bodies whole;
+    /// form bodies after percent-decoding; other bodies only when they are
+    /// valid UTF-8. Never fails: what cannot be read scores 0.
+    pub fn assess(&self, content_type: Option<&str>, body: &[u8]) -> Assessment {
+        let media = content_type
+            .map(|ct| {
+                ct.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_default();
+        let looks_json = body
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| matches!(b, b'{' | b'['));
+        let json = media == "application/json"
+            || media.ends_with("+json")
+            || (media.is_empty() && looks_json);
+        if json && let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
+            return assess_segments(&extract::json_segments(&value));
+        }
+        if media == "application/x-www-form-urlencoded" {
+            let decoded = percent_decode(body);
+            return assess_segments(&[extract::text_segment(&decoded)]);
+        }
+        let text = match std::str::from_utf8(body) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) if media.starts_with("text/") || json || media.is_empty() => {
+                String::from_utf8_lossy(body)
+            }
+            Err(_) => return Assessment::default(),
+        };
+        assess_segments(&[extract::text_segment(&text)])
+    }
+
+    /// Scores one text as if it came from `source`.
+    pub fn assess_text(&self, text: &str, source: Source) -> Assessment {
+        let mut segment = extract::text_segment(text);
+        segment.source = source;
+        assess_segments(&[segment])
+    }
+}
+
+fn assess_segments(segments: &[Segment<'_>]) -> Assessment {
+    let mut signals = Vec::new();
+    for segment in segments {
+        if segment.source == Source::System {
+            continue;
+        }
+        for (kind, weight) in SCANNER.scan(&segment.text).iter() {
+            signals.push(Signal {
+                kind,
+                source: segment.source,
+                location: segment.location.clone(),
+                weight: score::adjust(weight, segment.source),
+            });
+        }
+    }
+    signals.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+    Assessment {
+        score: score::combine(&signals),
+        signals,
+    }
+}
+
+/// `application/x-www-form-urlencoded` to text: `+` is a space, `%XX` a byte.
+fn percent_decode(body: &[u8]) -> String {
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            b'+' => out.push(b' '),
+            b'&' => out.push(b'\n'),
+            b'%' if i + 2 < body.len() => {
+                let hex = std::str::from_utf8(&body[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

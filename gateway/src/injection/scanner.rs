@@ -1,0 +1,287 @@
+//! The compiled rules and the scan of one text.
+//!
+//! One Aho-Corasick automaton holds every rule's anchors, the rot13 forms of
+//! the longer ones, and the markup anchors of image exfiltration. A text is
+//! read once by it; a rule's regex then runs only on windows around its
+//! anchors' hits (merged when they overlap), so text with no anchor costs one
+//! automaton pass, and a rule never reads more than the text's length.
+//! Hidden Unicode is stripped before (non-ASCII text only); base64, hex and
+//! rot13 spans are decoded and scanned again, to a bounded depth.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use regex::Regex;
+
+use super::encoded;
+use super::exfil;
+use super::lang;
+use super::rules::{self, RuleSpec};
+use super::signal::SignalKind;
+use super::unicode;
+
+/// Bytes of context either side of an anchor hit that a rule's match may
+/// span (the longest rule, pipe-to-shell, allows 300 bytes between its ends).
+const WINDOW: usize = 320;
+/// Encodings inside encodings: base64 of rot13 is two levels.
+const MAX_DEPTH: u8 = 2;
+/// Rot13 forms of anchors shorter than this occur in ordinary words.
+const MIN_ROT13_ANCHOR: usize = 5;
+
+/// Weights found in one text, per signal kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Found([f64; SignalKind::ALL.len()]);
+
+impl Found {
+    /// Keeps the higher weight (the same evidence seen twice).
+    pub fn add(&mut self, kind: SignalKind, weight: f64) {
+        let slot = &mut self.0[kind as usize];
+        *slot = slot.max(weight);
+    }
+
+    /// Combines by noisy-OR (distinct rules of one family are distinct evidence).
+    fn add_rule(&mut self, kind: SignalKind, weight: f64) {
+        let slot = &mut self.0[kind as usize];
+        *slot = 1.0 - (1.0 - *slot) * (1.0 - weight);
+    }
+
+    pub fn get(&self, kind: SignalKind) -> f64 {
+        self.0[kind as usize]
+    }
+
+    pub fn max(&self) -> f64 {
+        self.0.iter().copied().fold(0.0, f64::max)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.max() == 0.0
+    }
+
+    pub fn merge(&mut self, other: &Found) {
+        for kind in SignalKind::ALL {
+            self.add(kind, other.get(kind));
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (SignalKind, f64)> + '_ {
+        SignalKind::ALL
+            .into_iter()
+            .map(|k| (k, self.get(k)))
+            .filter(|(_, w)| *w > 0.0)
+    }
+}
+
+struct Rule {
+    spec: &'static RuleSpec,
+    regex: Regex,
+}
+
+/// What an anchor is for.
+#[derive(Default)]
+struct AnchorUse {
+    rules: Vec<usize>,
+    rot13: bool,
+    markup: bool,
+}
+
+pub struct Scanner {
+    rules: Vec<Rule>,
+    anchors: AhoCorasick,
+    uses: Vec<AnchorUse>,
+}
+
+/// Built once per process: policies share it.
+pub static SCANNER: LazyLock<Scanner> = LazyLock::new(Scanner::build);
+
+impl Scanner {
+    #[expect(
+        clippy::expect_used,
+        reason = "static patterns; a unit test builds them"
+    )]
+    fn build() -> Scanner {
+        let specs = rules::RULES.iter().chain(lang::RULES);
+        let rules: Vec<Rule> = specs
+            .map(|spec| Rule {
+                spec,
+                regex: Regex::new(&rules::expand(spec.pattern))
+                    .unwrap_or_else(|e| panic!("rule {}: {e}", spec.name)),
+            })
+            .collect();
+
+        let mut literals: Vec<String> = Vec::new();
+        let mut uses: Vec<AnchorUse> = Vec::new();
+        let slot = |literal: String, literals: &mut Vec<String>, uses: &mut Vec<AnchorUse>| {
+            literals
+                .iter()
+                .position(|l| *l == literal)
+                .unwrap_or_else(|| {
+                    literals.push(literal);
+                    uses.push(AnchorUse::default());
+                    literals.len() - 1
+                })
+        };
+        for (r, rule) in rules.iter().enumerate() {
+            for anchor in rule.spec.anchors {
+                let i = slot(anchor.to_lowercase(), &mut literals, &mut uses);
+                uses[i].rules.push(r);
+                let rotated = encoded::rot13(anchor);
+                if anchor.len() >= MIN_ROT13_ANCHOR
+                    && anchor.bytes().all(|b| b.is_ascii_alphabetic() || b == b' ')
+                    && rotated != *anchor
+                {
+                    let i = slot(rotated, &mut literals, &mut uses);
+                    uses[i].rot13 = true;
+                }
+            }
+        }
+        for anchor in exfil::ANCHORS {
+            let i = slot(anchor.to_string(), &mut literals, &mut uses);
+            uses[i].markup = true;
+        }
+        let anchors = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&literals)
+            .expect("anchor automaton");
+        Scanner {
+            rules,
+            anchors,
+            uses,
+        }
+    }
+
+    /// Every signal in `text`, decoding what hides it.
+    pub fn scan(&self, text: &str) -> Found {
+        let mut found = Found::default();
+        self.scan_at(text, 0, &mut found);
+        found
+    }
+
+    fn scan_at(&self, text: &str, depth: u8, found: &mut Found) {
+        let text: Cow<str> = if text.is_ascii() {
+            Cow::Borrowed(text)
+        } else {
+            let hidden = unicode::inspect(text);
+            if let Some(w) = hidden.weight() {
+                found.add(SignalKind::HiddenUnicode, w);
+            }
+            if !hidden.smuggled.is_empty() && depth < MAX_DEPTH {
+                // Text spelled in tag characters: whatever it says, it was hidden.
+                self.scan_at(&hidden.smuggled, depth + 1, found);
+            }
+            Cow::Owned(hidden.visible)
+        };
+        let text = text.as_ref();
+
+        let mut windows = Windows::new(self.rules.len());
+        let mut fired = vec![false; self.rules.len()];
+        let mut markup = Vec::new();
+        let mut rot13 = false;
+        for hit in self.anchors.find_overlapping_iter(text) {
+            let uses = &self.uses[hit.pattern().as_usize()];
+            for &r in &uses.rules {
+                if !fired[r] && windows.open(r, hit.start(), hit.end(), text.len()) {
+                    fired[r] = self.check(r, text, windows.take(r));
+                }
+            }
+            rot13 |= uses.rot13;
+            if uses.markup {
+                markup.push(hit.start());
+            }
+        }
+        for (r, rule) in self.rules.iter().enumerate() {
+            if let Some(window) = windows.pending(r) {
+                fired[r] = fired[r] || self.check(r, text, window);
+            }
+            if fired[r] {
+                found.add_rule(rule.spec.kind, rule.spec.weight);
+            }
+        }
+        if !markup.is_empty()
+            && let Some(w) = exfil::assess(text, &markup)
+        {
+            found.add(SignalKind::MarkdownExfiltration, w);
+        }
+
+        if depth < MAX_DEPTH {
+            if rot13 {
+                self.scan_decoded(&encoded::rot13(text), depth, found);
+            }
+            for decoded in encoded::decoded_runs(text) {
+                self.scan_decoded(&decoded, depth, found);
+            }
+        }
+    }
+
+    /// Scores decoded text; anything it says counts, and so does the hiding.
+    fn scan_decoded(&self, decoded: &str, depth: u8, found: &mut Found) {
+        let mut inner = Found::default();
+        self.scan_at(decoded, depth + 1, &mut inner);
+        if !inner.is_empty() {
+            found.add(SignalKind::EncodedInstruction, 0.5 + 0.5 * inner.max());
+            found.merge(&inner);
+        }
+    }
+
+    /// Whether rule `r` matches in `text[start..end]`.
+    fn check(&self, r: usize, text: &str, (start, end): (usize, usize)) -> bool {
+        let start = floor_boundary(text, start);
+        let end = floor_boundary(text, end);
+        // `find_at` reads the text before `start` for `\b` and `^`.
+        self.rules[r].regex.find_at(&text[..end], start).is_some()
+    }
+
+    #[cfg(test)]
+    pub fn rules(&self) -> impl Iterator<Item = (&'static RuleSpec, &Regex)> {
+        self.rules.iter().map(|r| (r.spec, &r.regex))
+    }
+}
+
+/// Per rule, the window around its anchor hits not yet checked; a new hit
+/// that overlaps extends it, one that does not closes it for checking.
+struct Windows {
+    pending: Vec<Option<(usize, usize)>>,
+    closed: Vec<Option<(usize, usize)>>,
+}
+
+impl Windows {
+    fn new(rules: usize) -> Windows {
+        Windows {
+            pending: vec![None; rules],
+            closed: vec![None; rules],
+        }
+    }
+
+    /// Adds a hit at `start..end`; true when it closed the previous window of
+    /// rule `r` (take it with [`Windows::take`]).
+    fn open(&mut self, r: usize, start: usize, end: usize, len: usize) -> bool {
+        let window = (start.saturating_sub(WINDOW), (end + WINDOW).min(len));
+        match &mut self.pending[r] {
+            Some(p) if window.0 <= p.1 => {
+                p.1 = p.1.max(window.1);
+                false
+            }
+            slot => {
+                self.closed[r] = slot.replace(window);
+                self.closed[r].is_some()
+            }
+        }
+    }
+
+    fn take(&mut self, r: usize) -> (usize, usize) {
+        self.closed[r].take().unwrap_or_default()
+    }
+
+    fn pending(&mut self, r: usize) -> Option<(usize, usize)> {
+        self.pending[r].take()
+    }
+}
+
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
