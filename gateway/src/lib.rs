@@ -8,6 +8,7 @@ pub mod admin;
 pub mod audit;
 pub mod cgroup;
 pub mod config;
+pub mod content;
 pub mod credentials;
 pub mod daemon;
 pub mod dns;

@@ -43,7 +43,7 @@ use tokio::{
 use tokio_rustls::TlsAcceptor;
 
 use crate::{
-    eventually,
+    eventually, llm_mock,
     pki::{Sha256, TestCa, Validity},
     stream_body::{ChannelBody, PatternBody},
 };
@@ -69,6 +69,8 @@ pub struct RequestRecord {
     pub body_sha256: Option<String>,
     /// The body `/echo` answered with.
     pub response_body: Option<Vec<u8>>,
+    /// The request body, for routes that keep it (`/llm`).
+    pub body: Option<Vec<u8>>,
 }
 
 impl RequestRecord {
@@ -370,6 +372,7 @@ async fn route(
         body_len: 0,
         body_sha256: None,
         response_body: None,
+        body: None,
     };
     let index = state.push(record.clone());
     let route = req.uri().path().to_owned();
@@ -414,6 +417,18 @@ async fn route(
             let body = json!({ "len": len, "sha256": sha }).to_string();
             full(StatusCode::OK, "application/json", body)
         }
+        "/llm" => {
+            let body = match req.into_body().collect().await {
+                Ok(collected) => collected.to_bytes().to_vec(),
+                Err(_) => Vec::new(),
+            };
+            state.update(index, |r| {
+                r.body_len = body.len() as u64;
+                r.body = Some(body.clone());
+            });
+            llm_mock::answer(&path, &body)
+        }
+        "/text" => full(StatusCode::OK, "text/plain", llm_mock::TEXT),
         _ => full(StatusCode::NOT_FOUND, "text/plain", "no such route\n"),
     };
     Ok(response)

@@ -12,6 +12,7 @@ pub mod cgroup;
 pub mod daemon;
 pub mod https_upstream;
 pub mod interception;
+pub mod llm_mock;
 pub mod netns;
 pub mod oauth;
 pub mod pki;

@@ -320,6 +320,7 @@ fn interceptor(
         minter: Arc::new(minter),
         credentials,
         pipeline: Pipeline::default(),
+        content: Default::default(),
         upstreams: Upstreams::new(
             client,
             client_h1,

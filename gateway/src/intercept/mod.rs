@@ -7,6 +7,7 @@
 //! hygiene check and the forward; this module wires the empty pipeline.
 //! Sluice's own answers (400, 421, 502) are JSON (`respond`).
 
+pub mod content;
 pub mod credential;
 pub mod hygiene;
 pub mod idle;
@@ -58,6 +59,8 @@ pub struct Interceptor {
     pub credentials: Arc<credential::Credentials>,
     /// The request stages, in order (empty until the stages land).
     pub pipeline: Pipeline,
+    /// The body stages: PII, prompt injection, transformations, rehydration.
+    pub content: content::Content,
     pub upstreams: Upstreams,
     pub metrics: Arc<Metrics>,
     pub audit: Audit,
@@ -296,6 +299,10 @@ impl Interceptor {
         if conn.who.policy.dry_run && !matches!(parts.method, Method::GET | Method::HEAD) {
             return self.dry_run(parts, body, conn).await;
         }
+        let (body, plan) = match self.content_request(conn, &mut parts, body).await {
+            Ok(forward) => forward,
+            Err(answer) => return answer,
+        };
         // Credentials last: no stage above ever saw the real secret.
         let authority = host_header(&conn.key);
         let request = credential::Request {
@@ -398,8 +405,9 @@ impl Interceptor {
             &mut parts.headers,
             parts.status == StatusCode::SWITCHING_PROTOCOLS,
         );
+        let body = self.content_response(conn, plan, &mut parts, body.map_err(Into::into).boxed());
         let Some(needles) = needles else {
-            return Response::from_parts(parts, body.map_err(Into::into).boxed());
+            return Response::from_parts(parts, body);
         };
         // The upstream may echo the secret (or an encoding of it): every
         // form is redacted, in headers and streaming through the body.

@@ -248,6 +248,9 @@ pub struct Transformation {
     /// Only for these destinations (same forms as `allow_out`); empty: all.
     #[serde(default)]
     pub hosts: Vec<String>,
+    /// Header values rewritten too (bodies always are).
+    #[serde(default)]
+    pub headers: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

@@ -1,5 +1,6 @@
-//! [`RedactedBody`]: a hyper body adapter that redacts data frames as they
-//! pass and the values of trailers.
+//! [`RewrittenBody`]: a hyper body adapter that runs a streaming
+//! [`Rewrite`] over data frames as they pass (and over trailers);
+//! [`RedactedBody`] is the one that redacts credentials.
 
 use std::error::Error;
 use std::pin::Pin;
@@ -13,13 +14,60 @@ use super::{Needles, Redactor};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 
-/// Wraps a body and redacts it with a [`Redactor`].
+/// Streaming state that rewrites a body chunk by chunk: what `push` returns
+/// is final; a tail that later bytes could still change is held back and
+/// comes out of `finish`.
+pub trait Rewrite {
+    fn push(&mut self, chunk: &[u8]) -> Vec<u8>;
+    fn finish(&mut self) -> Vec<u8>;
+    /// The body failed: drop whatever is held, unemitted.
+    fn discard(&mut self);
+    fn held_len(&self) -> usize;
+    /// Rewrites trailer values in place; returns whether any changed.
+    fn trailers(&mut self, _trailers: &mut HeaderMap) -> bool {
+        false
+    }
+}
+
+impl Rewrite for Redactor {
+    fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        Redactor::push(self, chunk)
+    }
+    fn finish(&mut self) -> Vec<u8> {
+        Redactor::finish(self)
+    }
+    fn discard(&mut self) {
+        Redactor::discard(self)
+    }
+    fn held_len(&self) -> usize {
+        Redactor::held_len(self)
+    }
+    fn trailers(&mut self, trailers: &mut HeaderMap) -> bool {
+        self.needles().redact_headers(trailers)
+    }
+}
+
+/// Wraps a body and redacts credentials from it with a [`Redactor`].
+pub type RedactedBody<B> = RewrittenBody<B, Redactor>;
+
+impl<B> RedactedBody<B> {
+    pub fn new(inner: B, needles: Arc<Needles>) -> RedactedBody<B> {
+        RewrittenBody::with(inner, Redactor::new(needles))
+    }
+
+    /// Whether anything (data or trailers) was redacted so far.
+    pub fn matched(&self) -> bool {
+        self.rewrite.matched() || self.trailers_matched
+    }
+}
+
+/// Wraps a body and rewrites it with `R`.
 ///
 /// The length changes, so the size hint is unknown: the caller must drop any
 /// `Content-Length` of the wrapped message.
-pub struct RedactedBody<B> {
+pub struct RewrittenBody<B, R> {
     inner: B,
-    redactor: Redactor,
+    rewrite: R,
     /// Trailers waiting while the held tail is emitted ahead of them.
     trailers: Option<HeaderMap>,
     trailers_matched: bool,
@@ -27,27 +75,23 @@ pub struct RedactedBody<B> {
     done: bool,
 }
 
-impl<B> RedactedBody<B> {
-    pub fn new(inner: B, needles: Arc<Needles>) -> RedactedBody<B> {
-        RedactedBody {
+impl<B, R: Rewrite> RewrittenBody<B, R> {
+    pub fn with(inner: B, rewrite: R) -> RewrittenBody<B, R> {
+        RewrittenBody {
             inner,
-            redactor: Redactor::new(needles),
+            rewrite,
             trailers: None,
             trailers_matched: false,
             done: false,
         }
     }
-
-    /// Whether anything (data or trailers) was redacted so far.
-    pub fn matched(&self) -> bool {
-        self.redactor.matched() || self.trailers_matched
-    }
 }
 
-impl<B> Body for RedactedBody<B>
+impl<B, R> Body for RewrittenBody<B, R>
 where
     B: Body<Data = Bytes> + Unpin,
     B::Error: Into<BoxError>,
+    R: Rewrite + Unpin,
 {
     type Data = Bytes;
     type Error = BoxError;
@@ -68,12 +112,12 @@ where
                 Some(Ok(frame)) => frame,
                 Some(Err(err)) => {
                     this.done = true;
-                    this.redactor.discard();
+                    this.rewrite.discard();
                     return Poll::Ready(Some(Err(err.into())));
                 }
                 None => {
                     this.done = true;
-                    let tail = this.redactor.finish();
+                    let tail = this.rewrite.finish();
                     if tail.is_empty() {
                         return Poll::Ready(None);
                     }
@@ -82,7 +126,7 @@ where
             };
             let frame = match frame.into_data() {
                 Ok(data) => {
-                    let out = this.redactor.push(&data);
+                    let out = this.rewrite.push(&data);
                     if out.is_empty() {
                         // All held back (or an empty frame): nothing to send yet.
                         continue;
@@ -95,10 +139,10 @@ where
                 Ok(mut trailers) => {
                     // Trailers end the body; the held tail goes out first.
                     this.done = true;
-                    if this.redactor.needles().redact_headers(&mut trailers) {
+                    if this.rewrite.trailers(&mut trailers) {
                         this.trailers_matched = true;
                     }
-                    let tail = this.redactor.finish();
+                    let tail = this.rewrite.finish();
                     if tail.is_empty() {
                         Poll::Ready(Some(Ok(Frame::trailers(trailers))))
                     } else {
@@ -106,7 +150,7 @@ where
                         Poll::Ready(Some(Ok(Frame::data(Bytes::from(tail)))))
                     }
                 }
-                // A frame kind this version does not know: nothing to redact in.
+                // A frame kind this version does not know: nothing to rewrite in.
                 Err(frame) => Poll::Ready(Some(Ok(frame))),
             };
         }
@@ -114,7 +158,7 @@ where
 
     fn is_end_stream(&self) -> bool {
         self.trailers.is_none()
-            && (self.done || (self.inner.is_end_stream() && self.redactor.held_len() == 0))
+            && (self.done || (self.inner.is_end_stream() && self.rewrite.held_len() == 0))
     }
 
     fn size_hint(&self) -> SizeHint {

@@ -24,7 +24,7 @@ use hyper::HeaderMap;
 use hyper::header::HeaderValue;
 use zeroize::Zeroizing;
 
-pub use body::RedactedBody;
+pub use body::{RedactedBody, Rewrite, RewrittenBody};
 pub use forms::{forms, percent_encode_upper as percent_encode};
 
 /// What a redacted credential is replaced with.
@@ -42,7 +42,8 @@ pub struct Needles {
     /// Answers "could this tail still grow into a needle", which the
     /// aho-corasick crate does not expose.
     trie: Trie,
-    replacement: Vec<u8>,
+    /// One entry: every match becomes it; otherwise one per needle.
+    replacements: Vec<Vec<u8>>,
     count: usize,
     max_len: usize,
 }
@@ -52,6 +53,23 @@ impl Needles {
     /// `replacement` replaces each match.
     pub fn new(needles: &[&[u8]], replacement: &[u8]) -> Needles {
         let needles: Vec<&[u8]> = needles.iter().copied().filter(|n| !n.is_empty()).collect();
+        Needles::build(needles, vec![replacement.to_vec()])
+    }
+
+    /// Compiles `(needle, replacement)` pairs: each match becomes its own
+    /// needle's replacement (rehydration of PII tokens). Empty needles are
+    /// ignored; of duplicate needles the first pair wins.
+    pub fn with_replacements(pairs: &[(&[u8], &[u8])]) -> Needles {
+        let mut seen = std::collections::HashSet::new();
+        let (needles, replacements) = pairs
+            .iter()
+            .filter(|(needle, _)| !needle.is_empty() && seen.insert(*needle))
+            .map(|&(needle, replacement)| (needle, replacement.to_vec()))
+            .unzip();
+        Needles::build(needles, replacements)
+    }
+
+    fn build(needles: Vec<&[u8]>, replacements: Vec<Vec<u8>>) -> Needles {
         let max_len = needles.iter().map(|n| n.len()).max().unwrap_or(0);
         let automaton = if needles.is_empty() {
             None
@@ -64,7 +82,7 @@ impl Needles {
         Needles {
             automaton,
             trie: Trie::new(&needles),
-            replacement: replacement.to_vec(),
+            replacements,
             count: needles.len(),
             max_len,
         }
@@ -111,18 +129,27 @@ impl Needles {
         matched
     }
 
-    /// Leftmost-longest match in `hay` as `(start, end)`.
-    fn find(&self, hay: &[u8]) -> Option<(usize, usize)> {
+    /// Leftmost-longest match in `hay` as `(start, end, needle index)`.
+    fn find(&self, hay: &[u8]) -> Option<(usize, usize, usize)> {
         if self.count == 0 {
             return None;
         }
         match &self.automaton {
-            Some(ac) => ac.find(hay).map(|m| (m.start(), m.end())),
+            Some(ac) => ac
+                .find(hay)
+                .map(|m| (m.start(), m.end(), m.pattern().as_usize())),
             None => (0..hay.len()).find_map(|start| {
                 self.trie
                     .longest_at(&hay[start..])
-                    .map(|len| (start, start + len))
+                    .map(|(len, id)| (start, start + len, id))
             }),
+        }
+    }
+
+    fn replacement(&self, needle: usize) -> &[u8] {
+        match self.replacements.as_slice() {
+            [one] => one,
+            many => &many[needle],
         }
     }
 
@@ -145,13 +172,13 @@ impl Needles {
         };
         let mut pos = 0;
         let mut hold = hold_from(0);
-        while let Some((start, end)) = self.find(&buf[pos..]) {
+        while let Some((start, end, needle)) = self.find(&buf[pos..]) {
             let (start, end) = (pos + start, pos + end);
             if start >= hold {
                 break;
             }
             out.extend_from_slice(&buf[pos..start]);
-            out.extend_from_slice(&self.replacement);
+            out.extend_from_slice(self.replacement(needle));
             *matched = true;
             pos = end;
             if pos > hold {
@@ -266,8 +293,8 @@ struct Node {
     /// prefix of some needle.
     fail: usize,
     depth: usize,
-    /// A whole needle ends here.
-    terminal: bool,
+    /// The index of the needle that ends here, if one does.
+    terminal: Option<usize>,
 }
 
 const ROOT: usize = 0;
@@ -278,9 +305,9 @@ impl Trie {
             edges: Vec::new(),
             fail: ROOT,
             depth: 0,
-            terminal: false,
+            terminal: None,
         }];
-        for needle in needles {
+        for (id, needle) in needles.iter().enumerate() {
             let mut at = ROOT;
             for (i, &byte) in needle.iter().enumerate() {
                 at = match nodes[at].edges.binary_search_by_key(&byte, |&(b, _)| b) {
@@ -292,13 +319,13 @@ impl Trie {
                             edges: Vec::new(),
                             fail: ROOT,
                             depth: i + 1,
-                            terminal: false,
+                            terminal: None,
                         });
                         id
                     }
                 };
             }
-            nodes[at].terminal = true;
+            nodes[at].terminal.get_or_insert(id);
         }
         let mut trie = Trie { nodes };
         trie.link();
@@ -353,8 +380,8 @@ impl Trie {
         self.nodes[at].depth
     }
 
-    /// Length of the longest needle that `hay` starts with.
-    fn longest_at(&self, hay: &[u8]) -> Option<usize> {
+    /// Length and index of the longest needle that `hay` starts with.
+    fn longest_at(&self, hay: &[u8]) -> Option<(usize, usize)> {
         let mut at = ROOT;
         let mut longest = None;
         for &byte in hay {
@@ -362,8 +389,8 @@ impl Trie {
                 break;
             };
             at = next;
-            if self.nodes[at].terminal {
-                longest = Some(self.nodes[at].depth);
+            if let Some(id) = self.nodes[at].terminal {
+                longest = Some((self.nodes[at].depth, id));
             }
         }
         longest

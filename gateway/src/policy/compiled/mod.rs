@@ -57,6 +57,8 @@ pub struct Transformation {
     pub direction: raw::Direction,
     /// Destination patterns as written; empty means every destination.
     pub hosts: Vec<String>,
+    /// Headers whose values are rewritten too (valid names, lower-case).
+    pub headers: Vec<hyper::header::HeaderName>,
 }
 
 impl CompiledPolicy {
@@ -174,11 +176,23 @@ fn compile_transformations(
                 Some(hint),
             ));
         }
+        let mut headers = Vec::with_capacity(t.headers.len());
+        for (j, name) in t.headers.iter().enumerate() {
+            match hyper::header::HeaderName::from_bytes(name.as_bytes()) {
+                Ok(name) => headers.push(name),
+                Err(_) => errors.push(error(
+                    format!("transformations[{i}].headers[{j}]"),
+                    format!("`{name}` is not a header name"),
+                    Some("write a header name such as `user-agent`".to_string()),
+                )),
+            }
+        }
         compiled.push(Transformation {
             pattern,
             replacement: t.replacement.clone(),
             direction: t.direction,
             hosts: t.hosts.clone(),
+            headers,
         });
     }
     compiled

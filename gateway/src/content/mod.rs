@@ -1,0 +1,232 @@
+//! The content stages: what the pipeline does with request and response
+//! bodies. In DESIGN.md's order, after the head stages and before
+//! credential injection: PII (block, redact into session tokens, or log),
+//! prompt-injection scoring, request transformations; on the way back,
+//! rehydration of tokens and response transformations.
+//!
+//! Deciding is pure: [`inspect`] takes a buffered, decoded body and the
+//! policy's [`Stages`] and says what to forward or why to refuse; the
+//! interceptor (`intercept::content`) collects, decodes, counts and audits.
+
+pub mod sse;
+pub mod transform;
+pub mod vault;
+
+use std::collections::BTreeMap;
+
+use crate::injection::{Assessment, Detector};
+use crate::policy::compiled::CompiledPolicy;
+use crate::policy::raw::{self, InjectionAction, PiiAction};
+use crate::scan::{ScanConfig, Scanner};
+use transform::Rules;
+use vault::Vault;
+
+/// A policy's content stages, built once per policy version.
+pub struct Stages {
+    pub pii: Option<Pii>,
+    pub injection: Option<Injection>,
+    pub transforms: transform::Table,
+}
+
+pub struct Pii {
+    scanner: Scanner,
+    action: PiiAction,
+    actions: BTreeMap<String, PiiAction>,
+    pub rehydrate: bool,
+    pub oversize: raw::Oversize,
+}
+
+pub struct Injection {
+    detector: Detector,
+    pub action: InjectionAction,
+    pub threshold: f64,
+}
+
+impl Stages {
+    pub fn build(policy: &CompiledPolicy) -> Result<Stages, String> {
+        let pii = if policy.pii.enabled {
+            let config = ScanConfig::from_policy(&policy.pii).map_err(|e| e.to_string())?;
+            Some(Pii {
+                scanner: Scanner::new(&config).map_err(|e| e.to_string())?,
+                action: policy.pii.action,
+                actions: policy.pii.actions.clone(),
+                rehydrate: policy.pii.rehydrate_response,
+                oversize: policy.pii.oversize.clone(),
+            })
+        } else {
+            None
+        };
+        let injection = policy.injection_defense.enabled.then(|| Injection {
+            detector: Detector::new(&policy.injection_defense),
+            action: policy.injection_defense.action,
+            threshold: policy.injection_defense.threshold,
+        });
+        Ok(Stages {
+            pii,
+            injection,
+            transforms: transform::Table::build(policy),
+        })
+    }
+
+    /// Whether request bodies must be read at all (transformations aside).
+    pub fn inspects(&self) -> bool {
+        self.pii.is_some() || self.injection.is_some()
+    }
+
+    /// The most a body may be buffered for inspection.
+    pub fn inspect_bytes(&self) -> Option<&raw::Oversize> {
+        self.pii.as_ref().map(|pii| &pii.oversize)
+    }
+}
+
+/// One detected value: its type and what was done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detection {
+    pub kind: &'static str,
+    pub action: PiiAction,
+}
+
+/// Why a body is refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// A PII type whose action is `block`; `rule` names the policy entry.
+    Pii { kinds: Vec<&'static str>, rule: String },
+    Injection { score: f64, signals: Vec<String> },
+}
+
+/// What the request stages decided about one body.
+#[derive(Debug, Default)]
+pub struct Inspection {
+    /// The body to forward, when it differs from the one inspected.
+    pub rewritten: Option<Vec<u8>>,
+    pub detections: Vec<Detection>,
+    pub refusal: Option<Refusal>,
+    /// The injection score, when it was scored and reached the threshold
+    /// (in `audit` mode the request goes on, and this is audited).
+    pub injection: Option<Assessment>,
+}
+
+/// Runs PII, injection and request transformations over `body` (already
+/// decoded). Values redacted become tokens from `vault`.
+pub fn inspect(
+    stages: &Stages,
+    transforms: &Rules,
+    vault: &Vault,
+    policy: &str,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> Inspection {
+    let mut inspection = Inspection::default();
+    let mut current: Option<Vec<u8>> = None;
+    if let Some(pii) = &stages.pii {
+        let findings = pii.scanner.scan(content_type, body);
+        let mut blocked = Vec::new();
+        let mut out = Vec::with_capacity(body.len());
+        let mut at = 0;
+        for finding in &findings {
+            let kind = finding.kind.as_str();
+            let action = pii.actions.get(kind).copied().unwrap_or(pii.action);
+            inspection.detections.push(Detection { kind, action });
+            match action {
+                PiiAction::Block => {
+                    if !blocked.contains(&kind) {
+                        blocked.push(kind);
+                    }
+                }
+                PiiAction::Redact if finding.start >= at => {
+                    let span = &body[finding.start..finding.end];
+                    let value = original_value(content_type, span);
+                    out.extend_from_slice(&body[at..finding.start]);
+                    out.extend_from_slice(vault.token(kind, &value).as_bytes());
+                    at = finding.end;
+                }
+                PiiAction::Redact | PiiAction::LogOnly => {}
+            }
+        }
+        if !blocked.is_empty() {
+            let rule = match blocked.iter().find(|k| pii.actions.contains_key(**k)) {
+                Some(kind) => format!("{policy}:pii.actions.{kind}"),
+                None => format!("{policy}:pii.action"),
+            };
+            inspection.refusal = Some(Refusal::Pii {
+                kinds: blocked,
+                rule,
+            });
+            return inspection;
+        }
+        if at > 0 {
+            out.extend_from_slice(&body[at..]);
+            current = Some(out);
+        }
+    }
+    if let Some(injection) = &stages.injection {
+        let assessment = injection.detector.assess(content_type, body);
+        if assessment.score >= injection.threshold {
+            if injection.action == InjectionAction::Block {
+                inspection.refusal = Some(Refusal::Injection {
+                    score: assessment.score,
+                    signals: assessment
+                        .signals
+                        .iter()
+                        .map(|s| s.as_str().to_owned())
+                        .collect(),
+                });
+                return inspection;
+            }
+            inspection.injection = Some(assessment);
+        }
+    }
+    if !transforms.is_empty() {
+        let input = current.as_deref().unwrap_or(body);
+        if let std::borrow::Cow::Owned(new) = transforms.apply(input) {
+            current = Some(new);
+        }
+    }
+    inspection.rewritten = current;
+    inspection
+}
+
+/// The value a detected span stands for: JSON escapes and form
+/// percent-encoding undone, so rehydration writes back the real value
+/// (escaped again for the response it lands in).
+fn original_value(content_type: Option<&str>, span: &[u8]) -> Vec<u8> {
+    let essence = content_type
+        .and_then(|ct| ct.split(';').next())
+        .map(|ct| ct.trim().to_ascii_lowercase());
+    match essence.as_deref() {
+        Some(ct) if ct == "application/json" || ct.ends_with("+json") => {
+            let quoted = [b"\"".as_slice(), span, b"\""].concat();
+            serde_json::from_slice::<String>(&quoted)
+                .map(String::into_bytes)
+                .unwrap_or_else(|_| span.to_vec())
+        }
+        Some("application/x-www-form-urlencoded") => percent_decode(span),
+        _ => span.to_vec(),
+    }
+}
+
+fn percent_decode(span: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(span.len());
+    let mut i = 0;
+    while i < span.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match span[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < span.len() => {
+                match (hex(span[i + 1]), hex(span[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,250 @@
+//! Regex transformations of bodies: a policy's rewrite rules for one
+//! direction, applied in order, one-shot on a buffered request body and
+//! streaming on a response body.
+//!
+//! Streaming holds back the last [`HOLD_BACK`] bytes of what has arrived,
+//! so a match may span chunk boundaries as long as it is shorter than the
+//! hold-back; that bound is documented for policy authors. Everything
+//! before the held tail is final and leaves at once (streams don't stall).
+
+use std::borrow::Cow;
+
+use hyper::HeaderMap;
+use hyper::header::{HeaderName, HeaderValue};
+use regex::bytes::Regex;
+
+use crate::credentials::hosts::HostSet;
+use crate::policy::compiled::CompiledPolicy;
+use crate::policy::raw::Direction;
+use crate::redact::Rewrite;
+
+/// Bytes kept back between chunks; longer matches are not guaranteed to be
+/// found when they straddle a chunk boundary.
+pub const HOLD_BACK: usize = 4096;
+
+/// One rule: the policy's regex over bytes, its replacement, and the
+/// headers it also rewrites.
+#[derive(Clone)]
+pub struct Rule {
+    pattern: Regex,
+    replacement: String,
+    headers: Vec<HeaderName>,
+}
+
+/// A policy's rules, compiled once (byte regexes, host sets).
+#[derive(Default)]
+pub struct Table(Vec<(Rule, Direction, Option<HostSet>)>);
+
+impl Table {
+    pub fn build(policy: &CompiledPolicy) -> Table {
+        Table(
+            policy
+                .transformations
+                .iter()
+                .filter_map(|t| {
+                    let rule = Rule {
+                        // Compiled as `str` regexes at load; the same syntax.
+                        pattern: Regex::new(t.pattern.as_str()).ok()?,
+                        replacement: t.replacement.clone(),
+                        headers: t.headers.clone(),
+                    };
+                    // None: every destination. Names and `*.suffix` match
+                    // the name the sandbox used; address patterns match none.
+                    let hosts = match t.hosts.is_empty() {
+                        true => None,
+                        false => Some(HostSet::parse(&names(&t.hosts)).ok()?),
+                    };
+                    Some((rule, t.direction, hosts))
+                })
+                .collect(),
+        )
+    }
+
+    /// The rules for `host` in `direction` (a `both` rule counts for each).
+    pub fn rules(&self, host: &str, direction: Direction) -> Rules {
+        Rules(
+            self.0
+                .iter()
+                .filter(|(_, d, _)| *d == direction || *d == Direction::Both)
+                .filter(|(_, _, hosts)| hosts.as_ref().is_none_or(|h| h.matches(host)))
+                .map(|(rule, _, _)| rule.clone())
+                .collect(),
+        )
+    }
+}
+
+/// The host patterns that are names (not addresses, CIDRs or ports).
+fn names(hosts: &[String]) -> Vec<&str> {
+    hosts
+        .iter()
+        .map(String::as_str)
+        .filter(|h| h.parse::<std::net::IpAddr>().is_err() && !h.contains(['/', ':']))
+        .collect()
+}
+
+/// The rules of one direction that apply to one destination.
+#[derive(Clone, Default)]
+pub struct Rules(Vec<Rule>);
+
+impl Rules {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Each rule over the values of the headers it names; a value that
+    /// would no longer be a valid header value is left as it was.
+    pub fn apply_headers(&self, headers: &mut HeaderMap) {
+        for rule in &self.0 {
+            for name in &rule.headers {
+                if let hyper::header::Entry::Occupied(mut entry) = headers.entry(name) {
+                    for value in entry.iter_mut() {
+                        let new = rule
+                            .pattern
+                            .replace_all(value.as_bytes(), rule.replacement.as_bytes());
+                        if let Cow::Owned(new) = new
+                            && let Ok(new) = HeaderValue::from_bytes(&new)
+                        {
+                            *value = new;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every rule over the whole of `body`, in order.
+    pub fn apply<'a>(&self, body: &'a [u8]) -> Cow<'a, [u8]> {
+        let mut out = Cow::Borrowed(body);
+        for rule in &self.0 {
+            if let Cow::Owned(new) = rule
+                .pattern
+                .replace_all(&out, rule.replacement.as_bytes())
+            {
+                out = Cow::Owned(new);
+            }
+        }
+        out
+    }
+}
+
+/// Streaming application of [`Rules`] to a response body.
+pub struct Transformer {
+    rules: Rules,
+    pending: Vec<u8>,
+}
+
+impl Transformer {
+    pub fn new(rules: Rules) -> Transformer {
+        Transformer {
+            rules,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl Rewrite for Transformer {
+    fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.pending.extend_from_slice(chunk);
+        if self.pending.len() <= HOLD_BACK {
+            return Vec::new();
+        }
+        // Rewrite what has arrived; keep the last HOLD_BACK bytes of the
+        // *input* unrewritten so a match straddling the cut is seen whole
+        // next time. The cut moves back to the start of any match that
+        // crosses it, so no match is split.
+        let mut cut = self.pending.len() - HOLD_BACK;
+        for rule in &self.rules.0 {
+            for found in rule.pattern.find_iter(&self.pending) {
+                if found.start() < cut && found.end() > cut {
+                    cut = found.start();
+                }
+            }
+        }
+        let head: Vec<u8> = self.pending.drain(..cut).collect();
+        self.rules.apply(&head).into_owned()
+    }
+
+    fn finish(&mut self) -> Vec<u8> {
+        let rest = std::mem::take(&mut self.pending);
+        self.rules.apply(&rest).into_owned()
+    }
+
+    fn discard(&mut self) {
+        self.pending.clear();
+    }
+
+    fn held_len(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::raw;
+
+    fn policy(yaml: &str) -> CompiledPolicy {
+        let raw: raw::Policy = serde_yaml::from_str(yaml).expect("yaml");
+        CompiledPolicy::compile("p", &raw).expect("compiles")
+    }
+
+    #[test]
+    fn rules_are_chosen_by_direction_and_host() {
+        let p = policy(
+            "transformations:\n\
+             - {pattern: 'a', replacement: 'A', direction: request}\n\
+             - {pattern: 'b', replacement: 'B', direction: response, hosts: ['*.example.com']}\n\
+             - {pattern: 'c', replacement: 'C', direction: both, hosts: ['api.test']}\n",
+        );
+        // (host, direction, input, output)
+        let cases = [
+            ("api.test", Direction::Request, "abc", "AbC"),
+            ("api.test", Direction::Response, "abc", "abC"),
+            ("x.example.com", Direction::Response, "abc", "aBc"),
+            ("example.com", Direction::Response, "abc", "abc"),
+            ("other", Direction::Request, "abc", "Abc"),
+        ];
+        for (host, direction, input, output) in cases {
+            let rules = Table::build(&p).rules(host, direction);
+            assert_eq!(rules.apply(input.as_bytes()).as_ref(), output.as_bytes(), "{host}");
+        }
+    }
+
+    #[test]
+    fn named_headers_are_rewritten_too() {
+        let p = policy(
+            "transformations:\n\
+             - {pattern: 'agent/\\d+', replacement: 'agent/x', headers: [user-agent]}\n",
+        );
+        let rules = Table::build(&p).rules("h", Direction::Request);
+        let mut headers = HeaderMap::new();
+        headers.insert("user-agent", HeaderValue::from_static("agent/42"));
+        headers.insert("x-other", HeaderValue::from_static("agent/42"));
+        rules.apply_headers(&mut headers);
+        assert_eq!(headers["user-agent"], "agent/x");
+        assert_eq!(headers["x-other"], "agent/42");
+    }
+
+    #[test]
+    fn streaming_equals_one_shot_for_any_chunking_of_short_matches() {
+        let p = policy(
+            "transformations:\n\
+             - {pattern: 'secret-(\\d+)', replacement: 'id-$1', direction: response}\n",
+        );
+        let rules = Table::build(&p).rules("h", Direction::Response);
+        let body: Vec<u8> = (0..3000)
+            .flat_map(|i| format!("word secret-{i} ").into_bytes())
+            .collect();
+        let whole = rules.apply(&body).into_owned();
+        for size in [1, 7, 100, 4095, 4097, 10_000] {
+            let mut t = Transformer::new(rules.clone());
+            let mut out = Vec::new();
+            for chunk in body.chunks(size) {
+                out.extend(t.push(chunk));
+                assert!(t.held_len() <= HOLD_BACK + size);
+            }
+            out.extend(t.finish());
+            assert_eq!(out, whole, "chunks of {size}");
+        }
+    }
+}
