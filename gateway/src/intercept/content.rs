@@ -255,7 +255,12 @@ impl Interceptor {
             };
         }
         if !plan.transforms.is_empty() {
-            body = RewrittenBody::with(body, Transformer::new(plan.transforms)).boxed();
+            let transformer = if content_type.starts_with("text/event-stream") {
+                Transformer::events(plan.transforms)
+            } else {
+                Transformer::new(plan.transforms)
+            };
+            body = RewrittenBody::with(body, transformer).boxed();
         }
         body
     }
