@@ -74,7 +74,8 @@ fn by_hand(
 fn signatures_match_the_spec_computed_by_hand() {
     let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_440_938_160); // 2015-08-30T12:36:00Z
     let body = b"{\"k\":1}";
-    let cases: &[(&str, SigV4Payload, Option<&[u8]>, Option<&str>)] = &[
+    type Case<'a> = (&'a str, SigV4Payload, Option<&'a [u8]>, Option<&'a str>);
+    let cases: &[Case] = &[
         ("GET", SigV4Payload::Unsigned, None, None),
         ("PUT", SigV4Payload::Signed, Some(body), None),
         ("GET", SigV4Payload::Unsigned, None, Some("session-tok")),
