@@ -43,6 +43,9 @@ enum Cmd {
         /// Only these targets (comma-separated), e.g. direct-tls,sluice-full.
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
+        /// Seconds per closed-loop measurement instead of the mode's (for profiling).
+        #[arg(long)]
+        secs: Option<f64>,
         /// The command line to print in the report.
         #[arg(long, default_value = "cargo xtask bench")]
         command: String,
@@ -58,11 +61,13 @@ fn main() -> anyhow::Result<()> {
             smoke,
             out,
             only,
+            secs,
             command,
         } => run::run(run::Options {
             smoke,
             out,
             only,
+            secs,
             command,
         }),
         Cmd::Client { dial, work } => client::run(

@@ -29,6 +29,8 @@ pub struct Options {
     pub out: PathBuf,
     /// Only these targets (all when empty).
     pub only: Vec<String>,
+    /// Overrides the closed-loop measurement length.
+    pub secs: Option<f64>,
     /// The command line that reproduces the run, for the report.
     pub command: String,
 }
@@ -40,11 +42,14 @@ const STAGES: &str = "network policy, credential injection (bearer placeholder s
      yet, so they cost nothing";
 
 pub fn run(options: Options) -> anyhow::Result<()> {
-    let sizes = if options.smoke {
+    let mut sizes = if options.smoke {
         Sizes::smoke()
     } else {
         Sizes::full()
     };
+    if let Some(secs) = options.secs {
+        sizes.secs = secs;
+    }
     std::fs::create_dir_all(&options.out)?;
     let load_before = loadavg();
     let work = tempfile::Builder::new().prefix("sluice-bench-").tempdir()?;
