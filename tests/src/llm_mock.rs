@@ -85,6 +85,10 @@ pub fn streamed_text(sse: &str) -> String {
     sse.split("\n\n")
         .filter_map(|event| event.trim().strip_prefix("data: "))
         .filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok())
-        .filter_map(|v| v["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
+        .filter_map(|v| {
+            v["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
         .collect()
 }

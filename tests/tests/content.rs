@@ -16,8 +16,7 @@ const CARD: &str = "4111 1111 1111 1111";
 const SSN: &str = "123-45-6789";
 
 fn world_with(ca: &TestCa, upstream: &HttpsUpstream, extra: Value) -> World {
-    let mut policy =
-        intercepting_policy(&allow_loopback("llm.test", upstream.port()), json!({}));
+    let mut policy = intercepting_policy(&allow_loopback("llm.test", upstream.port()), json!({}));
     if let Value::Object(extra) = extra {
         for (k, v) in extra {
             policy[k] = v;
@@ -36,9 +35,20 @@ fn chat(text: &str) -> String {
 }
 
 /// POSTs `body` as JSON to `path` on the mock, from the sandbox.
-fn post(world: &World, port: u16, path: &str, body: &str, extra: &[&str]) -> sluice_e2e::interception::Curl {
+fn post(
+    world: &World,
+    port: u16,
+    path: &str,
+    body: &str,
+    extra: &[&str],
+) -> sluice_e2e::interception::Curl {
     let url = format!("https://llm.test:{port}{path}");
-    let mut args = vec!["-H", "content-type: application/json", "--data-binary", body];
+    let mut args = vec![
+        "-H",
+        "content-type: application/json",
+        "--data-binary",
+        body,
+    ];
     args.extend_from_slice(extra);
     world.curl(&world.curl_https(&url, &args))
 }
@@ -95,14 +105,29 @@ fn pii_leaves_as_tokens_and_comes_back_restored_even_split_across_events() {
         .expect("gzip");
     assert!(gzip.success());
     let file = format!("@{}.gz", plain.display());
-    let curl = post(&world, port, "/llm", &file, &["-H", "content-encoding: gzip"]);
+    let curl = post(
+        &world,
+        port,
+        "/llm",
+        &file,
+        &["-H", "content-encoding: gzip"],
+    );
     assert_eq!(curl.code, 200, "{}", curl.out);
     let seen = last_body(&upstream);
-    assert!(seen.contains("[pii_email_") && !seen.contains(EMAIL), "{seen}");
+    assert!(
+        seen.contains("[pii_email_") && !seen.contains(EMAIL),
+        "{seen}"
+    );
 
     // A `block` type: 403 naming the type, never the value; nothing sent.
     let before = upstream.request_count();
-    let curl = post(&world, port, "/llm", &chat(&format!("my ssn is {SSN}")), &[]);
+    let curl = post(
+        &world,
+        port,
+        "/llm",
+        &chat(&format!("my ssn is {SSN}")),
+        &[],
+    );
     assert_eq!(curl.code, 403, "{}", curl.out);
     let refusal = curl.json();
     assert_eq!(refusal["reason"], "pii_blocked");
@@ -113,7 +138,9 @@ fn pii_leaves_as_tokens_and_comes_back_restored_even_split_across_events() {
     world.daemon.wait_audit("the PII refusal", 1, |e| {
         e["reason"] == "pii_blocked" && e["rule"] == "p:pii.actions.ssn"
     });
-    world.daemon.wait_audit("the redactions", 1, |e| e["reason"] == "pii_detected");
+    world
+        .daemon
+        .wait_audit("the redactions", 1, |e| e["reason"] == "pii_detected");
     let audit = serde_json::to_string(&world.daemon.audit()).expect("audit JSON");
     assert!(!audit.contains(EMAIL) && !audit.contains(SSN) && !audit.contains("4111"));
     assert!(world.metric("sluice_pii_detections_total{type=\"ssn\",action=\"block\"}") >= 1.0);
@@ -140,7 +167,13 @@ fn prompt_injection_is_blocked_or_audited_per_policy() {
             &upstream,
             json!({"injection_defense": {"enabled": true, "action": action}}),
         );
-        let benign = post(&world, port, "/llm", &chat("How do I ignore whitespace in git diff?"), &[]);
+        let benign = post(
+            &world,
+            port,
+            "/llm",
+            &chat("How do I ignore whitespace in git diff?"),
+            &[],
+        );
         assert_eq!(benign.code, 200, "{action}: {}", benign.out);
         let before = upstream.request_count();
         let curl = post(&world, port, "/llm", &attack, &[]);
@@ -181,8 +214,17 @@ fn transformations_rewrite_requests_and_responses() {
     let url = format!("https://llm.test:{port}/text");
     let curl = world.curl(&world.curl_https(&url, &[]));
     assert_eq!(curl.code, 200, "{}", curl.out);
-    assert_eq!(curl.body, "build ok on host-7.redacted and host-12.redacted\n");
-    let curl = post(&world, port, "/llm", &chat("Status of Project Apollo?"), &[]);
+    assert_eq!(
+        curl.body,
+        "build ok on host-7.redacted and host-12.redacted\n"
+    );
+    let curl = post(
+        &world,
+        port,
+        "/llm",
+        &chat("Status of Project Apollo?"),
+        &[],
+    );
     assert_eq!(curl.code, 200, "{}", curl.out);
     let seen = last_body(&upstream);
     assert!(seen.contains("Status of the project?"), "{seen}");

@@ -90,8 +90,14 @@ pub struct Detection {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
     /// A PII type whose action is `block`; `rule` names the policy entry.
-    Pii { kinds: Vec<&'static str>, rule: String },
-    Injection { score: f64, signals: Vec<String> },
+    Pii {
+        kinds: Vec<&'static str>,
+        rule: String,
+    },
+    Injection {
+        score: f64,
+        signals: Vec<String>,
+    },
 }
 
 /// What the request stages decided about one body.
@@ -212,15 +218,13 @@ fn percent_decode(span: &[u8]) -> Vec<u8> {
         let hex = |b: u8| (b as char).to_digit(16);
         match span[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < span.len() => {
-                match (hex(span[i + 1]), hex(span[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push((h * 16 + l) as u8);
-                        i += 2;
-                    }
-                    _ => out.push(b'%'),
+            b'%' if i + 2 < span.len() => match (hex(span[i + 1]), hex(span[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 2;
                 }
-            }
+                _ => out.push(b'%'),
+            },
             b => out.push(b),
         }
         i += 1;

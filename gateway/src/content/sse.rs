@@ -47,10 +47,7 @@ impl SseRehydrator {
     fn event(&mut self, raw: &[u8], out: &mut Vec<u8>) {
         let text = String::from_utf8_lossy(raw);
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        let data: Vec<&str> = lines
-            .iter()
-            .filter_map(|line| data_field(line))
-            .collect();
+        let data: Vec<&str> = lines.iter().filter_map(|line| data_field(line)).collect();
         let json = (!data.is_empty())
             .then(|| serde_json::from_str::<Value>(&data.join("\n")).ok())
             .flatten();
@@ -165,7 +162,11 @@ impl Rewrite for SseRehydrator {
 
     fn held_len(&self) -> usize {
         self.pending.len()
-            + self.paths.values().map(|(r, _)| r.held_len()).sum::<usize>()
+            + self
+                .paths
+                .values()
+                .map(|(r, _)| r.held_len())
+                .sum::<usize>()
             + self.bytewise.as_ref().map_or(0, Redactor::held_len)
     }
 }
@@ -293,7 +294,11 @@ mod tests {
             .split("\n\n")
             .filter_map(|event| event.strip_prefix("data: "))
             .filter_map(|data| serde_json::from_str::<Value>(data).ok())
-            .filter_map(|v| v["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
+            .filter_map(|v| {
+                v["choices"][0]["delta"]["content"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
             .collect()
     }
 
@@ -334,7 +339,9 @@ mod tests {
     #[test]
     fn a_piece_held_when_the_path_stops_is_sent_in_its_own_event() {
         let mut stream = delta("ends with [pii_");
-        stream.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n");
+        stream.push_str(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        );
         let out = run(&[stream.as_bytes()]);
         assert_eq!(text_of(&out), "ends with [pii_");
         let at_end = run(&[delta("no more [pii_em").as_bytes()]);
@@ -344,6 +351,9 @@ mod tests {
     #[test]
     fn non_json_data_is_rehydrated_within_the_event() {
         let stream = format!("data: mail {TOKEN} now\n\n");
-        assert_eq!(run(&[stream.as_bytes()]), format!("data: mail {VALUE} now\n\n").as_bytes());
+        assert_eq!(
+            run(&[stream.as_bytes()]),
+            format!("data: mail {VALUE} now\n\n").as_bytes()
+        );
     }
 }

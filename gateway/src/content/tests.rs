@@ -14,17 +14,29 @@ const JSON: Option<&str> = Some("application/json");
 fn pii_actions_redact_block_or_log() {
     let vault = Vaults::default().session("sb", Some("s"));
     let email = "ana@example.com";
-    let body = format!(r#"{{"messages":[{{"role":"user","content":"mail {email} ssn 123-45-6789"}}]}}"#);
+    let body =
+        format!(r#"{{"messages":[{{"role":"user","content":"mail {email} ssn 123-45-6789"}}]}}"#);
     // (policy, refused kinds, body keeps the email)
     let cases: [(&str, Option<Vec<&str>>, bool); 4] = [
         ("pii: {enabled: true}", None, false),
-        ("pii: {enabled: true, actions: {ssn: block}}", Some(vec!["ssn"]), true),
+        (
+            "pii: {enabled: true, actions: {ssn: block}}",
+            Some(vec!["ssn"]),
+            true,
+        ),
         ("pii: {enabled: true, action: log_only}", None, true),
         ("pii: {enabled: false}", None, true),
     ];
     for (yaml, refused, keeps) in cases {
         let (stages, _) = stages(yaml);
-        let out = inspect(&stages, &Rules::default(), &vault, "p", JSON, body.as_bytes());
+        let out = inspect(
+            &stages,
+            &Rules::default(),
+            &vault,
+            "p",
+            JSON,
+            body.as_bytes(),
+        );
         match (&out.refusal, &refused) {
             (Some(Refusal::Pii { kinds, rule }), Some(expected)) => {
                 assert_eq!(kinds, expected, "{yaml}");
@@ -67,7 +79,10 @@ fn json_escaped_values_are_stored_unescaped_for_rehydration() {
 #[test]
 fn form_values_are_stored_percent_decoded() {
     assert_eq!(
-        original_value(Some("application/x-www-form-urlencoded"), b"ana%40example.com"),
+        original_value(
+            Some("application/x-www-form-urlencoded"),
+            b"ana%40example.com"
+        ),
         b"ana@example.com"
     );
     assert_eq!(original_value(Some("text/plain"), b"a%40b"), b"a%40b");

@@ -116,10 +116,7 @@ impl Rules {
     pub fn apply<'a>(&self, body: &'a [u8]) -> Cow<'a, [u8]> {
         let mut out = Cow::Borrowed(body);
         for rule in &self.0 {
-            if let Cow::Owned(new) = rule
-                .pattern
-                .replace_all(&out, rule.replacement.as_bytes())
-            {
+            if let Cow::Owned(new) = rule.pattern.replace_all(&out, rule.replacement.as_bytes()) {
                 out = Cow::Owned(new);
             }
         }
@@ -234,13 +231,19 @@ mod tests {
         ];
         for (host, direction, input, output) in cases {
             let rules = Table::build(&p).rules(host, direction);
-            assert_eq!(rules.apply(input.as_bytes()).as_ref(), output.as_bytes(), "{host}");
+            assert_eq!(
+                rules.apply(input.as_bytes()).as_ref(),
+                output.as_bytes(),
+                "{host}"
+            );
         }
     }
 
     #[test]
     fn event_streams_are_rewritten_event_by_event_without_holding_back() {
-        let p = policy("transformations: [{pattern: 'host-\\d+', replacement: 'host', direction: response}]\n");
+        let p = policy(
+            "transformations: [{pattern: 'host-\\d+', replacement: 'host', direction: response}]\n",
+        );
         let mut t = Transformer::events(Table::build(&p).rules("h", Direction::Response));
         assert_eq!(t.push(b"data: host-1\n\ndata: ho"), b"data: host\n\n");
         assert_eq!(t.push(b"st-22\n\n"), b"data: host\n\n");

@@ -49,7 +49,9 @@ impl Vaults {
     pub fn session(&self, sandbox: &str, session: Option<&str>) -> Arc<Vault> {
         let key = (sandbox.to_owned(), session.unwrap_or("").to_owned());
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions.get_or_insert(key, || Arc::new(Vault::new())).clone()
+        sessions
+            .get_or_insert(key, || Arc::new(Vault::new()))
+            .clone()
     }
 
     /// The vault if the session ever had anything redacted.
@@ -165,7 +167,10 @@ mod tests {
         let token = vault.token("generic_secret", br#"pa"ss\word"#);
         let body = format!(r#"{{"text":"it is {token}."}}"#);
         let raw = vault.needles(false).replace_all(body.as_bytes());
-        assert_eq!(raw.as_deref(), Some(br#"{"text":"it is pa"ss\word."}"#.as_slice()));
+        assert_eq!(
+            raw.as_deref(),
+            Some(br#"{"text":"it is pa"ss\word."}"#.as_slice())
+        );
         let json = vault.needles(true).replace_all(body.as_bytes());
         assert_eq!(
             json.as_deref(),

@@ -75,9 +75,7 @@ impl Interceptor {
         let transforms = stages.transforms.rules(&conn.key.name, Direction::Request);
         let plan = ResponsePlan {
             rehydrate: stages.pii.as_ref().is_some_and(|pii| pii.rehydrate),
-            transforms: stages
-                .transforms
-                .rules(&conn.key.name, Direction::Response),
+            transforms: stages.transforms.rules(&conn.key.name, Direction::Response),
         };
         if !plan.transforms.is_empty() {
             plain_answer(parts);
@@ -127,7 +125,8 @@ impl Interceptor {
         let decoded = match &encoding {
             None => None,
             Some(encoding) => {
-                let decoded = crate::scan::decode::decode(Some(encoding), &read.bytes, limit as usize);
+                let decoded =
+                    crate::scan::decode::decode(Some(encoding), &read.bytes, limit as usize);
                 match decoded {
                     // A compressed prefix cannot be rewritten and re-joined to
                     // its rest, so over the limit is refused whatever `rest` says.
@@ -341,7 +340,14 @@ impl Interceptor {
         detail: String,
     ) -> Response<Body> {
         self.count(status);
-        self.record(conn, "content", "deny", reason, Some(rule), Some(detail.clone()));
+        self.record(
+            conn,
+            "content",
+            "deny",
+            reason,
+            Some(rule),
+            Some(detail.clone()),
+        );
         respond::json(
             status,
             serde_json::json!({"error": "refused", "reason": reason, "rule": rule, "detail": detail}),
@@ -376,9 +382,10 @@ impl Interceptor {
 
 /// Asks the upstream for an uncompressed answer: rewriting it needs the bytes.
 fn plain_answer(parts: &mut request::Parts) {
-    parts
-        .headers
-        .insert(header::ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+    parts.headers.insert(
+        header::ACCEPT_ENCODING,
+        HeaderValue::from_static("identity"),
+    );
 }
 
 fn action_name(action: crate::policy::raw::PiiAction) -> &'static str {

@@ -65,6 +65,9 @@ pub struct Credentials {
     tokens: BTreeMap<String, TokenCache>,
     /// `None`: no `oauth2` credential can get a token (tests without I/O).
     endpoint: Option<TokenEndpoint>,
+    /// Compiled response redactors by a digest of their needles: building
+    /// the automaton per request was a fifth of the daemon's CPU.
+    redactors: Mutex<lru::LruCache<[u8; 32], Arc<Needles>>>,
 }
 
 /// The request a credential decision is about.
@@ -141,6 +144,7 @@ impl Credentials {
             indexes: Mutex::new(HashMap::new()),
             tokens,
             endpoint: None,
+            redactors: Mutex::new(lru::LruCache::new(REDACTORS)),
         }
     }
 
@@ -331,7 +335,7 @@ impl Credentials {
                 let needles: Vec<&[u8]> = redactions.needles().collect();
                 let outcome = Outcome::Injected {
                     credential: credential.to_owned(),
-                    needles: Arc::new(Needles::new(&needles, REPLACEMENT)),
+                    needles: self.redactor(&needles),
                 };
                 (outcome, outgoing.into_body())
             }
@@ -444,6 +448,26 @@ fn too_large(credential: String, detail: String) -> Outcome {
         reason: BODY_TOO_LARGE,
         credential,
         detail,
+    }
+}
+
+/// Redactors kept compiled (a rotation or a refreshed token adds one).
+const REDACTORS: std::num::NonZeroUsize = std::num::NonZeroUsize::new(256).expect("non-zero");
+
+impl Credentials {
+    /// The redactor for `needles`, compiled once per distinct set.
+    fn redactor(&self, needles: &[&[u8]]) -> Arc<Needles> {
+        use sha2::{Digest as _, Sha256};
+        let mut digest = Sha256::new();
+        for needle in needles {
+            digest.update((needle.len() as u64).to_le_bytes());
+            digest.update(needle);
+        }
+        let key: [u8; 32] = digest.finalize().into();
+        let mut cache = lock(&self.redactors);
+        cache
+            .get_or_insert(key, || Arc::new(Needles::new(needles, REPLACEMENT)))
+            .clone()
     }
 }
 

@@ -71,7 +71,8 @@ mod tests {
         let c = cache.get_or_build(&v2, &mut build).expect("built");
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!((a.as_str(), c.as_str()), ("build 1", "build 2"));
-        let failed: Result<Arc<String>, &str> = PerPolicy::default().get_or_build(&v1, |_| Err("no"));
+        let failed: Result<Arc<String>, &str> =
+            PerPolicy::default().get_or_build(&v1, |_| Err("no"));
         assert_eq!(failed.err(), Some("no"));
     }
 }
