@@ -4,8 +4,10 @@
 //! starts an upstream on loopback that echoes what it receives, then runs
 //! curl inside the sandbox: a request carrying a placeholder credential
 //! (Sluice swaps in the real secret and redacts it from the echo), the same
-//! placeholder aimed at another host (refused: exfiltration), and a
-//! destination the policy does not allow (refused). Shows the audit log.
+//! placeholder aimed at another host (refused: exfiltration), a request
+//! with personal data (the upstream sees tokens, the sandbox gets the values
+//! back), and a destination the policy does not allow (refused). Shows the
+//! audit log.
 //! Everything it creates is removed at the end, also on failure.
 
 use std::{
@@ -21,6 +23,9 @@ use anyhow::{Context as _, bail};
 
 /// The real secret; the sandbox never sees it.
 const SECRET: &str = "sk-demo-REAL-SECRET-4f1c9a7e2b8d";
+/// Personal data the sandbox sends; the upstream sees tokens instead.
+const EMAIL: &str = "ana.lopez@example.com";
+const CARD: &str = "4111 1111 1111 1111";
 
 pub fn run(sluice: &Path) -> anyhow::Result<()> {
     let mut demo = Demo::start(sluice)?;
@@ -69,6 +74,8 @@ network:
 credentials:
   # The demo upstream speaks plain HTTP; real bindings keep this false.
   - {{credential: demo-api, allow_plain_http: true}}
+# Personal data leaves as per-session tokens and comes back restored.
+pii: {{enabled: true}}
 "
             ),
         )?;
@@ -179,7 +186,26 @@ sandboxes:
         if !out.contains("\"reason\":\"denied_by_rule\"") {
             bail!("the refused request was not refused by the policy");
         }
-        println!("== PII redaction: not in this build yet (the content stage is the next issue)");
+        let url = format!("http://api.demo.test:{}/v1/chat/completions", self.echo);
+        let body = format!(
+            r#"{{"messages":[{{"role":"user","content":"Mail {EMAIL} and charge card {CARD}"}}]}}"#
+        );
+        println!("== inside the sandbox: POST {url} with personal data\n{body}");
+        let before = self.seen.lock().expect("echo log").len();
+        let out = self.in_sandbox(&format!(
+            "curl -sS --max-time 10 -H 'content-type: application/json' --data '{body}' {url}"
+        ))?;
+        let out = String::from_utf8_lossy(&out.stdout).into_owned();
+        let upstream = self.seen.lock().expect("echo log")[before..].join("\n");
+        println!("-- what the upstream received:\n{upstream}");
+        println!("-- what the sandbox got back (the upstream's echo, tokens restored):\n{out}");
+        if upstream.contains(EMAIL) || upstream.contains(CARD) || !upstream.contains("[pii_email_")
+        {
+            bail!("the personal data was not redacted on its way out");
+        }
+        if !out.contains(EMAIL) || !out.contains(CARD) {
+            bail!("the tokens were not restored on the way back");
+        }
 
         println!("== audit log");
         print!(
@@ -187,7 +213,7 @@ sandboxes:
             std::fs::read_to_string(self.dir.join("audit.jsonl")).unwrap_or_default()
         );
         println!(
-            "== demo passed: steered, credential injected and redacted, exfiltration and a destination refused"
+            "== demo passed: steered, credential injected and redacted, PII redacted and restored, exfiltration and a destination refused"
         );
         Ok(())
     }
@@ -236,22 +262,15 @@ sandboxes:
 }
 
 /// An HTTP server on 127.0.0.1:0 that answers every request with the
-/// request's own head, and logs the head in `seen`.
+/// request's own head and body, and logs them in `seen`.
 fn serve_echo(seen: Arc<Mutex<Vec<String>>>) -> anyhow::Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
     std::thread::spawn(move || {
         for mut stream in listener.incoming().flatten() {
-            let mut buf = [0u8; 8192];
-            let n = stream.read(&mut buf).unwrap_or(0);
-            let head = String::from_utf8_lossy(&buf[..n]);
-            let head = head
-                .split("\r\n\r\n")
-                .next()
-                .unwrap_or_default()
-                .replace("\r\n", "\n");
-            seen.lock().expect("echo log").push(head.clone());
-            let body = format!("upstream echo of your request:\n{head}\n");
+            let request = read_request(&mut stream);
+            seen.lock().expect("echo log").push(request.clone());
+            let body = format!("upstream echo of your request:\n{request}\n");
             let _ = write!(
                 stream,
                 "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -260,6 +279,41 @@ fn serve_echo(seen: Arc<Mutex<Vec<String>>>) -> anyhow::Result<u16> {
         }
     });
     Ok(port)
+}
+
+/// One request's head and (content-length) body, as text.
+fn read_request(stream: &mut std::net::TcpStream) -> String {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let head_end = loop {
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return String::from_utf8_lossy(&buf).into_owned(),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let length = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    while buf.len() < head_end + length {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    String::from_utf8_lossy(&buf)
+        .replace("\r\n", "\n")
+        .trim_end()
+        .to_owned()
 }
 
 fn cgroup2_mount() -> anyhow::Result<PathBuf> {
