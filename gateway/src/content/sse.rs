@@ -348,6 +348,55 @@ mod tests {
         assert_eq!(text_of(&at_end), "no more [pii_em");
     }
 
+    fn chunked(stream: &[u8], mut cuts: Vec<usize>) -> Vec<&[u8]> {
+        cuts.iter_mut().for_each(|c| *c %= stream.len() + 1);
+        cuts.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut at = 0;
+        for cut in cuts {
+            chunks.push(&stream[at..cut]);
+            at = cut;
+        }
+        chunks.push(&stream[at..]);
+        chunks
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_chunking_of_a_stream_rehydrates_like_the_whole(
+            cuts in proptest::collection::vec(0usize..2000, 0..12),
+            split in 1usize..21,
+        ) {
+            let (a, b) = TOKEN.split_at(split);
+            let pieces = ["x ", a, b, " y ", TOKEN, " [pii_not", "_a_token]", ""];
+            let mut stream: String = pieces.iter().map(|p| delta(p)).collect();
+            stream.push_str("data: [DONE]\n\n");
+            let whole = run(&[stream.as_bytes()]);
+            proptest::prop_assert_eq!(
+                text_of(&whole),
+                format!("x {VALUE} y {VALUE} [pii_not_a_token]")
+            );
+            let chunks = chunked(stream.as_bytes(), cuts);
+            proptest::prop_assert_eq!(run(&chunks), whole);
+        }
+
+        #[test]
+        fn any_chunking_of_a_plain_body_rehydrates_like_the_whole(
+            cuts in proptest::collection::vec(0usize..300, 0..12),
+        ) {
+            let body = format!("{{\"a\":\"{TOKEN}{TOKEN} [pii_ x{TOKEN}\"}}");
+            let needles = needles();
+            let whole = needles.replace_all(body.as_bytes()).expect("tokens");
+            let mut redactor = Redactor::new(needles);
+            let mut out = Vec::new();
+            for chunk in chunked(body.as_bytes(), cuts) {
+                out.extend(redactor.push(chunk));
+            }
+            out.extend(redactor.finish());
+            proptest::prop_assert_eq!(out, whole);
+        }
+    }
+
     #[test]
     fn non_json_data_is_rehydrated_within_the_event() {
         let stream = format!("data: mail {TOKEN} now\n\n");
