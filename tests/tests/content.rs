@@ -15,14 +15,20 @@ const EMAIL: &str = "ana.lopez@example.com";
 const CARD: &str = "4111 1111 1111 1111";
 const SSN: &str = "123-45-6789";
 
-fn world_with(ca: &TestCa, upstream: &HttpsUpstream, extra: Value) -> World {
-    let mut policy = intercepting_policy(&allow_loopback("llm.test", upstream.port()), json!({}));
+/// The mock LLM upstream on loopback as `llm.test`, and a sandbox whose
+/// intercepting policy allows it, with `extra` policy sections.
+fn llm_world(extra: Value) -> (HttpsUpstream, World, u16) {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["llm.test"], &ca);
+    let port = upstream.port();
+    let mut policy = intercepting_policy(&allow_loopback("llm.test", port), json!({}));
     if let Value::Object(extra) = extra {
         for (k, v) in extra {
             policy[k] = v;
         }
     }
-    World::start(ca, &["llm.test"], policy)
+    let world = World::start(&ca, &["llm.test"], policy);
+    (upstream, world, port)
 }
 
 fn chat(text: &str) -> String {
@@ -60,14 +66,8 @@ fn last_body(upstream: &HttpsUpstream) -> String {
 
 #[test]
 fn pii_leaves_as_tokens_and_comes_back_restored_even_split_across_events() {
-    let ca = TestCa::upstream();
-    let upstream = HttpsUpstream::v4(&["llm.test"], &ca);
-    let port = upstream.port();
-    let world = world_with(
-        &ca,
-        &upstream,
-        json!({"pii": {"enabled": true, "actions": {"ssn": "block"}}}),
-    );
+    let (upstream, world, port) =
+        llm_world(json!({"pii": {"enabled": true, "actions": {"ssn": "block"}}}));
     let prompt = format!("Email {EMAIL} about card {CARD}, then {EMAIL} again");
 
     // Streamed: the upstream sees tokens, the sandbox the originals.
@@ -158,15 +158,9 @@ fn prompt_injection_is_blocked_or_audited_per_policy() {
         ],
     })
     .to_string();
-    let ca = TestCa::upstream();
     for (action, code) in [("block", 403), ("audit", 200)] {
-        let upstream = HttpsUpstream::v4(&["llm.test"], &ca);
-        let port = upstream.port();
-        let world = world_with(
-            &ca,
-            &upstream,
-            json!({"injection_defense": {"enabled": true, "action": action}}),
-        );
+        let (upstream, world, port) =
+            llm_world(json!({"injection_defense": {"enabled": true, "action": action}}));
         let benign = post(
             &world,
             port,
@@ -200,17 +194,10 @@ fn prompt_injection_is_blocked_or_audited_per_policy() {
 
 #[test]
 fn transformations_rewrite_requests_and_responses() {
-    let ca = TestCa::upstream();
-    let upstream = HttpsUpstream::v4(&["llm.test"], &ca);
-    let port = upstream.port();
-    let world = world_with(
-        &ca,
-        &upstream,
-        json!({"transformations": [
+    let (upstream, world, port) = llm_world(json!({"transformations": [
             {"pattern": "internal-host-(\\d+)", "replacement": "host-$1.redacted", "direction": "response"},
             {"pattern": "(?i)project apollo", "replacement": "the project", "direction": "request"},
-        ]}),
-    );
+    ]}));
     let url = format!("https://llm.test:{port}/text");
     let curl = world.curl(&world.curl_https(&url, &[]));
     assert_eq!(curl.code, 200, "{}", curl.out);
