@@ -48,15 +48,29 @@ pub fn decoded_runs(text: &str) -> Vec<String> {
     out
 }
 
+/// The bytes of base64 (both alphabets) and hex, as a table: this runs on
+/// every byte of every scored text.
+const B64: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+        b += 1;
+    }
+    table
+};
+
 fn is_b64(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+    B64[usize::from(b)]
 }
 
 fn decode(run: &str) -> Option<String> {
-    if run.len() % 2 == 0 && run.bytes().all(|b| b.is_ascii_hexdigit()) {
-        if let Some(text) = hex(run).and_then(readable) {
-            return Some(text);
-        }
+    if run.len().is_multiple_of(2)
+        && run.bytes().all(|b| b.is_ascii_hexdigit())
+        && let Some(text) = hex(run).and_then(readable)
+    {
+        return Some(text);
     }
     // Plain words run together are not base64: real encodings mix case and
     // digits or symbols.

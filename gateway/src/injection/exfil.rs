@@ -29,7 +29,7 @@ static IMAGE: LazyLock<Regex> = LazyLock::new(|| {
 #[expect(clippy::expect_used, reason = "static patterns, compiled in tests")]
 static FILL_IN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(?:(?:put|insert|place|append|add|include|encode|fill|replace|substitute|write|embed)\W+(?:[^.\n]{0,80}?)\W(?:in|into|to|as|with)\W+(?:the\W+)?(?:\w+\W+)?(?:parameter|param|query|url|link|placeholder|image)|(?:render|display|show|output|print|include|embed|append|add)\W+(?:this|the following|the|an?)\W+(?:\w+\W+)?(?:image|markdown|picture|pixel)|(?:to|at the end of|in)\W+(?:every|each|all|your)\W+(?:\w+\W+)?(?:answers?|responses?|replies|messages?)|summary\W+of\W+(?:the|this|our)\W+(?:chat|conversation|discussion|session)|url-?encoded|base64-?encoded)",
+        r"(?i)\b(?:(?:put|insert|place|append|add|include|encode|fill|replace|substitute|write|embed)\W+(?:[^.\n]{0,80}?\W)?(?:in|into|to|as|with)\W+(?:the\W+)?(?:\w+\W+)?(?:parameter|param|query|url|link|placeholder|image)|(?:render|display|show|output|print|include|embed|append|add)\W+(?:this|the following|the|an?)\W+(?:\w+\W+)?(?:image|markdown|picture|pixel)|(?:to|at the end of|in)\W+(?:every|each|all|your)\W+(?:\w+\W+)?(?:answers?|responses?|replies|messages?)|summary\W+of\W+(?:the|this|our)\W+(?:chat|conversation|discussion|session)|url-?encoded|base64-?encoded)",
     )
     .expect("fill-in pattern")
 });
@@ -43,7 +43,9 @@ pub fn assess(text: &str, positions: &[usize]) -> Option<f64> {
         if pos < scanned_to {
             continue;
         }
-        let start = floor_boundary(text, pos.saturating_sub(2));
+        // The anchor may be the `](http` in the middle of a link: start
+        // early enough for its longest label.
+        let start = floor_boundary(text, pos.saturating_sub(310).max(scanned_to));
         let end = floor_boundary(text, (pos + 2500).min(text.len()));
         scanned_to = end;
         for caps in IMAGE.captures_iter(&text[start..end]) {
@@ -66,7 +68,6 @@ fn weigh(url: &str, image: bool, asked_to_fill: bool) -> f64 {
     match (image, placeholder, carries, asked_to_fill) {
         (true, true, _, _) => 0.85,
         (true, false, true, true) => 0.85,
-        (true, false, false, true) => 0.5,
         (true, false, true, false) => 0.25,
         (false, true, _, true) => 0.75,
         (false, true, _, false) => 0.5,
@@ -87,18 +88,30 @@ fn has_placeholder(url: &str) -> bool {
 fn is_placeholder(value: &str) -> bool {
     let v = value.trim();
     let lower = v.to_ascii_lowercase();
-    let bracketed = ["{", "<", "[", "%7b", "%3c", "%5b", "$", "%24"]
+    // `$` alone starts JSONPath and shell-less text; `$NAME` and `${` are slots.
+    let dollar = ["$", "%24"].iter().any(|d| {
+        lower.strip_prefix(d).is_some_and(|rest| {
+            rest.starts_with('{')
+                || rest.starts_with("%7b")
+                || v[v.len() - rest.len()..].starts_with(|c: char| c.is_ascii_uppercase())
+        })
+    });
+    let bracketed = ["{", "<", "[", "%7b", "%3c", "%5b"]
         .iter()
         .any(|open| lower.starts_with(open))
+        || dollar
         || lower.ends_with('}')
         || lower.ends_with('>')
         || lower.ends_with("%7d")
         || lower.ends_with("%3e");
-    // SUMMARY, USER_DATA, CHAT_HISTORY: a capitalized slot name.
-    let shouting = v.len() >= 4
+    // SUMMARY, USER_DATA, CHAT_HISTORY: a capitalized slot name (short
+    // capitals such as JSON or PNG are formats).
+    let shouting = (v.len() >= 5 || v.contains('_'))
         && v.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
-        && v.bytes().any(|b| b == b'_' || b.is_ascii_uppercase());
-    bracketed || shouting || v.contains("...") || v.contains('…')
+        && v.bytes().any(|b| b.is_ascii_uppercase());
+    // An elided value, not a compare range such as `v1.0...v1.1`.
+    let elided = matches!(v, "..." | "…");
+    bracketed || shouting || elided
 }
 
 /// A query parameter whose name says it carries text or secrets.

@@ -326,6 +326,9 @@ fn strings<'a>(v: &'a Value, loc: String, source: Source, out: &mut Vec<Segment<
         }
         Value::Object(obj) => {
             for (k, v) in obj {
+                if is_structural(k) {
+                    continue;
+                }
                 let loc = if loc.is_empty() {
                     k.clone()
                 } else {
@@ -338,7 +341,10 @@ fn strings<'a>(v: &'a Value, loc: String, source: Source, out: &mut Vec<Segment<
     }
 }
 
-fn push<'a>(out: &mut Vec<Segment<'a>>, source: Source, location: String, text: &'a str) {
+fn push<'a>(out: &mut Vec<Segment<'a>>, source: Source, mut location: String, text: &'a str) {
+    if location.is_empty() {
+        location.push('$');
+    }
     if !text.is_empty() {
         out.push(Segment {
             source,
@@ -346,4 +352,12 @@ fn push<'a>(out: &mut Vec<Segment<'a>>, source: Source, location: String, text: 
             text: Cow::Borrowed(text),
         });
     }
+}
+
+/// Keys whose values are identifiers and tags, not text anyone reads.
+fn is_structural(key: &str) -> bool {
+    matches!(
+        key,
+        "type" | "id" | "role" | "media_type" | "mime_type" | "cache_control"
+    ) || key.ends_with("_id")
 }

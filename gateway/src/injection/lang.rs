@@ -19,6 +19,7 @@ const fn rule(
         weight,
         anchors,
         pattern,
+        unicode: true,
     }
 }
 
@@ -96,8 +97,8 @@ pub const RULES: &[RuleSpec] = &[
     rule(
         "nl_override",
         0.9,
-        &["negeer", "vergeet", "veronachtza"],
-        r"\b(?:negeer|vergeet|veronachtzaam)\w*\s+(?:\w+\s+){0,3}?(?:instructies|regels|aanwijzingen|opdrachten|richtlijnen)\b",
+        &["negeer", "ignoreer", "vergeet", "veronachtza"],
+        r"\b(?:negeer|ignoreer|vergeet|veronachtzaam)\w*\s+(?:\w+\s+){0,3}?(?:instructies|regels|aanwijzingen|opdrachten|richtlijnen)\b",
     ),
     rule(
         "pl_override",
@@ -215,13 +216,13 @@ pub const RULES: &[RuleSpec] = &[
     rule(
         "es_pt_extraction",
         0.8,
-        &["prompt", "instruc", "mensaje", "mensagem"],
+        &["sistema"],
         r"\b(?:revela|muestra|mu[eé]strame|imprime|repite|dime|escribe|mostra|mostre|revele|imprima|repita|diga)\w*\s+(?:\w+\s+){0,2}?(?:prompt|mensaje|mensagem|instrucciones|instru[cç][oõ]es)\s+(?:del|de|do)\s+sistema\b",
     ),
     rule(
         "fr_it_extraction",
         0.8,
-        &["prompt", "instruc", "message", "messaggio"],
+        &["système", "systeme", "sistema"],
         r"\b(?:r[ée]v[èe]le|montre|affiche|imprime|r[ée]p[èe]te|donne|dis|rivela|mostra|stampa|ripeti|dimmi|scrivi)\w*\s+(?:\w+\s+){0,2}?(?:prompt|message|messaggio|instructions|istruzioni)\s+(?:syst[èe]me|du syst[èe]me|di sistema|del sistema)\b",
     ),
     rule(

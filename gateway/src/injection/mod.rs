@@ -16,9 +16,9 @@ mod exfil;
 pub mod extract;
 mod lang;
 mod rules;
-mod scanner;
+pub(crate) mod scanner;
 pub mod score;
-mod signal;
+pub(crate) mod signal;
 mod unicode;
 
 #[cfg(test)]

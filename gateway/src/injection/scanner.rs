@@ -2,7 +2,8 @@
 //!
 //! One Aho-Corasick automaton holds every rule's anchors, the rot13 forms of
 //! the longer ones, and the markup anchors of image exfiltration. A text is
-//! read once by it; a rule's regex then runs only on windows around its
+//! read once by it (leftmost-longest hits, resuming after each hit's first
+//! byte; a literal stands in for the shorter literals it contains); a rule's regex then runs only on windows around its
 //! anchors' hits (merged when they overlap), so text with no anchor costs one
 //! automaton pass, and a rule never reads more than the text's length.
 //! Hidden Unicode is stripped before (non-ASCII text only); base64, hex and
@@ -11,8 +12,8 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use regex::Regex;
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
+use regex::bytes::Regex;
 
 use super::encoded;
 use super::exfil;
@@ -22,12 +23,16 @@ use super::signal::SignalKind;
 use super::unicode;
 
 /// Bytes of context either side of an anchor hit that a rule's match may
-/// span (the longest rule, pipe-to-shell, allows 300 bytes between its ends).
-const WINDOW: usize = 320;
+/// span (the longest rule, pipe-to-shell, allows 150 bytes between its ends).
+const WINDOW: usize = 200;
 /// Encodings inside encodings: base64 of rot13 is two levels.
 const MAX_DEPTH: u8 = 2;
 /// Rot13 forms of anchors shorter than this occur in ordinary words.
 const MIN_ROT13_ANCHOR: usize = 5;
+/// A phrase that stands alone in quotes ("an example like 'ignore previous
+/// instructions'") is talked about rather than addressed to the model: it
+/// counts at this fraction of its weight.
+const MENTION: f64 = 0.5;
 
 /// Weights found in one text, per signal kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -104,7 +109,7 @@ impl Scanner {
         let rules: Vec<Rule> = specs
             .map(|spec| Rule {
                 spec,
-                regex: Regex::new(&rules::expand(spec.pattern))
+                regex: Regex::new(&rules::expand(spec))
                     .unwrap_or_else(|e| panic!("rule {}: {e}", spec.name)),
             })
             .collect();
@@ -122,14 +127,22 @@ impl Scanner {
                 })
         };
         for (r, rule) in rules.iter().enumerate() {
-            for anchor in rule.spec.anchors {
-                let i = slot(anchor.to_lowercase(), &mut literals, &mut uses);
-                uses[i].rules.push(r);
-                let rotated = encoded::rot13(anchor);
-                if anchor.len() >= MIN_ROT13_ANCHOR
-                    && anchor.bytes().all(|b| b.is_ascii_alphabetic() || b == b' ')
-                    && rotated != *anchor
-                {
+            for anchor in rule
+                .spec
+                .anchors
+                .iter()
+                .flat_map(|a| rules::expand_anchor(a))
+            {
+                let rotated = encoded::rot13(&anchor);
+                // Single words only: the phrases are spelled out in many
+                // variants, and the automaton's size is its speed.
+                let rot13 = anchor.len() >= MIN_ROT13_ANCHOR
+                    && anchor.bytes().all(|b| b.is_ascii_alphabetic());
+                let i = slot(anchor, &mut literals, &mut uses);
+                if !uses[i].rules.contains(&r) {
+                    uses[i].rules.push(r);
+                }
+                if rot13 {
                     let i = slot(rotated, &mut literals, &mut uses);
                     uses[i].rot13 = true;
                 }
@@ -139,10 +152,31 @@ impl Scanner {
             let i = slot(anchor.to_string(), &mut literals, &mut uses);
             uses[i].markup = true;
         }
+        // The scan reports non-overlapping hits (much faster than
+        // overlapping), so a literal that contains another stands in for
+        // it: "system prompt" also triggers the rules anchored on "prompt".
+        for i in 0..literals.len() {
+            for j in 0..literals.len() {
+                if i != j && literals[i].contains(literals[j].as_str()) {
+                    let (rules, rot13, markup) =
+                        (uses[j].rules.clone(), uses[j].rot13, uses[j].markup);
+                    for r in rules {
+                        if !uses[i].rules.contains(&r) {
+                            uses[i].rules.push(r);
+                        }
+                    }
+                    uses[i].rot13 |= rot13;
+                    uses[i].markup |= markup;
+                }
+            }
+        }
         let anchors = AhoCorasick::builder()
             .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
+            .match_kind(MatchKind::LeftmostLongest)
             .kind(Some(AhoCorasickKind::DFA))
+            // Thousands of literals leave no rare byte to skip ahead to: a
+            // prefilter would only interrupt the automaton.
+            .prefilter(false)
             .build(&literals)
             .expect("anchor automaton");
         Scanner {
@@ -176,14 +210,20 @@ impl Scanner {
         let text = text.as_ref();
 
         let mut windows = Windows::new(self.rules.len());
-        let mut fired = vec![false; self.rules.len()];
+        // Per rule, 0 (no match yet), MENTION (only quoted) or 1.
+        let mut fired = vec![0.0_f64; self.rules.len()];
         let mut markup = Vec::new();
         let mut rot13 = false;
-        for hit in self.anchors.find_overlapping_iter(text) {
+        // Each search resumes one byte after the last hit's start, so a hit
+        // that begins inside another ("orders from" in "new orders from") is
+        // still found; a shorter one at the same start is stood in for.
+        let mut from = 0;
+        while let Some(hit) = self.anchors.find(Input::new(text).range(from..)) {
+            from = hit.start() + 1;
             let uses = &self.uses[hit.pattern().as_usize()];
             for &r in &uses.rules {
-                if !fired[r] && windows.open(r, hit.start(), hit.end(), text.len()) {
-                    fired[r] = self.check(r, text, windows.take(r));
+                if fired[r] < 1.0 && windows.open(r, hit.start(), hit.end(), text.len()) {
+                    fired[r] = fired[r].max(self.check(r, text, windows.take(r)));
                 }
             }
             rot13 |= uses.rot13;
@@ -192,11 +232,13 @@ impl Scanner {
             }
         }
         for (r, rule) in self.rules.iter().enumerate() {
-            if let Some(window) = windows.pending(r) {
-                fired[r] = fired[r] || self.check(r, text, window);
+            if let Some(window) = windows.pending(r)
+                && fired[r] < 1.0
+            {
+                fired[r] = fired[r].max(self.check(r, text, window));
             }
-            if fired[r] {
-                found.add_rule(rule.spec.kind, rule.spec.weight);
+            if fired[r] > 0.0 {
+                found.add_rule(rule.spec.kind, rule.spec.weight * fired[r]);
             }
         }
         if !markup.is_empty()
@@ -225,12 +267,24 @@ impl Scanner {
         }
     }
 
-    /// Whether rule `r` matches in `text[start..end]`.
-    fn check(&self, r: usize, text: &str, (start, end): (usize, usize)) -> bool {
-        let start = floor_boundary(text, start);
-        let end = floor_boundary(text, end);
-        // `find_at` reads the text before `start` for `\b` and `^`.
-        self.rules[r].regex.find_at(&text[..end], start).is_some()
+    /// How rule `r` matches in `text[start..end]`: 0 not at all, [`MENTION`]
+    /// only as quoted phrases, 1 otherwise.
+    fn check(&self, r: usize, text: &str, (start, end): (usize, usize)) -> f64 {
+        let haystack = &text.as_bytes()[..floor_boundary(text, end)];
+        let mut at = floor_boundary(text, start);
+        let mut best: f64 = 0.0;
+        // `find_at` reads the text before `at` for `\b` and `^`.
+        while let Some(m) = self.rules[r].regex.find_at(haystack, at) {
+            if !quoted(text, m.start(), m.end()) {
+                return 1.0;
+            }
+            best = MENTION;
+            at = m.end().max(ceil_boundary(text, m.start() + 1));
+            if at >= haystack.len() {
+                break;
+            }
+        }
+        best
     }
 
     #[cfg(test)]
@@ -277,6 +331,23 @@ impl Windows {
     fn pending(&mut self, r: usize) -> Option<(usize, usize)> {
         self.pending[r].take()
     }
+}
+
+/// Whether `text[start..end]` is enclosed in quotes of its own: a quote right
+/// before it and one within a few bytes after.
+fn quoted(text: &str, start: usize, end: usize) -> bool {
+    const OPEN: &[char] = &['\'', '"', '`', '“', '‘', '«', '„'];
+    const CLOSE: &[char] = &['\'', '"', '`', '”', '’', '»', '“'];
+    let before = text[..start].chars().next_back();
+    let after = &text[end..ceil_boundary(text, (end + 6).min(text.len()))];
+    before.is_some_and(|c| OPEN.contains(&c)) && after.contains(CLOSE)
+}
+
+fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(text.len())
 }
 
 fn floor_boundary(text: &str, mut i: usize) -> usize {

@@ -338,6 +338,9 @@ fn default_refused_types() -> Vec<String> {
 fn default_scan_limit() -> u64 {
     4 * 1024 * 1024
 }
+/// One strong injection signal (an override, 0.9) crosses it alone; weak
+/// ones must agree. At 0.8 the shared dev corpus scores detection 1.0 with no
+/// false positives (see docs/policy.md, `injection_defense`).
 fn default_threshold() -> f64 {
     0.8
 }
