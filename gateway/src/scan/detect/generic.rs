@@ -161,29 +161,27 @@ pub(crate) fn detect(
 }
 
 fn plausible(value: &[u8], strength: Strength) -> bool {
-    let lower = value.to_ascii_lowercase();
-    if PLACEHOLDERS
-        .iter()
-        .any(|p| memchr::memmem::find(&lower, p.as_bytes()).is_some())
-    {
-        return false;
-    }
-    if value.iter().all(|b| *b == value[0]) {
-        return false;
-    }
     let letters = value.iter().any(u8::is_ascii_alphabetic);
     let digits = value.iter().any(u8::is_ascii_digit);
     let others = value.iter().any(|b| !is_alnum(*b));
     let upper = value.iter().any(u8::is_ascii_uppercase);
-    let lower_case = value.iter().any(u8::is_ascii_lowercase);
-    match strength {
-        Strength::Password => {
-            value.len() >= 6 && letters && (digits || others || (upper && lower_case))
-        }
+    let lower = value.iter().any(u8::is_ascii_lowercase);
+    let shaped = match strength {
+        Strength::Password => value.len() >= 6 && letters && (digits || others || (upper && lower)),
         Strength::Key | Strength::Bearer => {
             value.len() >= 16 && letters && digits && entropy(value) >= 3.0
         }
-    }
+    };
+    // The placeholder check allocates, so it runs last, on the few values
+    // that look like secrets.
+    shaped && !value.iter().all(|b| *b == value[0]) && !placeholder(value)
+}
+
+fn placeholder(value: &[u8]) -> bool {
+    let lower = value.to_ascii_lowercase();
+    PLACEHOLDERS
+        .iter()
+        .any(|p| memchr::memmem::find(&lower, p.as_bytes()).is_some())
 }
 
 #[cfg(test)]
