@@ -22,7 +22,7 @@ pub(crate) struct Candidate {
 #[derive(Debug, Clone, Copy)]
 enum Anchor {
     Shape(secrets::Shape),
-    Name(generic::Strength),
+    Name(generic::Strength, generic::Name),
 }
 
 #[derive(Debug)]
@@ -48,9 +48,9 @@ impl Engine {
             }
         }
         if kinds.contains(Kind::GenericSecret) {
-            for (name, strength) in generic::NAMES {
-                literals.push(name);
-                anchor_of.push(Anchor::Name(*strength));
+            for (literal, strength, name) in generic::NAMES {
+                literals.push(literal);
+                anchor_of.push(Anchor::Name(*strength, *name));
             }
         }
         let anchors = if literals.is_empty() {
@@ -87,8 +87,10 @@ impl Engine {
             for m in anchors.find_iter(text) {
                 let found = match self.anchor_of[m.pattern().as_usize()] {
                     Anchor::Shape(shape) => secrets::detect(shape, text, m.start()),
-                    Anchor::Name(strength) => generic::detect(text, m.start(), m.end(), strength)
-                        .map(|(s, e)| (Kind::GenericSecret, s, e)),
+                    Anchor::Name(strength, name) => {
+                        generic::detect(text, m.start(), m.end(), strength, name)
+                            .map(|(s, e)| (Kind::GenericSecret, s, e))
+                    }
                 };
                 if let Some((kind, start, end)) = found {
                     self.push(out, kind, (start, end));
@@ -139,6 +141,8 @@ impl Engine {
             }
         };
         let k = self.kinds;
+        // The fewest digits each value has: IPv4 4, phone 8, SSN 9, card 12.
+        let digits = digits_ahead(text, p);
         if k.contains(Kind::Iban)
             && p >= 2
             && text[p - 2].is_ascii_uppercase()
@@ -146,48 +150,61 @@ impl Engine {
         {
             found(Kind::Iban, iban::at_country(text, p - 2));
         }
-        if k.contains(Kind::IpAddress) {
-            found(Kind::IpAddress, ip::v4_at_digit(text, p));
-            if ip::v6_possible(text, p, q) {
-                found(Kind::IpAddress, ip::v6_around(text, p));
-            }
+        if k.contains(Kind::IpAddress) && ip::v6_possible(text, p, q) {
+            found(Kind::IpAddress, ip::v6_around(text, p));
         }
-        if k.contains(Kind::Ssn) {
+        if k.contains(Kind::IpAddress) && digits >= 4 {
+            found(Kind::IpAddress, ip::v4_at_digit(text, p));
+        }
+        if k.contains(Kind::Ssn) && digits >= 9 {
             found(Kind::Ssn, ssn::at_digit(text, p));
         }
-        if k.contains(Kind::CreditCard) {
+        if k.contains(Kind::CreditCard) && digits >= 12 {
             found(Kind::CreditCard, card::at_digit(text, p));
         }
-        if k.contains(Kind::Phone) && !is_alnum(before(text, p)) {
+        if k.contains(Kind::Phone) && digits >= 8 && !is_alnum(before(text, p)) {
             found(Kind::Phone, phone::at_digit(text, p));
         }
         furthest
     }
 }
 
-fn interesting(b: u8, digits: bool, at_sign: bool) -> bool {
-    (digits & (b.wrapping_sub(b'0') < 10)) | (at_sign & (b == b'@'))
-}
-
-/// The first digit or `@` at or after `from`. Whole 32-byte blocks are
-/// tested without branches so the compiler can vectorize the common case of
-/// prose with nothing of interest.
+/// The first digit or `@` at or after `from` (an `@` only when `at_sign`).
+/// Whole 32-byte blocks are tested branch-free so the compiler vectorizes
+/// the common case: prose with nothing of interest.
 fn next_interesting(text: &[u8], from: usize, digits: bool, at_sign: bool) -> Option<usize> {
+    let wanted = |b: u8| (digits && b.wrapping_sub(b'0') < 10) || (at_sign && b == b'@');
     let rest = text.get(from..)?;
     let (blocks, tail) = rest.as_chunks::<32>();
     for (n, block) in blocks.iter().enumerate() {
-        let hit = block
-            .iter()
-            .fold(false, |hit, &b| hit | interesting(b, digits, at_sign));
-        if hit {
-            let k = block
-                .iter()
-                .position(|&b| interesting(b, digits, at_sign))?;
+        let mut any = 0u8;
+        for &b in block {
+            any |= u8::from(b.wrapping_sub(b'0') < 10) | u8::from(b == b'@');
+        }
+        if any != 0
+            && let Some(k) = block.iter().position(|&b| wanted(b))
+        {
             return Some(from + n * 32 + k);
         }
     }
-    let k = tail.iter().position(|&b| interesting(b, digits, at_sign))?;
+    let k = tail.iter().position(|&b| wanted(b))?;
     Some(from + blocks.len() * 32 + k)
+}
+
+/// How many digits the number-like token at `start` holds: digits and the
+/// separators numbers are written with, up to 24 bytes. Most numbers in
+/// prose ("in 2023", "45.3%") hold too few digits for any value, and no
+/// validator needs to see them.
+fn digits_ahead(text: &[u8], start: usize) -> usize {
+    let mut digits = 0;
+    for &b in text[start..].iter().take(24) {
+        match b {
+            b'0'..=b'9' => digits += 1,
+            b' ' | b'-' | b'.' | b'(' | b')' => {}
+            _ => break,
+        }
+    }
+    digits
 }
 
 /// Settles overlaps: the higher-ranked kind wins, then the longer value,

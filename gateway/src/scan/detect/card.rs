@@ -96,7 +96,7 @@ pub(crate) fn luhn(digits: &[u8]) -> bool {
             d
         };
     }
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// Whether the number starts with an issuer prefix of a major network and

@@ -21,35 +21,71 @@ pub(crate) enum Strength {
     Bearer,
 }
 
-/// Names in the spellings that occur (each anchor is matched case-sensitively
-/// so the literal prefilter stays vectorized).
-pub(crate) const NAMES: &[(&str, Strength)] = &[
-    ("passw", Strength::Password),
-    ("PASSW", Strength::Password),
-    ("Passw", Strength::Password),
-    ("secret", Strength::Key),
-    ("SECRET", Strength::Key),
-    ("Secret", Strength::Key),
-    ("token", Strength::Key),
-    ("TOKEN", Strength::Key),
-    ("Token", Strength::Key),
-    ("api_key", Strength::Key),
-    ("API_KEY", Strength::Key),
-    ("apikey", Strength::Key),
-    ("APIKEY", Strength::Key),
-    ("apiKey", Strength::Key),
-    ("ApiKey", Strength::Key),
-    ("api-key", Strength::Key),
-    ("Api-Key", Strength::Key),
-    ("access_key", Strength::Key),
-    ("ACCESS_KEY", Strength::Key),
-    ("accessKey", Strength::Key),
-    ("private_key", Strength::Key),
-    ("PRIVATE_KEY", Strength::Key),
-    ("privateKey", Strength::Key),
-    ("Bearer ", Strength::Bearer),
-    ("bearer ", Strength::Bearer),
+/// What must come before an anchor for it to be a secret's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Name {
+    /// This letter, in either case (`assw` after `p`: password, PASSWD).
+    After(u8),
+    /// A qualifier that makes a key secret (`api`, `access`, `private`,
+    /// `secret`, ...), optionally joined by `_` or `-` (`api_key`, `apiKey`,
+    /// `x-api-key`, `SECRET_KEY`); a bare "key" in prose is not one.
+    Qualified,
+    /// Nothing.
+    Whole,
+}
+
+/// The anchors of secret names. They are fragments matched case-sensitively
+/// (`oken` after `t` or `T` covers token, Token, access_token) so that the
+/// whole literal set stays small enough for the vectorized prefilter.
+pub(crate) const NAMES: &[(&str, Strength, Name)] = &[
+    ("assw", Strength::Password, Name::After(b'p')),
+    ("ASSW", Strength::Password, Name::After(b'p')),
+    ("ecret", Strength::Key, Name::After(b's')),
+    ("ECRET", Strength::Key, Name::After(b's')),
+    ("oken", Strength::Key, Name::After(b't')),
+    ("OKEN", Strength::Key, Name::After(b't')),
+    ("key", Strength::Key, Name::Qualified),
+    ("Key", Strength::Key, Name::Qualified),
+    ("KEY", Strength::Key, Name::Qualified),
+    ("Bearer ", Strength::Bearer, Name::Whole),
+    ("bearer ", Strength::Bearer, Name::Whole),
 ];
+
+const QUALIFIERS: &[&[u8]] = &[
+    b"api",
+    b"access",
+    b"private",
+    b"secret",
+    b"auth",
+    b"client",
+    b"signing",
+    b"encryption",
+    b"master",
+    b"app",
+];
+
+/// Whether the anchor at `start` is part of a secret's name.
+fn named(text: &[u8], start: usize, name: Name) -> bool {
+    match name {
+        Name::Whole => true,
+        Name::After(letter) => start > 0 && text[start - 1].to_ascii_lowercase() == letter,
+        Name::Qualified => {
+            let mut end = start;
+            if end > 0 && matches!(text[end - 1], b'_' | b'-') {
+                end -= 1;
+            }
+            let mut begin = end;
+            while begin > 0 && end - begin < 10 && text[begin - 1].is_ascii_alphabetic() {
+                begin -= 1;
+            }
+            let mut word = [0u8; 10];
+            let word = &mut word[..end - begin];
+            word.copy_from_slice(&text[begin..end]);
+            word.make_ascii_lowercase();
+            QUALIFIERS.iter().any(|q| word.ends_with(q))
+        }
+    }
+}
 
 const PLACEHOLDERS: &[&str] = &[
     "changeme",
@@ -86,7 +122,11 @@ pub(crate) fn detect(
     name_start: usize,
     name_end: usize,
     strength: Strength,
+    name: Name,
 ) -> Option<(usize, usize)> {
+    if !named(text, name_start, name) {
+        return None;
+    }
     let mut i = name_end;
     if strength == Strength::Bearer {
         if is_word(before(text, name_start)) {
@@ -121,29 +161,27 @@ pub(crate) fn detect(
 }
 
 fn plausible(value: &[u8], strength: Strength) -> bool {
-    let lower = value.to_ascii_lowercase();
-    if PLACEHOLDERS
-        .iter()
-        .any(|p| memchr::memmem::find(&lower, p.as_bytes()).is_some())
-    {
-        return false;
-    }
-    if value.iter().all(|b| *b == value[0]) {
-        return false;
-    }
     let letters = value.iter().any(u8::is_ascii_alphabetic);
     let digits = value.iter().any(u8::is_ascii_digit);
     let others = value.iter().any(|b| !is_alnum(*b));
     let upper = value.iter().any(u8::is_ascii_uppercase);
-    let lower_case = value.iter().any(u8::is_ascii_lowercase);
-    match strength {
-        Strength::Password => {
-            value.len() >= 6 && letters && (digits || others || (upper && lower_case))
-        }
+    let lower = value.iter().any(u8::is_ascii_lowercase);
+    let shaped = match strength {
+        Strength::Password => value.len() >= 6 && letters && (digits || others || (upper && lower)),
         Strength::Key | Strength::Bearer => {
             value.len() >= 16 && letters && digits && entropy(value) >= 3.0
         }
-    }
+    };
+    // The placeholder check allocates, so it runs last, on the few values
+    // that look like secrets.
+    shaped && !value.iter().all(|b| *b == value[0]) && !placeholder(value)
+}
+
+fn placeholder(value: &[u8]) -> bool {
+    let lower = value.to_ascii_lowercase();
+    PLACEHOLDERS
+        .iter()
+        .any(|p| memchr::memmem::find(&lower, p.as_bytes()).is_some())
 }
 
 #[cfg(test)]
@@ -152,11 +190,13 @@ mod tests {
 
     fn find(text: &str) -> Option<&str> {
         let bytes = text.as_bytes();
-        for (name, strength) in NAMES {
-            if let Some(i) = text.find(name) {
-                if let Some((s, e)) = detect(bytes, i, i + name.len(), *strength) {
+        for (anchor, strength, name) in NAMES {
+            let mut from = 0;
+            while let Some(i) = text[from..].find(anchor).map(|k| from + k) {
+                if let Some((s, e)) = detect(bytes, i, i + anchor.len(), *strength, *name) {
                     return Some(&text[s..e]);
                 }
+                from = i + 1;
             }
         }
         None
@@ -184,6 +224,8 @@ mod tests {
                 "8f3kLm29QpZx7Vb1Rt6Yw",
             ),
             ("apiKey := \"AbCdEfGh12345678XyZ\"", "AbCdEfGh12345678XyZ"),
+            ("x-api-key: A1b2C3d4E5f6G7h8I9", "A1b2C3d4E5f6G7h8I9"),
+            ("SECRET_KEY=A1b2C3d4E5f6G7h8I9", "A1b2C3d4E5f6G7h8I9"),
         ] {
             assert_eq!(find(text), Some(want), "{text}");
         }
@@ -204,6 +246,8 @@ mod tests {
             "tokens are counted per request",
             "Bearer token",
             "session token eyJ",
+            "the monkey: A1b2C3d4E5f6G7h8I9", // not a secret's name
+            "spoken: A1b2C3d4E5f6G7h8I9",
         ] {
             assert_eq!(find(text), None, "{text}");
         }

@@ -120,7 +120,8 @@ pub(crate) fn at_country(text: &[u8], start: usize) -> Option<(usize, usize)> {
             chars[n] = b;
             n += 1;
             i += 1;
-        } else if n % 4 == 0 && n > 0 && matches!(b, b' ' | b'-') && (sep == 0 || sep == b) {
+        } else if n.is_multiple_of(4) && n > 0 && matches!(b, b' ' | b'-') && (sep == 0 || sep == b)
+        {
             // Groups of four, one separator between them, the same throughout.
             if sep == 0 && n != 4 {
                 return None;

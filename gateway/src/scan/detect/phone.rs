@@ -10,8 +10,9 @@
 //!
 //! Formats reported only after a phone word ("phone", "call", "tel",
 //! "mobile", ...): ten bare North American digits (`2025550123`), and
-//! national numbers with a trunk `0` (`020 7946 0958`, `06 12 34 56 78`,
-//! `030-1234567`) of 9 to 12 digits.
+//! national numbers with a trunk `0` (`020 7946 0958`, `(020) 7946 0958`,
+//! `06 12 34 56 78`, `030-1234567`) of 9 to 12 digits, and international
+//! numbers dialed with `00` (`0044 20 7946 0958`).
 
 use crate::scan::chars::{at, before, ends_token, has_context, is_digit, is_word, starts_token};
 
@@ -115,7 +116,8 @@ pub(crate) fn at_digit(text: &[u8], start: usize) -> Option<(usize, usize)> {
             return None;
         }
         let g = groups(text, open)?;
-        return (north_american(&g, false) && ends_token(text, g.end)).then_some((open, g.end));
+        let ok = north_american(&g, false) || (national(&g) && has_context(text, open, CONTEXT));
+        return (ok && ends_token(text, g.end)).then_some((open, g.end));
     }
     if !starts_token(text, start) {
         return None;
@@ -127,7 +129,9 @@ pub(crate) fn at_digit(text: &[u8], start: usize) -> Option<(usize, usize)> {
     if north_american(&g, false) {
         return Some((start, g.end));
     }
-    let with_context = north_american(&g, true) || national(&g);
+    let d = g.digits();
+    let dialed_abroad = d.len() > 2 && d[0] == 0 && d[1] == 0 && international(&d[2..]);
+    let with_context = north_american(&g, true) || national(&g) || dialed_abroad;
     (with_context && has_context(text, start, CONTEXT)).then_some((start, g.end))
 }
 
@@ -158,7 +162,7 @@ fn consistent(seps: &[u8]) -> bool {
 /// A national number with a trunk `0`: 9 to 12 digits.
 fn national(g: &Groups) -> bool {
     let d = g.digits();
-    (9..=12).contains(&d.len()) && d[0] == 0 && d[1] != 0 && g.seps[0] != b'('
+    (9..=12).contains(&d.len()) && d[0] == 0 && d[1] != 0
 }
 
 /// Digits after `+`: an assigned country code and a plausible length.
@@ -226,6 +230,10 @@ mod tests {
             ("phone 2817920919", "2817920919"),
             ("tel: 020 7946 0958", "020 7946 0958"),
             ("Call me on 06 12 34 56 78", "06 12 34 56 78"),
+            ("phone (020) 7946 0958", "(020) 7946 0958"),
+            ("tel 0044 20 7946 0958", "0044 20 7946 0958"),
+            ("+91 98765 43210", "+91 98765 43210"),
+            ("+81 3-1234-5678", "+81 3-1234-5678"),
         ] {
             assert_eq!(find(text), Some(want), "{text}");
         }
@@ -245,6 +253,8 @@ mod tests {
             "849-097-6509",        // exchange starts with 0
             "2817920919",          // bare digits without a phone word
             "020 7946 0958",       // national without a phone word
+            "(020) 7946 0958",     // the same in parentheses
+            "0044 20 7946 0958",   // dialed abroad without a phone word
             "+28 912 345 678",     // unassigned country code
             "+44 20",              // too short
             "3+44 20 8919 6125",   // arithmetic

@@ -44,7 +44,8 @@ impl Shape {
             Shape::Slack => &["xox"],
             Shape::SlackApp => &["xapp-"],
             Shape::SlackWebhook => &["hooks.slack.com/"],
-            Shape::Stripe => &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+            // `s` or `r` before is checked by `detect`.
+            Shape::Stripe => &["k_live_", "k_test_"],
             Shape::Jwt => &["eyJ"],
             Shape::Pem => &["-----BEGIN "],
         }
@@ -86,7 +87,12 @@ fn is_b64url(b: u8) -> bool {
 }
 
 /// The credential announced by the anchor at `start`, as its kind and span.
-pub(crate) fn detect(shape: Shape, text: &[u8], start: usize) -> Option<(Kind, usize, usize)> {
+pub(crate) fn detect(shape: Shape, text: &[u8], anchor: usize) -> Option<(Kind, usize, usize)> {
+    let start = match shape {
+        Shape::Stripe if anchor > 0 && matches!(text[anchor - 1], b's' | b'r') => anchor - 1,
+        Shape::Stripe => return None,
+        _ => anchor,
+    };
     // Every shape starts a token: `task-` is not `sk-`, `XAKIA…` not `AKIA…`.
     let prev = before(text, start);
     if shape != Shape::SlackWebhook && shape != Shape::Pem && (is_key_char(prev) || prev == b'.') {
