@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{Finding, ScanConfig, Scanner, decode};
+use crate::injection::Detector;
 use crate::policy::load::load_file;
 
 #[derive(Debug, clap::Args)]
@@ -62,15 +63,18 @@ pub enum CliError {
 const INPUT_CAP: usize = 256 << 20;
 
 pub fn run(args: &ScanArgs) -> Result<(), CliError> {
-    let config = match &args.policy {
+    let (config, detector) = match &args.policy {
         Some(path) => {
             let policy = load_file(path).map_err(|diagnostics| {
                 let all: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
                 CliError::Policy(all.join("\n"))
             })?;
-            ScanConfig::from_policy(&policy.pii)?
+            (
+                ScanConfig::from_policy(&policy.pii)?,
+                Detector::new(&policy.injection_defense),
+            )
         }
-        None => ScanConfig::all(),
+        None => (ScanConfig::all(), Detector::default()),
     };
     let scanner = Scanner::new(&config)?;
     let what = match &args.input {
@@ -91,6 +95,7 @@ pub fn run(args: &ScanArgs) -> Result<(), CliError> {
     if args.jsonl {
         corpus(
             &scanner,
+            &detector,
             std::io::BufReader::new(input),
             &mut out,
             args.show_values,
@@ -148,15 +153,9 @@ fn show<'a>(findings: &[Finding], body: &'a [u8], values: bool) -> Vec<Shown<'a>
         .collect()
 }
 
-/// The prompt-injection score of one record, 0..=1.
-// INJECTION SCORER PLUGS IN HERE: the content stage's scorer replaces this
-// constant (the record's content type and body are what it reads).
-fn injection_score(_content_type: Option<&str>, _body: &[u8]) -> f64 {
-    0.0
-}
-
 fn corpus(
     scanner: &Scanner,
+    detector: &Detector,
     input: impl BufRead,
     out: &mut impl Write,
     values: bool,
@@ -180,7 +179,7 @@ fn corpus(
         let prediction = Prediction {
             id: &record.id,
             findings: show(&findings, body, values),
-            injection_score: injection_score(content_type, body),
+            injection_score: detector.assess(content_type, body).score,
         };
         serde_json::to_writer(&mut *out, &prediction).map_err(|e| CliError::Write(e.into()))?;
         writeln!(out).map_err(CliError::Write)?;
@@ -202,7 +201,15 @@ mod tests {
             "\n"
         );
         let mut out = Vec::new();
-        corpus(&scanner, input.as_bytes(), &mut out, false, "test").expect("runs");
+        corpus(
+            &scanner,
+            &Detector::default(),
+            input.as_bytes(),
+            &mut out,
+            false,
+            "test",
+        )
+        .expect("runs");
         let lines: Vec<serde_json::Value> = String::from_utf8(out)
             .expect("utf-8")
             .lines()
@@ -222,6 +229,7 @@ mod tests {
         let scanner = Scanner::new(&ScanConfig::all()).expect("scanner");
         let err = corpus(
             &scanner,
+            &Detector::default(),
             "{\"id\": 1, \"body\": \"x\"}\nnot json\n".as_bytes(),
             &mut Vec::new(),
             false,
