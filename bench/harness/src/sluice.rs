@@ -6,8 +6,7 @@
 //! - `full`: intercepting with every content stage the policy format has
 //!   switched on (PII, injection defense, a bound credential the client
 //!   sends a placeholder for, so it is swapped in and redacted from
-//!   responses) and auditing every request. Stages not implemented yet
-//!   are parsed and cost nothing; the report says which ran.
+//!   responses) and auditing every request. The report says what ran.
 
 use std::{
     net::{IpAddr, Ipv4Addr},
