@@ -216,3 +216,32 @@ fn transformations_rewrite_requests_and_responses() {
     let seen = last_body(&upstream);
     assert!(seen.contains("Status of the project?"), "{seen}");
 }
+
+#[test]
+fn oversized_bodies_are_refused_or_partly_inspected_per_policy() {
+    let big = format!("{} {EMAIL}", "lorem ipsum ".repeat(20_000));
+    for (rest, code) in [("block", 413), ("allow", 200)] {
+        let (upstream, world, port) = llm_world(json!({"pii": {
+            "enabled": true,
+            "oversize": {"inspect_bytes": 4096, "rest": rest},
+        }}));
+        let file = world.daemon.dir().join("big.txt");
+        std::fs::write(&file, chat(&big)).expect("write body");
+        let data = format!("@{}", file.display());
+        let before = upstream.request_count();
+        let curl = post(&world, port, "/llm", &data, &[]);
+        assert_eq!(curl.code, code, "{rest}: {}", curl.out);
+        if rest == "block" {
+            assert_eq!(curl.json()["reason"], "body_too_large_to_inspect");
+            assert_eq!(curl.json()["rule"], "p:pii.oversize");
+            assert_eq!(upstream.request_count(), before, "nothing was forwarded");
+        } else {
+            // The first 4 KiB were inspected; the rest (the email at the
+            // end) went as it was, and the audit event says so.
+            assert!(last_body(&upstream).contains(EMAIL));
+            world.daemon.wait_audit("the partial inspection", 1, |e| {
+                e["reason"] == "body_partly_inspected"
+            });
+        }
+    }
+}

@@ -108,6 +108,9 @@ impl Interceptor {
         let oversize = read.rest.is_some();
         let rule = format!("{}:pii.oversize", policy.name);
         if oversize && !rest_allowed {
+            if let Some(rest) = read.rest.as_mut() {
+                respond::drain(rest).await;
+            }
             return Err(self.refuse_content(
                 conn,
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -131,6 +134,9 @@ impl Interceptor {
                     // A compressed prefix cannot be rewritten and re-joined to
                     // its rest, so over the limit is refused whatever `rest` says.
                     Ok(decoded) if decoded.truncated || oversize => {
+                        if let Some(rest) = read.rest.as_mut() {
+                            respond::drain(rest).await;
+                        }
                         return Err(self.refuse_content(
                             conn,
                             StatusCode::PAYLOAD_TOO_LARGE,

@@ -416,6 +416,7 @@ async fn read_whole(mut body: Body) -> Result<Bytes, String> {
             continue;
         };
         if buf.len() + data.len() > MAX_BODY {
+            super::respond::drain(&mut body).await;
             return Err(format!(
                 "the request body is larger than {} KiB, the most Sluice reads to check for placeholders or to sign",
                 MAX_BODY / 1024
