@@ -94,6 +94,38 @@ enum Command {
         #[arg(long, global = true, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
     },
+    /// List and decide requests parked for an approval.
+    Approvals {
+        #[command(subcommand)]
+        command: ApprovalsCommand,
+        #[arg(long, global = true, default_value = DEFAULT_ADMIN_SOCKET)]
+        admin_socket: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum ApprovalsCommand {
+    /// The parked requests, oldest first.
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forward a parked request (with its credentials).
+    Approve {
+        id: String,
+        /// Also let matching requests of the same session through from now on.
+        #[arg(long)]
+        session: bool,
+        /// Who decides, for the audit log (default: $SUDO_USER, $USER).
+        #[arg(long)]
+        by: Option<String>,
+    },
+    /// Refuse a parked request (the sandbox gets 403 `approval_rejected`).
+    Reject {
+        id: String,
+        #[arg(long)]
+        by: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -148,6 +180,13 @@ enum SessionCommand {
         id: String,
         #[arg(long)]
         cgroup: PathBuf,
+        /// A task run: nobody is there to answer approvals.
+        #[arg(long)]
+        task: bool,
+        /// An app whose `ask` actions this task run may use without asking
+        /// (repeatable; implies --task; never overrides `deny`).
+        #[arg(long = "pre-approve", value_name = "APP")]
+        pre_approve: Vec<String>,
     },
     /// Remove a session.
     Rm { sandbox: String, id: String },
@@ -226,6 +265,10 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             command,
             admin_socket,
         } => session(Client::new(admin_socket), command).await,
+        Command::Approvals {
+            command,
+            admin_socket,
+        } => approvals(Client::new(admin_socket), command).await,
     }
 }
 
@@ -409,9 +452,14 @@ async fn session(client: Client, command: SessionCommand) -> anyhow::Result<()> 
             sandbox,
             id,
             cgroup,
+            task,
+            pre_approve,
         } => {
+            let task = (task || !pre_approve.is_empty()).then(|| sluice::admin::TaskSpec {
+                pre_approved_apps: pre_approve,
+            });
             let info = client
-                .add_session(&sandbox, &SessionSpec { id, cgroup })
+                .add_session(&sandbox, &SessionSpec { id, cgroup, task })
                 .await?;
             println!(
                 "added session {} of {sandbox} ({})",
@@ -424,5 +472,68 @@ async fn session(client: Client, command: SessionCommand) -> anyhow::Result<()> 
             println!("removed session {id} of {sandbox}");
         }
     }
+    Ok(())
+}
+
+async fn approvals(client: Client, command: ApprovalsCommand) -> anyhow::Result<()> {
+    use sluice::approvals::{DecisionSpec, Verdict};
+    let by = |by: Option<String>| {
+        by.or_else(|| std::env::var("SUDO_USER").ok())
+            .or_else(|| std::env::var("USER").ok())
+            .map(|user| format!("cli:{user}"))
+    };
+    let (id, spec) = match command {
+        ApprovalsCommand::Ls { json } => {
+            let cards = client.approvals().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&cards)?);
+            } else {
+                println!(
+                    "{:<17} {:<12} {:<10} {:<24} REQUEST",
+                    "ID", "SANDBOX", "SESSION", "APP/ACTION"
+                );
+                for c in cards {
+                    let action = c.action.as_deref().unwrap_or("(uncatalogued)");
+                    println!(
+                        "{:<17} {:<12} {:<10} {:<24} {} {}{}",
+                        c.id,
+                        c.sandbox,
+                        c.session.as_deref().unwrap_or("-"),
+                        format!("{}/{action}", c.app),
+                        c.method,
+                        c.host,
+                        c.path
+                    );
+                }
+            }
+            return Ok(());
+        }
+        ApprovalsCommand::Approve { id, session, by: who } => {
+            let verdict = if session {
+                Verdict::ApproveSession
+            } else {
+                Verdict::ApproveOnce
+            };
+            (id, DecisionSpec { verdict, by: by(who) })
+        }
+        ApprovalsCommand::Reject { id, by: who } => (
+            id,
+            DecisionSpec {
+                verdict: Verdict::Reject,
+                by: by(who),
+            },
+        ),
+    };
+    let card = client.decide(&id, &spec).await?;
+    println!(
+        "{} {}: {} {}{} ({} in {})",
+        spec.verdict.as_str(),
+        card.id,
+        card.method,
+        card.host,
+        card.path,
+        card.app,
+        card.sandbox
+    );
     Ok(())
 }

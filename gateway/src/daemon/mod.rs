@@ -122,6 +122,8 @@ pub struct Daemon {
     /// Set once the registrations of the previous run are restored.
     restored: AtomicBool,
     drain: Drain,
+    /// Parked requests, session grants and task runs (the interceptor's).
+    approvals: Arc<crate::approvals::Approvals>,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT, then drains.
@@ -165,6 +167,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let drain = Drain::new();
     let interceptor = Arc::new(interceptor(&config, &metrics, &audit, &drain, &resolver)?);
     let ca_pem = interceptor.minter.ca_pem().to_owned();
+    let approvals = interceptor.approvals.clone();
     let proxy = Arc::new(Proxy {
         orig: steering.clone(),
         interceptor: Some(interceptor),
@@ -197,6 +200,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         host_tasks: Mutex::new(Vec::new()),
         restored: AtomicBool::new(false),
         drain,
+        approvals,
         config,
     });
     // Probes answer from here on: live at once, ready once restored.
@@ -300,6 +304,7 @@ fn interceptor(
         .with_context(|| format!("placeholder key in {}", config.state_dir.display()))?;
     // OAuth token endpoints are the daemon's own upstreams: same trust,
     // same resolver.
+    let approvals = Arc::new(approvals(config, metrics, resolver, &client_h1)?);
     let token_endpoint = TokenEndpoint::new(resolver.clone(), client_h1.clone());
     let credentials = Arc::new(
         Credentials::new(Arc::new(store), Placeholders::new(key))
@@ -320,6 +325,7 @@ fn interceptor(
         minter: Arc::new(minter),
         credentials,
         pipeline: Pipeline::default(),
+        approvals,
         content: Default::default(),
         upstreams: Upstreams::new(
             client,
@@ -335,6 +341,32 @@ fn interceptor(
         },
         drain: drain.clone(),
     })
+}
+
+/// The app catalogue, the approval desk and its webhook (the daemon's own
+/// client: its resolver, its upstream trust).
+fn approvals(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    resolver: &Arc<Resolver>,
+    tls: &Arc<rustls::ClientConfig>,
+) -> anyhow::Result<crate::approvals::Approvals> {
+    let catalogue = crate::apps::Catalogue::compile(&config.apps)
+        .map_err(|errors| anyhow::anyhow!("the app catalogue does not load:\n{}", errors.join("\n")))?;
+    let webhook = match &config.approvals.webhook {
+        Some(webhook) => Some(crate::approvals::webhook::Webhook::new(
+            webhook,
+            resolver.clone(),
+            tls.clone(),
+        )?),
+        None => None,
+    };
+    Ok(crate::approvals::Approvals::new(
+        catalogue,
+        &config.approvals,
+        webhook,
+        metrics.clone(),
+    ))
 }
 
 impl Daemon {

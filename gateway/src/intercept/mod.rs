@@ -7,6 +7,7 @@
 //! hygiene check and the forward; this module wires the empty pipeline.
 //! Sluice's own answers (400, 421, 502) are JSON (`respond`).
 
+pub mod approval;
 pub mod content;
 pub mod credential;
 pub mod hygiene;
@@ -59,6 +60,9 @@ pub struct Interceptor {
     pub credentials: Arc<credential::Credentials>,
     /// The request stages, in order (empty until the stages land).
     pub pipeline: Pipeline,
+    /// App catalogue and parked requests (`approval`): after the head
+    /// stages, before the dry run and the credentials.
+    pub approvals: Arc<crate::approvals::Approvals>,
     /// The body stages: PII, prompt injection, transformations, rehydration.
     pub content: content::Content,
     pub upstreams: Upstreams,
@@ -295,6 +299,9 @@ impl Interceptor {
                 *response.status_mut() = status;
                 return response;
             }
+        }
+        if let Some(answer) = self.approve(conn, &parts).await {
+            return answer;
         }
         if conn.who.policy.dry_run && !matches!(parts.method, Method::GET | Method::HEAD) {
             return self.dry_run(parts, body, conn).await;
