@@ -5,8 +5,8 @@
 //! relays. See ARCHITECTURE.md for the map of modules, ports, maps and metrics.
 
 pub mod admin;
-pub mod apps;
 pub mod approvals;
+pub mod apps;
 pub mod audit;
 pub mod cgroup;
 pub mod config;

@@ -455,7 +455,7 @@ async fn session(client: Client, command: SessionCommand) -> anyhow::Result<()> 
             task,
             pre_approve,
         } => {
-            let task = (task || !pre_approve.is_empty()).then(|| sluice::admin::TaskSpec {
+            let task = (task || !pre_approve.is_empty()).then_some(sluice::admin::TaskSpec {
                 pre_approved_apps: pre_approve,
             });
             let info = client
@@ -478,9 +478,12 @@ async fn session(client: Client, command: SessionCommand) -> anyhow::Result<()> 
 async fn approvals(client: Client, command: ApprovalsCommand) -> anyhow::Result<()> {
     use sluice::approvals::{DecisionSpec, Verdict};
     let by = |by: Option<String>| {
-        by.or_else(|| std::env::var("SUDO_USER").ok())
-            .or_else(|| std::env::var("USER").ok())
-            .map(|user| format!("cli:{user}"))
+        by.or_else(|| {
+            std::env::var("SUDO_USER")
+                .or_else(|_| std::env::var("USER"))
+                .ok()
+                .map(|user| format!("cli:{user}"))
+        })
     };
     let (id, spec) = match command {
         ApprovalsCommand::Ls { json } => {
@@ -508,13 +511,23 @@ async fn approvals(client: Client, command: ApprovalsCommand) -> anyhow::Result<
             }
             return Ok(());
         }
-        ApprovalsCommand::Approve { id, session, by: who } => {
+        ApprovalsCommand::Approve {
+            id,
+            session,
+            by: who,
+        } => {
             let verdict = if session {
                 Verdict::ApproveSession
             } else {
                 Verdict::ApproveOnce
             };
-            (id, DecisionSpec { verdict, by: by(who) })
+            (
+                id,
+                DecisionSpec {
+                    verdict,
+                    by: by(who),
+                },
+            )
         }
         ApprovalsCommand::Reject { id, by: who } => (
             id,

@@ -66,8 +66,13 @@ fn default_max_parked() -> usize {
 /// How a parked request ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Waited {
-    Approved { verdict: Verdict, by: String },
-    Rejected { by: String },
+    Approved {
+        verdict: Verdict,
+        by: String,
+    },
+    Rejected {
+        by: String,
+    },
     Expired,
     /// Not parked at all: `max_parked` requests already wait.
     QueueFull,
@@ -110,8 +115,16 @@ impl Grant {
             session: session.map(str::to_owned),
             app: app.to_owned(),
             action: action.map(str::to_owned),
-            method: if exact { method.to_owned() } else { String::new() },
-            path: if exact { path.to_owned() } else { String::new() },
+            method: if exact {
+                method.to_owned()
+            } else {
+                String::new()
+            },
+            path: if exact {
+                path.to_owned()
+            } else {
+                String::new()
+            },
         }
     }
 
@@ -252,7 +265,8 @@ impl Approvals {
         let now = now_ms();
         card.id = format!("{:016x}", rand::random::<u64>());
         card.parked_at_ms = now;
-        card.expires_at_ms = now.saturating_add(u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX));
+        card.expires_at_ms =
+            now.saturating_add(u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX));
         let (decide, decided) = oneshot::channel();
         {
             let mut state = self.state();

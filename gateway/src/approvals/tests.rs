@@ -137,7 +137,12 @@ async fn session_grants_and_task_pre_approvals() {
         waiting.await.expect("task");
     }
     let cases = [
-        (Some("s1"), Some("create"), "/other", Some(Standing::SessionGrant)),
+        (
+            Some("s1"),
+            Some("create"),
+            "/other",
+            Some(Standing::SessionGrant),
+        ),
         (Some("s2"), Some("create"), "/x", None),
         (None, Some("create"), "/x", None),
         (Some("s1"), Some("delete"), "/x", None),
@@ -146,7 +151,11 @@ async fn session_grants_and_task_pre_approvals() {
         (Some("s1"), None, "/exact2", None),
     ];
     for (session, action, path, want) in cases {
-        assert_eq!(standing(session, action, path), want, "{session:?} {action:?} {path}");
+        assert_eq!(
+            standing(session, action, path),
+            want,
+            "{session:?} {action:?} {path}"
+        );
     }
 
     // A task run's pre-approval covers the whole app, in that session.

@@ -184,7 +184,10 @@ impl Webhook {
             .await
             .map_err(|e| format!("handshake: {e}"))?;
         let path = self.uri.path_and_query().map_or("/", |p| p.as_str());
-        let authority = self.uri.authority().map_or(self.host.as_str(), |a| a.as_str());
+        let authority = self
+            .uri
+            .authority()
+            .map_or(self.host.as_str(), |a| a.as_str());
         let mut request = Request::new(Full::new(Bytes::copy_from_slice(body)));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = path.parse().map_err(|_| "bad path".to_owned())?;

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use hyper::Method;
 use serde::Deserialize;
 
-use crate::policy::{network::canonical_name, raw::Approval, raw::AppPolicy};
+use crate::policy::{network::canonical_name, raw::AppPolicy, raw::Approval};
 use pattern::{HostPattern, PathPattern, normalize_path, parse_url_pattern};
 
 /// One app as the daemon config declares it.
@@ -173,7 +173,9 @@ impl Catalogue {
                 }
                 Kind::Catalogued { hosts, actions }
             };
-            catalogue.by_name.insert(app.name.clone(), catalogue.apps.len());
+            catalogue
+                .by_name
+                .insert(app.name.clone(), catalogue.apps.len());
             catalogue.apps.push(App {
                 name: app.name.clone(),
                 kind,
@@ -223,7 +225,10 @@ impl Catalogue {
             let floor = unlisted.map_or(Approval::Ask, |m| m.max(Approval::Ask));
             match &app.kind {
                 Kind::Custom { urls } => {
-                    if urls.iter().any(|(h, p)| h.matches(&host) && p.matches(&path)) {
+                    if urls
+                        .iter()
+                        .any(|(h, p)| h.matches(&host) && p.matches(&path))
+                    {
                         consider(Decision {
                             mode: floor,
                             app: app.name.clone(),

@@ -64,43 +64,163 @@ fn strictest_matching_action_wins_and_uncatalogued_is_ask() {
     );
     let cases: Vec<Case<'_>> = vec![
         // One action matches: its mode.
-        (&mixed, "api.tracker.test", Method::GET, "/repos/o/r/issues/1", Some((Auto, "tracker", Some("issues.read")))),
-        (&mixed, "api.tracker.test", Method::POST, "/repos/o/r/issues", Some((Ask, "tracker", Some("issues.create")))),
+        (
+            &mixed,
+            "api.tracker.test",
+            Method::GET,
+            "/repos/o/r/issues/1",
+            Some((Auto, "tracker", Some("issues.read"))),
+        ),
+        (
+            &mixed,
+            "api.tracker.test",
+            Method::POST,
+            "/repos/o/r/issues",
+            Some((Ask, "tracker", Some("issues.create"))),
+        ),
         // The query takes no part; case and trailing dot of the host neither.
-        (&mixed, "API.Tracker.Test.", Method::POST, "/repos/o/r/issues?x=1", Some((Ask, "tracker", Some("issues.create")))),
+        (
+            &mixed,
+            "API.Tracker.Test.",
+            Method::POST,
+            "/repos/o/r/issues?x=1",
+            Some((Ask, "tracker", Some("issues.create"))),
+        ),
         // Overlap: issues.read (auto) and admin (deny) both match: deny.
-        (&mixed, "api.tracker.test", Method::GET, "/repos/o/admin/issues/7", Some((Deny, "tracker", Some("admin")))),
+        (
+            &mixed,
+            "api.tracker.test",
+            Method::GET,
+            "/repos/o/admin/issues/7",
+            Some((Deny, "tracker", Some("admin"))),
+        ),
         // Overlap: issues.close (auto) and admin (deny).
-        (&mixed, "api.tracker.test", Method::PATCH, "/repos/o/admin/issues/7", Some((Deny, "tracker", Some("admin")))),
+        (
+            &mixed,
+            "api.tracker.test",
+            Method::PATCH,
+            "/repos/o/admin/issues/7",
+            Some((Deny, "tracker", Some("admin"))),
+        ),
         // Overlap of two unlisted-by-name actions resolved through `*`.
-        (&all_auto, "api.tracker.test", Method::DELETE, "/repos/o/admin/x", Some((Auto, "tracker", Some("admin")))),
+        (
+            &all_auto,
+            "api.tracker.test",
+            Method::DELETE,
+            "/repos/o/admin/x",
+            Some((Auto, "tracker", Some("admin"))),
+        ),
         // Uncatalogued: no action matches → ask, even with `*: auto`.
-        (&mixed, "api.tracker.test", Method::PUT, "/repos/o/r/issues", Some((Ask, "tracker", None))),
-        (&all_auto, "x.tracker-cdn.test", Method::GET, "/", Some((Ask, "tracker", None))),
+        (
+            &mixed,
+            "api.tracker.test",
+            Method::PUT,
+            "/repos/o/r/issues",
+            Some((Ask, "tracker", None)),
+        ),
+        (
+            &all_auto,
+            "x.tracker-cdn.test",
+            Method::GET,
+            "/",
+            Some((Ask, "tracker", None)),
+        ),
         // ... and deny when `*` says deny.
-        (&unlisted_deny, "api.tracker.test", Method::PUT, "/elsewhere", Some((Deny, "tracker", None))),
-        (&unlisted_deny, "api.tracker.test", Method::POST, "/repos/o/r/issues", Some((Deny, "tracker", Some("issues.create")))),
+        (
+            &unlisted_deny,
+            "api.tracker.test",
+            Method::PUT,
+            "/elsewhere",
+            Some((Deny, "tracker", None)),
+        ),
+        (
+            &unlisted_deny,
+            "api.tracker.test",
+            Method::POST,
+            "/repos/o/r/issues",
+            Some((Deny, "tracker", Some("issues.create"))),
+        ),
         // An action the policy does not name, with no `*`: ask.
-        (&no_star, "api.tracker.test", Method::POST, "/repos/o/r/issues", Some((Ask, "tracker", Some("issues.create")))),
+        (
+            &no_star,
+            "api.tracker.test",
+            Method::POST,
+            "/repos/o/r/issues",
+            Some((Ask, "tracker", Some("issues.create"))),
+        ),
         // Method must match; `*` path segments do not cross `/`.
-        (&mixed, "api.tracker.test", Method::POST, "/repos/o/r/x/issues", Some((Ask, "tracker", None))),
+        (
+            &mixed,
+            "api.tracker.test",
+            Method::POST,
+            "/repos/o/r/x/issues",
+            Some((Ask, "tracker", None)),
+        ),
         // Encoded and doubled slashes do not dodge a pattern.
-        (&mixed, "api.tracker.test", Method::GET, "/repos/o/%61dmin//issues", Some((Deny, "tracker", Some("admin")))),
+        (
+            &mixed,
+            "api.tracker.test",
+            Method::GET,
+            "/repos/o/%61dmin//issues",
+            Some((Deny, "tracker", Some("admin"))),
+        ),
         // Not the app's host: approvals do not apply.
-        (&mixed, "tracker-cdn.test", Method::GET, "/repos/o/r/issues/1", None),
+        (
+            &mixed,
+            "tracker-cdn.test",
+            Method::GET,
+            "/repos/o/r/issues/1",
+            None,
+        ),
         (&mixed, "other.test", Method::DELETE, "/", None),
         // Custom app: ask for every matching URL, `*: auto` cannot loosen it.
-        (&wiki, "wiki.test", Method::GET, "/api", Some((Ask, "wiki", None))),
-        (&wiki, "wiki.test", Method::GET, "/api/pages/1", Some((Ask, "wiki", None))),
-        (&wiki, "a.wiki.test", Method::POST, "/edit/page", Some((Ask, "wiki", None))),
-        (&wiki, "a.wiki.test", Method::POST, "/edit/page/deeper", None),
+        (
+            &wiki,
+            "wiki.test",
+            Method::GET,
+            "/api",
+            Some((Ask, "wiki", None)),
+        ),
+        (
+            &wiki,
+            "wiki.test",
+            Method::GET,
+            "/api/pages/1",
+            Some((Ask, "wiki", None)),
+        ),
+        (
+            &wiki,
+            "a.wiki.test",
+            Method::POST,
+            "/edit/page",
+            Some((Ask, "wiki", None)),
+        ),
+        (
+            &wiki,
+            "a.wiki.test",
+            Method::POST,
+            "/edit/page/deeper",
+            None,
+        ),
         (&wiki, "wiki.test", Method::GET, "/apiary", None),
         // A policy that does not list the app: not consulted.
         (&wiki, "api.tracker.test", Method::DELETE, "/x", None),
         (&[], "api.tracker.test", Method::DELETE, "/x", None),
         // Several apps listed: each consulted.
-        (&both, "wiki.test", Method::GET, "/api/x", Some((Ask, "wiki", None))),
-        (&both, "api.tracker.test", Method::GET, "/repos/o/r/issues", Some((Auto, "tracker", Some("issues.read")))),
+        (
+            &both,
+            "wiki.test",
+            Method::GET,
+            "/api/x",
+            Some((Ask, "wiki", None)),
+        ),
+        (
+            &both,
+            "api.tracker.test",
+            Method::GET,
+            "/repos/o/r/issues",
+            Some((Auto, "tracker", Some("issues.read"))),
+        ),
     ];
     for (policy, host, method, path, want) in cases {
         let got = catalogue.decide(policy, host, &method, path);

@@ -351,8 +351,9 @@ fn approvals(
     resolver: &Arc<Resolver>,
     tls: &Arc<rustls::ClientConfig>,
 ) -> anyhow::Result<crate::approvals::Approvals> {
-    let catalogue = crate::apps::Catalogue::compile(&config.apps)
-        .map_err(|errors| anyhow::anyhow!("the app catalogue does not load:\n{}", errors.join("\n")))?;
+    let catalogue = crate::apps::Catalogue::compile(&config.apps).map_err(|errors| {
+        anyhow::anyhow!("the app catalogue does not load:\n{}", errors.join("\n"))
+    })?;
     let webhook = match &config.approvals.webhook {
         Some(webhook) => Some(crate::approvals::webhook::Webhook::new(
             webhook,

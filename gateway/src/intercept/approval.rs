@@ -4,7 +4,10 @@
 //! `ask` parks the request on the approval desk until someone decides.
 //! Every outcome is audited with who decided.
 
-use hyper::{Response, StatusCode, http::request::Parts};
+use std::time::Duration;
+
+use http_body_util::BodyExt as _;
+use hyper::{Response, StatusCode, body::Incoming, http::request::Parts};
 
 use super::{Conn, Interceptor, respond};
 use crate::{
@@ -16,7 +19,20 @@ use crate::{
 impl Interceptor {
     /// `None`: the request goes on. `Some`: Sluice's answer (403 naming
     /// the rule), the upstream untouched.
-    pub(super) async fn approve(&self, conn: &Conn, parts: &Parts) -> Option<Response<respond::Body>> {
+    pub(super) async fn approve(
+        &self,
+        conn: &Conn,
+        parts: &Parts,
+        body: &mut Incoming,
+    ) -> Option<Response<respond::Body>> {
+        let answer = self.decide_approval(conn, parts).await?;
+        // Read what the client is still sending (a little, briefly) before
+        // answering: an HTTP/2 stream reset mid-upload would hide the 403.
+        drain(body).await;
+        Some(answer)
+    }
+
+    async fn decide_approval(&self, conn: &Conn, parts: &Parts) -> Option<Response<respond::Body>> {
         let approvals = &self.approvals;
         let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
         let decision = approvals.catalogue().decide(
@@ -40,7 +56,12 @@ impl Interceptor {
             }
             Approval::Deny => {
                 self.approval_event(conn, "deny", "app_action_denied", &rule, None, detail());
-                Some(self.refuse_approval("app_action_denied", &rule, &decision.app, decision.action.as_deref()))
+                Some(self.refuse_approval(
+                    "app_action_denied",
+                    &rule,
+                    &decision.app,
+                    decision.action.as_deref(),
+                ))
             }
             Approval::Ask => {
                 if let Some(standing) = approvals.standing(
@@ -63,7 +84,11 @@ impl Interceptor {
                     method: parts.method.to_string(),
                     host: conn.key.name.clone(),
                     path: path.to_owned(),
-                    headers: parts.headers.keys().map(|n| n.as_str().to_owned()).collect(),
+                    headers: parts
+                        .headers
+                        .keys()
+                        .map(|n| n.as_str().to_owned())
+                        .collect(),
                     parked_at_ms: 0,
                     expires_at_ms: 0,
                 };
@@ -86,16 +111,52 @@ impl Interceptor {
                         None
                     }
                     Waited::Rejected { by } => {
-                        self.approval_event(conn, "deny", "approval_rejected", &rule, Some(&by), id);
-                        Some(self.refuse_approval("approval_rejected", &rule, &decision.app, decision.action.as_deref()))
+                        self.approval_event(
+                            conn,
+                            "deny",
+                            "approval_rejected",
+                            &rule,
+                            Some(&by),
+                            id,
+                        );
+                        Some(self.refuse_approval(
+                            "approval_rejected",
+                            &rule,
+                            &decision.app,
+                            decision.action.as_deref(),
+                        ))
                     }
                     Waited::Expired => {
-                        self.approval_event(conn, "deny", "approval_expired", &rule, Some("expiry"), id);
-                        Some(self.refuse_approval("approval_expired", &rule, &decision.app, decision.action.as_deref()))
+                        self.approval_event(
+                            conn,
+                            "deny",
+                            "approval_expired",
+                            &rule,
+                            Some("expiry"),
+                            id,
+                        );
+                        Some(self.refuse_approval(
+                            "approval_expired",
+                            &rule,
+                            &decision.app,
+                            decision.action.as_deref(),
+                        ))
                     }
                     Waited::QueueFull => {
-                        self.approval_event(conn, "deny", "approval_queue_full", &rule, None, detail());
-                        Some(self.refuse_approval("approval_queue_full", &rule, &decision.app, decision.action.as_deref()))
+                        self.approval_event(
+                            conn,
+                            "deny",
+                            "approval_queue_full",
+                            &rule,
+                            None,
+                            detail(),
+                        );
+                        Some(self.refuse_approval(
+                            "approval_queue_full",
+                            &rule,
+                            &decision.app,
+                            decision.action.as_deref(),
+                        ))
                     }
                 }
             }
@@ -145,4 +206,20 @@ impl Interceptor {
             ..Event::default()
         });
     }
+}
+
+/// Reads and drops up to 64 KiB of a refused request's body, for at most a
+/// second.
+async fn drain(body: &mut Incoming) {
+    const MAX: usize = 64 * 1024;
+    let read = async {
+        let mut seen = 0;
+        while seen < MAX {
+            match body.frame().await {
+                Some(Ok(frame)) => seen += frame.data_ref().map_or(0, |d| d.len()),
+                _ => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), read).await;
 }

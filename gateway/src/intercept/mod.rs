@@ -229,7 +229,7 @@ impl Interceptor {
     }
 
     async fn handle(&self, request: Request<Incoming>, conn: &Conn) -> Response<Body> {
-        let (mut parts, body) = request.into_parts();
+        let (mut parts, mut body) = request.into_parts();
         if let Err(violation) = hygiene::check(&parts, conn.sni.as_deref()) {
             // A Host other than the SNI is a request for another origin on
             // this connection: 421 tells clients to open a new one.
@@ -300,7 +300,7 @@ impl Interceptor {
                 return response;
             }
         }
-        if let Some(answer) = self.approve(conn, &parts).await {
+        if let Some(answer) = self.approve(conn, &parts, &mut body).await {
             return answer;
         }
         if conn.who.policy.dry_run && !matches!(parts.method, Method::GET | Method::HEAD) {
