@@ -94,12 +94,46 @@ enum Command {
         #[arg(long, global = true, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
     },
+    /// Capability tokens for sandboxes off this node (the explicit proxy).
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
     /// List and decide requests parked for an approval.
     Approvals {
         #[command(subcommand)]
         command: ApprovalsCommand,
         #[arg(long, global = true, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Write a new Ed25519 key pair: token.key (private, 0600) and
+    /// token.pub (the daemon's `explicit_proxy.public_key_file`).
+    Keygen {
+        #[arg(long)]
+        dir: PathBuf,
+    },
+    /// Print a capability token for a sandbox off this node.
+    Mint {
+        /// The private key (PEM, PKCS#8).
+        #[arg(long)]
+        key: PathBuf,
+        #[arg(long)]
+        sandbox: String,
+        #[arg(long)]
+        session: Option<String>,
+        /// `host:port` it may reach (`*.example.com:443`, `api.example.com:*`); repeatable.
+        #[arg(long = "connection", value_name = "HOST:PORT", required = true)]
+        connections: Vec<String>,
+        /// Writes are answered 202 with a preview.
+        #[arg(long)]
+        dry_run: bool,
+        /// Lifetime in seconds (0: already expired, for tests).
+        #[arg(long, default_value_t = 300)]
+        ttl: u64,
     },
 }
 
@@ -269,6 +303,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             command,
             admin_socket,
         } => approvals(Client::new(admin_socket), command).await,
+        Command::Token { command } => token(command),
     }
 }
 
@@ -548,5 +583,56 @@ async fn approvals(client: Client, command: ApprovalsCommand) -> anyhow::Result<
         card.app,
         card.sandbox
     );
+    Ok(())
+}
+
+fn token(command: TokenCommand) -> anyhow::Result<()> {
+    use sluice::explicit::token::{Claims, Connection, Signer, generate};
+    use std::os::unix::fs::OpenOptionsExt as _;
+    match command {
+        TokenCommand::Keygen { dir } => {
+            let (private, public) = generate().map_err(|e| anyhow::anyhow!(e))?;
+            std::fs::create_dir_all(&dir)?;
+            let key = dir.join("token.key");
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&key)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, private.as_bytes()))
+                .map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?;
+            std::fs::write(dir.join("token.pub"), public)?;
+            println!("wrote {} and token.pub", key.display());
+        }
+        TokenCommand::Mint {
+            key,
+            sandbox,
+            session,
+            connections,
+            dry_run,
+            ttl,
+        } => {
+            for c in &connections {
+                Connection::parse(c).map_err(|e| anyhow::anyhow!("--connection {e}"))?;
+            }
+            let pem = std::fs::read(&key).map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?;
+            let signer =
+                Signer::from_pem(&pem).map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)?
+                .as_secs();
+            println!(
+                "{}",
+                signer.mint(&Claims {
+                    sub: sandbox,
+                    session,
+                    connections,
+                    dry_run,
+                    exp: now + ttl,
+                    iat: Some(now),
+                })
+            );
+        }
+    }
     Ok(())
 }

@@ -422,3 +422,185 @@ fn a_thousand_parked_requests_leave_other_traffic_flowing() {
     });
     assert!(parked(&world).is_empty());
 }
+
+/// Capability tokens: a sandbox off this node (`vm-1`, no cgroup) reaches
+/// Sluice as an HTTP proxy with a token; expired, wrongly signed and
+/// other-sandbox tokens get 407, a valid one reaches only its connections,
+/// through the same pipeline (the app's `deny`, dry runs).
+#[test]
+fn capability_tokens_gate_the_explicit_proxy() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test", "other.test"], &ca);
+    let plain = HttpsUpstream::plain_v4();
+    let (port, plain_port) = (upstream.port(), plain.port());
+    let mut policy = intercepting_policy(
+        &[
+            "api.test".to_owned(),
+            "other.test".to_owned(),
+            "plain.test".to_owned(),
+            format!("127.0.0.0/8:{port}"),
+            format!("127.0.0.0/8:{plain_port}"),
+        ],
+        json!({}),
+    );
+    policy["apps"] =
+        json!([{ "app": "tracker", "actions": { "repo.delete": "deny", "*": "auto" } }]);
+    let keys = tempfile_dir();
+    let sluice = sluice_e2e::sluice_bin().to_string_lossy().into_owned();
+    let keygen = |dir: &std::path::Path| {
+        let dir = dir.to_string_lossy().into_owned();
+        sluice_e2e::run::host(&[sluice.as_str(), "token", "keygen", "--dir", &dir], WAIT)
+            .expect_success("sluice token keygen");
+    };
+    keygen(&keys.path().join("good"));
+    keygen(&keys.path().join("rogue"));
+    let public = keys.path().join("good/token.pub");
+    let world = World::start_with(
+        &ca,
+        &["api.test", "other.test", "plain.test"],
+        policy,
+        |builder| {
+            builder.config_key("apps", catalogue()).config_key(
+                "explicit_proxy",
+                json!({
+                    "listen": "127.0.0.1:0",
+                    "public_key_file": public,
+                    "sandboxes": [{ "id": "vm-1", "policy": "p" }],
+                }),
+            );
+        },
+    );
+    let status = world.daemon.cli(&["status"]);
+    status.expect_success("sluice status");
+    let status: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
+    let proxy = format!(
+        "http://{}",
+        status["explicit_proxy_addr"]
+            .as_str()
+            .expect("explicit_proxy_addr in status")
+    );
+    let mint = |key: &str, sandbox: &str, extra: &[&str]| {
+        let key = keys
+            .path()
+            .join(key)
+            .join("token.key")
+            .to_string_lossy()
+            .into_owned();
+        let api = format!("api.test:{port}");
+        let plain = format!("plain.test:{plain_port}");
+        let mut args = vec![
+            sluice.as_str(),
+            "token",
+            "mint",
+            "--key",
+            &key,
+            "--sandbox",
+            sandbox,
+            "--connection",
+            &api,
+            "--connection",
+            &plain,
+        ];
+        args.extend_from_slice(extra);
+        let out = sluice_e2e::run::host(&args, WAIT);
+        out.expect_success("sluice token mint");
+        out.stdout_str().trim().to_owned()
+    };
+    // curl on the host, as a remote VM would: through the proxy, trusting
+    // Sluice's CA for the tunnelled TLS.
+    let via = |token: &str, url: &str, extra: &[&str]| {
+        let user = format!("vm:{token}");
+        let mut args = vec!["--proxy", proxy.as_str(), "--proxy-user", user.as_str()];
+        args.extend_from_slice(extra);
+        let args = world.curl_https(url, &args);
+        Curl::parse(sluice_e2e::run::host(&args, WAIT))
+    };
+    let api = format!("https://api.test:{port}/echo");
+
+    let valid = mint("good", "vm-1", &[]);
+    let refused = [
+        (
+            "expired",
+            mint("good", "vm-1", &["--ttl", "0"]),
+            "token_expired",
+        ),
+        (
+            "wrongly signed",
+            mint("rogue", "vm-1", &[]),
+            "token_bad_signature",
+        ),
+        (
+            "other sandbox",
+            mint("good", "vm-2", &[]),
+            "token_other_sandbox",
+        ),
+        ("garbage", "not.a.token".to_owned(), "token_malformed"),
+    ];
+    let before = upstream.request_count();
+    for (what, token, reason) in &refused {
+        let curl = via(token, &api, &[]);
+        assert!(
+            curl.out.stderr_str().contains("407"),
+            "{what}: CONNECT should get 407\n{curl}"
+        );
+        world.daemon.wait_audit(what, 1, |e| {
+            e["event"] == "explicit_proxy" && e["reason"] == *reason
+        });
+    }
+    // No token at all.
+    let curl = Curl::parse(sluice_e2e::run::host(
+        &world.curl_https(&api, &["--proxy", proxy.as_str()]),
+        WAIT,
+    ));
+    assert!(curl.out.stderr_str().contains("407"), "{curl}");
+    assert_eq!(upstream.request_count(), before, "nothing got through");
+
+    // Valid: its connections work (TLS tunnelled and intercepted, plain
+    // HTTP in absolute form) ...
+    let curl = via(&valid, &api, &[]);
+    assert_eq!(curl.code, 200, "{curl}");
+    assert_eq!(
+        curl.issuer().as_deref().map(|i| i.contains("Sluice")),
+        Some(true),
+        "{curl}"
+    );
+    let seen = upstream.requests().last().cloned().expect("a request");
+    assert!(
+        seen.header("proxy-authorization").is_none(),
+        "the token never goes upstream"
+    );
+    let curl = via(&valid, &format!("http://plain.test:{plain_port}/echo"), &[]);
+    assert_eq!(curl.code, 200, "{curl}");
+    assert!(
+        plain
+            .requests()
+            .last()
+            .is_some_and(|r| r.header("proxy-authorization").is_none()),
+        "the token never goes upstream"
+    );
+    // ... nothing else (other.test is allowed by the network policy, not by the token) ...
+    let curl = via(&valid, &format!("https://other.test:{port}/echo"), &[]);
+    assert!(curl.out.stderr_str().contains("403"), "{curl}");
+    world
+        .daemon
+        .wait_audit("the connection outside the token", 1, |e| {
+            e["event"] == "explicit_proxy" && e["reason"] == "connection_not_in_token"
+        });
+    // ... and the same pipeline runs: the app's deny, and the token's dry run.
+    let curl = via(&valid, &api, &["-X", "DELETE"]);
+    assert_eq!(curl.code, 403, "{curl}");
+    assert_eq!(curl.json()["reason"], "app_action_denied");
+    let dry = mint("good", "vm-1", &["--dry-run"]);
+    let before = upstream.request_count();
+    let curl = via(&dry, &api, &["-X", "POST", "-d", "{}"]);
+    assert_eq!(curl.code, 202, "{curl}");
+    assert_eq!(curl.json()["dry_run"], true);
+    assert_eq!(upstream.request_count(), before);
+}
+
+fn tempfile_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("sluice-tokens-")
+        .tempdir()
+        .expect("tempdir")
+}

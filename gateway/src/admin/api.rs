@@ -102,6 +102,9 @@ pub struct Status {
     /// The newest refusals of any kind (kernel, connection, request, DNS), newest first.
     #[serde(default)]
     pub recent_refusals: Vec<RecentRefusal>,
+    /// The explicit-proxy listener (capability tokens), when configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explicit_proxy_addr: Option<String>,
 }
 
 /// One pinned eBPF map and how full it is.

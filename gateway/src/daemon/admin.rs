@@ -74,6 +74,7 @@ impl Backend for Daemon {
                 .map(|(reason, count)| (reason.as_str().to_owned(), count))
                 .collect(),
             recent_refusals: self.audit.recent_refusals(),
+            explicit_proxy_addr: self.explicit_addr.map(|a| a.to_string()),
         }
     }
 

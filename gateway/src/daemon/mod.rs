@@ -75,6 +75,7 @@ impl Identities for Directory {
             session: owner.session.as_deref().map(Arc::from),
             policy,
             dns,
+            dry_run: false,
         })
     }
 }
@@ -124,6 +125,8 @@ pub struct Daemon {
     drain: Drain,
     /// Parked requests, session grants and task runs (the interceptor's).
     approvals: Arc<crate::approvals::Approvals>,
+    /// The explicit-proxy listener's address, when configured.
+    explicit_addr: Option<SocketAddr>,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT, then drains.
@@ -168,6 +171,19 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let interceptor = Arc::new(interceptor(&config, &metrics, &audit, &drain, &resolver)?);
     let ca_pem = interceptor.minter.ca_pem().to_owned();
     let approvals = interceptor.approvals.clone();
+    let explicit = explicit_proxy(
+        &config,
+        &directory.store,
+        &resolver,
+        &interceptor,
+        &metrics,
+        &audit,
+        &drain,
+    )
+    .await?;
+    let explicit_addr = explicit
+        .as_ref()
+        .and_then(|(listener, _)| listener.local_addr().ok());
     let proxy = Arc::new(Proxy {
         orig: steering.clone(),
         interceptor: Some(interceptor),
@@ -201,6 +217,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         restored: AtomicBool::new(false),
         drain,
         approvals,
+        explicit_addr,
         config,
     });
     // Probes answer from here on: live at once, ready once restored.
@@ -217,6 +234,9 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
             }
         };
         tokio::spawn(metrics::serve(listener, daemon.metrics.clone(), probes));
+    }
+    if let Some((listener, explicit)) = explicit {
+        lock(&daemon.host_tasks).push(tokio::spawn(explicit.serve(listener)));
     }
     let host_tasks = daemon.serve_steering(host);
     lock(&daemon.host_tasks).extend(host_tasks);
@@ -341,6 +361,63 @@ fn interceptor(
         },
         drain: drain.clone(),
     })
+}
+
+/// The explicit-proxy listener for sandboxes off this node, bound, with
+/// its token verifier; `None` when the config has no `explicit_proxy`.
+async fn explicit_proxy(
+    config: &Config,
+    store: &Arc<PolicyStore>,
+    resolver: &Arc<Resolver>,
+    interceptor: &Arc<Interceptor>,
+    metrics: &Arc<Metrics>,
+    audit: &Audit,
+    drain: &Drain,
+) -> anyhow::Result<
+    Option<(
+        tokio::net::TcpListener,
+        Arc<crate::explicit::listener::ExplicitProxy>,
+    )>,
+> {
+    let Some(explicit) = &config.explicit_proxy else {
+        return Ok(None);
+    };
+    let key = &explicit.public_key_file;
+    let pem = std::fs::read(key).with_context(|| format!("reading {}", key.display()))?;
+    let verifier = crate::explicit::token::Verifier::from_pem(&pem)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?;
+    let policies = store.current();
+    for sandbox in &explicit.sandboxes {
+        if policies.get(&sandbox.policy).is_none() {
+            anyhow::bail!(
+                "explicit_proxy.sandboxes: `{}` names policy `{}`, which is not in {}",
+                sandbox.id,
+                sandbox.policy,
+                config.policy_dir.display()
+            );
+        }
+    }
+    let listener = tokio::net::TcpListener::bind(explicit.listen)
+        .await
+        .with_context(|| format!("binding the explicit proxy on {}", explicit.listen))?;
+    let proxy = crate::explicit::listener::ExplicitProxy {
+        verifier,
+        sandboxes: explicit
+            .sandboxes
+            .iter()
+            .map(|s| (s.id.clone(), s.policy.clone()))
+            .collect(),
+        policies: store.clone(),
+        resolver: resolver.clone(),
+        interceptor: interceptor.clone(),
+        metrics: metrics.clone(),
+        audit: audit.clone(),
+        header_timeout: Duration::from_millis(config.limits.header_read_timeout_ms),
+        connect_timeout: Duration::from_millis(config.limits.connect_timeout_ms),
+        max_header_bytes: config.limits.max_header_bytes,
+        drain: drain.clone(),
+    };
+    Ok(Some((listener, Arc::new(proxy))))
 }
 
 /// The app catalogue, the approval desk and its webhook (the daemon's own

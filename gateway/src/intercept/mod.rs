@@ -303,7 +303,8 @@ impl Interceptor {
         if let Some(answer) = self.approve(conn, &parts, &mut body).await {
             return answer;
         }
-        if conn.who.policy.dry_run && !matches!(parts.method, Method::GET | Method::HEAD) {
+        let dry_run = conn.who.policy.dry_run || conn.who.dry_run;
+        if dry_run && !matches!(parts.method, Method::GET | Method::HEAD) {
             return self.dry_run(parts, body, conn).await;
         }
         let (body, plan) = match self.content_request(conn, &mut parts, body).await {
