@@ -311,11 +311,14 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
 fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()> {
     let mut problems = Vec::new();
     let mut sandboxes = Vec::new();
+    let mut catalogue = None;
     if let Some(config) = &config {
         match Config::load(config) {
             Ok(loaded) => {
                 paths.push(loaded.policy_dir.clone());
                 sandboxes = loaded.sandboxes;
+                // Valid: `Config::load` compiled it already.
+                catalogue = sluice::apps::Catalogue::compile(&loaded.apps).ok();
             }
             Err(err) => problems.push(err.to_string()),
         }
@@ -328,6 +331,18 @@ fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()>
         match load_paths(&paths) {
             Ok(set) => {
                 count = set.len();
+                if let Some(catalogue) = &catalogue {
+                    for name in set.names() {
+                        let Some(policy) = set.get(name) else {
+                            continue;
+                        };
+                        for app in sluice::apps::unknown_apps(catalogue, &policy.apps) {
+                            problems.push(format!(
+                                "policy `{name}` lists app `{app}`, which the config's `apps:` catalogue does not declare"
+                            ));
+                        }
+                    }
+                }
                 for sandbox in &sandboxes {
                     if set.get(&sandbox.policy).is_none() {
                         problems.push(format!(

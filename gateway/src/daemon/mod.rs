@@ -171,6 +171,19 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let interceptor = Arc::new(interceptor(&config, &metrics, &audit, &drain, &resolver)?);
     let ca_pem = interceptor.minter.ca_pem().to_owned();
     let approvals = interceptor.approvals.clone();
+    let policies = directory.store.current();
+    for name in policies.names() {
+        let Some(policy) = policies.get(name) else {
+            continue;
+        };
+        for app in crate::apps::unknown_apps(approvals.catalogue(), &policy.apps) {
+            tracing::warn!(
+                policy = name,
+                app,
+                "the policy lists an app the catalogue (`apps:`) does not declare; it never matches"
+            );
+        }
+    }
     let explicit = explicit_proxy(
         &config,
         &directory.store,

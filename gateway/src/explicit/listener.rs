@@ -469,7 +469,9 @@ mod tests {
     #[test]
     fn proxy_heads() {
         let basic = STANDARD.encode("sluice:tok.en.x");
-        let cases: Vec<(String, Result<(&str, u16, bool, Option<&str>), ()>)> = vec![
+        // (head, Ok((host, port, tunnel, token)) or Err)
+        type Want<'a> = Result<(&'a str, u16, bool, Option<&'a str>), ()>;
+        let cases: Vec<(String, Want<'_>)> = vec![
             (
                 "CONNECT api.test:443 HTTP/1.1\r\nHost: api.test:443\r\nProxy-Authorization: Bearer abc.def.ghi\r\n\r\n".to_owned(),
                 Ok(("api.test", 443, true, Some("abc.def.ghi"))),
