@@ -47,6 +47,9 @@ pub struct Event<'a> {
     pub host: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Who decided, for decisions a person (or expiry) made: approvals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<&'a str>,
 }
 
 enum Sink {

@@ -52,6 +52,16 @@ pub struct Config {
     pub policy_dir: PathBuf,
     #[serde(default)]
     pub sandboxes: Vec<SandboxConfig>,
+    /// The app catalogue policies give approval modes to (docs/policy.md `apps`).
+    #[serde(default)]
+    pub apps: Vec<crate::apps::AppConfig>,
+    /// Parked requests: timeout, capacity, webhook.
+    #[serde(default)]
+    pub approvals: crate::approvals::ApprovalsConfig,
+    /// The explicit-proxy listener for sandboxes off this node
+    /// (capability tokens); off when absent.
+    #[serde(default)]
+    pub explicit_proxy: Option<crate::explicit::ExplicitProxyConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -251,6 +261,15 @@ impl Config {
         if let Err(errors) = crate::credentials::config::validate(&self.credentials) {
             let all: Vec<String> = errors.iter().map(|e| format!("credentials: {e}")).collect();
             return Err(all.join("; "));
+        }
+        if let Err(errors) = crate::apps::Catalogue::compile(&self.apps) {
+            return Err(errors.join("; "));
+        }
+        if let Some(webhook) = &self.approvals.webhook {
+            crate::approvals::webhook::check_url(&webhook.url).map_err(|e| e.to_string())?;
+        }
+        if let Some(explicit) = &self.explicit_proxy {
+            explicit.validate()?;
         }
         let mut seen = std::collections::BTreeSet::new();
         for sandbox in &self.sandboxes {

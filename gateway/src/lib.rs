@@ -5,6 +5,8 @@
 //! relays. See ARCHITECTURE.md for the map of modules, ports, maps and metrics.
 
 pub mod admin;
+pub mod approvals;
+pub mod apps;
 pub mod audit;
 pub mod cgroup;
 pub mod config;
@@ -15,6 +17,7 @@ pub mod dns;
 pub mod dns_guard;
 pub mod drain;
 pub mod explain;
+pub mod explicit;
 pub mod injection;
 pub mod intercept;
 pub mod metrics;

@@ -94,6 +94,72 @@ enum Command {
         #[arg(long, global = true, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
     },
+    /// Capability tokens for sandboxes off this node (the explicit proxy).
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// List and decide requests parked for an approval.
+    Approvals {
+        #[command(subcommand)]
+        command: ApprovalsCommand,
+        #[arg(long, global = true, default_value = DEFAULT_ADMIN_SOCKET)]
+        admin_socket: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Write a new Ed25519 key pair: token.key (private, 0600) and
+    /// token.pub (the daemon's `explicit_proxy.public_key_file`).
+    Keygen {
+        #[arg(long)]
+        dir: PathBuf,
+    },
+    /// Print a capability token for a sandbox off this node.
+    Mint {
+        /// The private key (PEM, PKCS#8).
+        #[arg(long)]
+        key: PathBuf,
+        #[arg(long)]
+        sandbox: String,
+        #[arg(long)]
+        session: Option<String>,
+        /// `host:port` it may reach (`*.example.com:443`, `api.example.com:*`); repeatable.
+        #[arg(long = "connection", value_name = "HOST:PORT", required = true)]
+        connections: Vec<String>,
+        /// Writes are answered 202 with a preview.
+        #[arg(long)]
+        dry_run: bool,
+        /// Lifetime in seconds (0: already expired, for tests).
+        #[arg(long, default_value_t = 300)]
+        ttl: u64,
+    },
+}
+
+#[derive(Subcommand)]
+enum ApprovalsCommand {
+    /// The parked requests, oldest first.
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forward a parked request (with its credentials).
+    Approve {
+        id: String,
+        /// Also let matching requests of the same session through from now on.
+        #[arg(long)]
+        session: bool,
+        /// Who decides, for the audit log (default: $SUDO_USER, $USER).
+        #[arg(long)]
+        by: Option<String>,
+    },
+    /// Refuse a parked request (the sandbox gets 403 `approval_rejected`).
+    Reject {
+        id: String,
+        #[arg(long)]
+        by: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -148,6 +214,13 @@ enum SessionCommand {
         id: String,
         #[arg(long)]
         cgroup: PathBuf,
+        /// A task run: nobody is there to answer approvals.
+        #[arg(long)]
+        task: bool,
+        /// An app whose `ask` actions this task run may use without asking
+        /// (repeatable; implies --task; never overrides `deny`).
+        #[arg(long = "pre-approve", value_name = "APP")]
+        pre_approve: Vec<String>,
     },
     /// Remove a session.
     Rm { sandbox: String, id: String },
@@ -226,6 +299,11 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             command,
             admin_socket,
         } => session(Client::new(admin_socket), command).await,
+        Command::Approvals {
+            command,
+            admin_socket,
+        } => approvals(Client::new(admin_socket), command).await,
+        Command::Token { command } => token(command),
     }
 }
 
@@ -233,11 +311,14 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
 fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()> {
     let mut problems = Vec::new();
     let mut sandboxes = Vec::new();
+    let mut catalogue = None;
     if let Some(config) = &config {
         match Config::load(config) {
             Ok(loaded) => {
                 paths.push(loaded.policy_dir.clone());
                 sandboxes = loaded.sandboxes;
+                // Valid: `Config::load` compiled it already.
+                catalogue = sluice::apps::Catalogue::compile(&loaded.apps).ok();
             }
             Err(err) => problems.push(err.to_string()),
         }
@@ -250,6 +331,18 @@ fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()>
         match load_paths(&paths) {
             Ok(set) => {
                 count = set.len();
+                if let Some(catalogue) = &catalogue {
+                    for name in set.names() {
+                        let Some(policy) = set.get(name) else {
+                            continue;
+                        };
+                        for app in sluice::apps::unknown_apps(catalogue, &policy.apps) {
+                            problems.push(format!(
+                                "policy `{name}` lists app `{app}`, which the config's `apps:` catalogue does not declare"
+                            ));
+                        }
+                    }
+                }
                 for sandbox in &sandboxes {
                     if set.get(&sandbox.policy).is_none() {
                         problems.push(format!(
@@ -409,9 +502,14 @@ async fn session(client: Client, command: SessionCommand) -> anyhow::Result<()> 
             sandbox,
             id,
             cgroup,
+            task,
+            pre_approve,
         } => {
+            let task = (task || !pre_approve.is_empty()).then_some(sluice::admin::TaskSpec {
+                pre_approved_apps: pre_approve,
+            });
             let info = client
-                .add_session(&sandbox, &SessionSpec { id, cgroup })
+                .add_session(&sandbox, &SessionSpec { id, cgroup, task })
                 .await?;
             println!(
                 "added session {} of {sandbox} ({})",
@@ -422,6 +520,133 @@ async fn session(client: Client, command: SessionCommand) -> anyhow::Result<()> 
         SessionCommand::Rm { sandbox, id } => {
             client.remove_session(&sandbox, &id).await?;
             println!("removed session {id} of {sandbox}");
+        }
+    }
+    Ok(())
+}
+
+async fn approvals(client: Client, command: ApprovalsCommand) -> anyhow::Result<()> {
+    use sluice::approvals::{DecisionSpec, Verdict};
+    let by = |by: Option<String>| {
+        by.or_else(|| {
+            std::env::var("SUDO_USER")
+                .or_else(|_| std::env::var("USER"))
+                .ok()
+                .map(|user| format!("cli:{user}"))
+        })
+    };
+    let (id, spec) = match command {
+        ApprovalsCommand::Ls { json } => {
+            let cards = client.approvals().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&cards)?);
+            } else {
+                println!(
+                    "{:<17} {:<12} {:<10} {:<24} REQUEST",
+                    "ID", "SANDBOX", "SESSION", "APP/ACTION"
+                );
+                for c in cards {
+                    let action = c.action.as_deref().unwrap_or("(uncatalogued)");
+                    println!(
+                        "{:<17} {:<12} {:<10} {:<24} {} {}{}",
+                        c.id,
+                        c.sandbox,
+                        c.session.as_deref().unwrap_or("-"),
+                        format!("{}/{action}", c.app),
+                        c.method,
+                        c.host,
+                        c.path
+                    );
+                }
+            }
+            return Ok(());
+        }
+        ApprovalsCommand::Approve {
+            id,
+            session,
+            by: who,
+        } => {
+            let verdict = if session {
+                Verdict::ApproveSession
+            } else {
+                Verdict::ApproveOnce
+            };
+            (
+                id,
+                DecisionSpec {
+                    verdict,
+                    by: by(who),
+                },
+            )
+        }
+        ApprovalsCommand::Reject { id, by: who } => (
+            id,
+            DecisionSpec {
+                verdict: Verdict::Reject,
+                by: by(who),
+            },
+        ),
+    };
+    let card = client.decide(&id, &spec).await?;
+    println!(
+        "{} {}: {} {}{} ({} in {})",
+        spec.verdict.as_str(),
+        card.id,
+        card.method,
+        card.host,
+        card.path,
+        card.app,
+        card.sandbox
+    );
+    Ok(())
+}
+
+fn token(command: TokenCommand) -> anyhow::Result<()> {
+    use sluice::explicit::token::{Claims, Connection, Signer, generate};
+    use std::os::unix::fs::OpenOptionsExt as _;
+    match command {
+        TokenCommand::Keygen { dir } => {
+            let (private, public) = generate().map_err(|e| anyhow::anyhow!(e))?;
+            std::fs::create_dir_all(&dir)?;
+            let key = dir.join("token.key");
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&key)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, private.as_bytes()))
+                .map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?;
+            std::fs::write(dir.join("token.pub"), public)?;
+            println!("wrote {} and token.pub", key.display());
+        }
+        TokenCommand::Mint {
+            key,
+            sandbox,
+            session,
+            connections,
+            dry_run,
+            ttl,
+        } => {
+            for c in &connections {
+                Connection::parse(c).map_err(|e| anyhow::anyhow!("--connection {e}"))?;
+            }
+            let pem = std::fs::read(&key).map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?;
+            let signer =
+                Signer::from_pem(&pem).map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)?
+                .as_secs();
+            println!(
+                "{}",
+                signer.mint(&Claims {
+                    sub: sandbox,
+                    session,
+                    connections,
+                    dry_run,
+                    exp: now + ttl,
+                    iat: Some(now),
+                })
+            );
         }
     }
     Ok(())

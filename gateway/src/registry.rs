@@ -19,6 +19,8 @@ pub struct Session {
     pub id: String,
     pub cgroup: PathBuf,
     pub cgroup_id: u64,
+    /// A task run and its pre-approved apps.
+    pub task: Option<crate::admin::TaskSpec>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,6 +263,7 @@ impl Registry {
                     sandbox: sandbox.id.clone(),
                     id: session.id.clone(),
                     cgroup: session.cgroup.clone(),
+                    task: session.task.clone(),
                 });
             }
         }
@@ -308,6 +311,8 @@ pub struct StateSession {
     pub sandbox: String,
     pub id: String,
     pub cgroup: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<crate::admin::TaskSpec>,
 }
 
 const STATE_FILE: &str = "registrations.json";
@@ -363,6 +368,7 @@ mod tests {
             id: id.to_owned(),
             cgroup: PathBuf::from(cgroup),
             cgroup_id,
+            task: None,
         }
     }
 

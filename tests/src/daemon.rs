@@ -90,6 +90,8 @@ pub struct DaemonBuilder {
     credentials: Vec<Value>,
     /// `limits.drain_timeout_ms`, when the test sets it.
     drain_timeout_ms: Option<u64>,
+    /// Further top-level config keys (`apps`, `approvals`, ...).
+    extra: serde_json::Map<String, Value>,
 }
 
 impl DaemonBuilder {
@@ -117,7 +119,14 @@ impl DaemonBuilder {
             upstream_ca_files: Vec::new(),
             credentials: Vec::new(),
             drain_timeout_ms: None,
+            extra: serde_json::Map::new(),
         }
+    }
+
+    /// Sets a top-level config key (`apps`, `approvals`, `explicit_proxy`).
+    pub fn config_key(&mut self, key: &str, value: Value) -> &mut DaemonBuilder {
+        self.extra.insert(key.to_owned(), value);
+        self
     }
 
     /// The cgroup the eBPF programs attach to.
@@ -239,7 +248,7 @@ impl DaemonBuilder {
         if let Some(ms) = self.drain_timeout_ms {
             limits["drain_timeout_ms"] = json!(ms);
         }
-        json!({
+        let mut config = json!({
             "listen": { "tcp_port": 0 },
             "cgroup_root": self.root.path(),
             "bpffs": self.bpffs,
@@ -253,7 +262,11 @@ impl DaemonBuilder {
             "sandboxes": self.sandboxes,
             "tls": tls,
             "credentials": self.credentials,
-        })
+        });
+        for (key, value) in &self.extra {
+            config[key] = value.clone();
+        }
+        config
     }
 
     /// A credential in the daemon config (its `source` typically a file in

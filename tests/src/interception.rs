@@ -142,7 +142,8 @@ pub struct Curl {
 }
 
 impl Curl {
-    fn parse(out: Output) -> Curl {
+    /// Parses the output of a curl run with [`curl_args`].
+    pub fn parse(out: Output) -> Curl {
         let text = out.stdout_str();
         let (body, tail) = text.rsplit_once('\n').unwrap_or(("", text.as_str()));
         let mut fields = tail.split_whitespace();

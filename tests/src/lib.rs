@@ -22,6 +22,7 @@ pub mod scripts;
 pub mod stream_body;
 pub mod tls_scripts;
 pub mod upstream;
+pub mod webhook;
 
 use std::{
     path::{Path, PathBuf},

@@ -36,6 +36,19 @@ pub struct SandboxSpec {
 pub struct SessionSpec {
     pub id: String,
     pub cgroup: PathBuf,
+    /// Marks the session as a task run (nobody present to answer approvals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskSpec>,
+}
+
+/// A task run's standing approvals.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Apps whose `ask` actions need no person during this run (whole apps;
+    /// `deny` still refuses).
+    #[serde(default)]
+    pub pre_approved_apps: Vec<String>,
 }
 
 /// A registered session.
@@ -44,6 +57,8 @@ pub struct SessionInfo {
     pub id: String,
     pub cgroup: PathBuf,
     pub cgroup_id: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskSpec>,
 }
 
 /// A registered sandbox and its sessions.
@@ -87,6 +102,9 @@ pub struct Status {
     /// The newest refusals of any kind (kernel, connection, request, DNS), newest first.
     #[serde(default)]
     pub recent_refusals: Vec<RecentRefusal>,
+    /// The explicit-proxy listener (capability tokens), when configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explicit_proxy_addr: Option<String>,
 }
 
 /// One pinned eBPF map and how full it is.
@@ -250,6 +268,19 @@ pub trait Backend: Send + Sync + 'static {
         sandbox: &str,
         session: &str,
     ) -> impl Future<Output = Result<(), AdminError>> + Send;
+    /// Requests parked for an approval, oldest first.
+    fn approvals(&self) -> Vec<crate::approvals::ApprovalCard> {
+        Vec::new()
+    }
+    /// Decides a parked request; returns its card.
+    fn decide(
+        &self,
+        id: &str,
+        spec: crate::approvals::DecisionSpec,
+    ) -> Result<crate::approvals::ApprovalCard, AdminError> {
+        let _ = spec;
+        Err(AdminError::NotFound(format!("no parked request `{id}`")))
+    }
 }
 
 #[cfg(test)]

@@ -135,6 +135,26 @@ impl Client {
         expect_success(status, &body)
     }
 
+    /// The requests parked for an approval.
+    pub async fn approvals(&self) -> Result<Vec<crate::approvals::ApprovalCard>, ClientError> {
+        let (status, body) = self.call(Method::GET, "/v1/approvals".into(), None).await?;
+        decode(status, &body)
+    }
+
+    /// Decides a parked request.
+    pub async fn decide(
+        &self,
+        id: &str,
+        spec: &crate::approvals::DecisionSpec,
+    ) -> Result<crate::approvals::ApprovalCard, ClientError> {
+        path_id("approval id", id)?;
+        let body = encode(spec)?;
+        let (status, body) = self
+            .call(Method::POST, format!("/v1/approvals/{id}"), Some(body))
+            .await?;
+        decode(status, &body)
+    }
+
     async fn call(
         &self,
         method: Method,

@@ -16,7 +16,9 @@ pub mod status_text;
 #[cfg(test)]
 mod tests;
 
-pub use api::{AdminError, Backend, SandboxInfo, SandboxSpec, SessionInfo, SessionSpec, Status};
+pub use api::{
+    AdminError, Backend, SandboxInfo, SandboxSpec, SessionInfo, SessionSpec, Status, TaskSpec,
+};
 pub use client::{Client, ClientError};
 pub use peer::{PeerError, PeerGuard};
 pub use server::{bind, serve};

@@ -84,6 +84,8 @@ pub(crate) enum Route<'a> {
     RemoveSession(&'a str, &'a str),
     /// The placeholder environment of a sandbox.
     Env(&'a str),
+    ListApprovals,
+    DecideApproval(&'a str),
     NotFound,
     /// The path exists but not for this method; carries the `Allow` header.
     MethodNotAllowed(&'static str),
@@ -117,6 +119,8 @@ pub(crate) fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         ["v1", "sandboxes", id] => only(&Method::DELETE, "DELETE", Route::RemoveSandbox(id)),
         ["v1", "sandboxes", id, "sessions"] => only(&Method::POST, "POST", Route::AddSession(id)),
         ["v1", "sandboxes", id, "env"] => only(&Method::GET, "GET", Route::Env(id)),
+        ["v1", "approvals"] => only(&Method::GET, "GET", Route::ListApprovals),
+        ["v1", "approvals", id] => only(&Method::POST, "POST", Route::DecideApproval(id)),
         ["v1", "sandboxes", id, "sessions", session] => {
             only(&Method::DELETE, "DELETE", Route::RemoveSession(id, session))
         }
@@ -316,6 +320,12 @@ async fn dispatch<B: Backend>(
             backend.remove_session(sandbox, session).await?;
             Ok(empty(StatusCode::NO_CONTENT))
         }
+        Route::ListApprovals => Ok(json(StatusCode::OK, &backend.approvals())),
+        Route::DecideApproval(id) => {
+            super::api::validate_id("approval id", id)?;
+            let spec: crate::approvals::DecisionSpec = read_json(body).await?;
+            Ok(json(StatusCode::OK, &backend.decide(id, spec)?))
+        }
         Route::NotFound => Err(RequestError::NoRoute(format!("{method} {path}"))),
         Route::MethodNotAllowed(allow) => Err(RequestError::Method {
             method: method.clone(),
@@ -410,6 +420,10 @@ mod tests {
             // Bad ids route; the handler turns them into a 400.
             (&delete, "/v1/sandboxes/a%2Fb", RemoveSandbox("a%2Fb")),
             (&delete, "/v1/sandboxes/..", RemoveSandbox("..")),
+            (&get, "/v1/approvals", ListApprovals),
+            (&post, "/v1/approvals", MethodNotAllowed("GET")),
+            (&post, "/v1/approvals/ab12", DecideApproval("ab12")),
+            (&get, "/v1/approvals/ab12", MethodNotAllowed("POST")),
             (&get, "/", NotFound),
             (&get, "", NotFound),
             (&get, "v1/status", NotFound),

@@ -158,6 +158,7 @@ mod tests {
                 dst: Some("192.0.2.1:443".into()),
                 name: Some("example.com".into()),
             }],
+            explicit_proxy_addr: None,
         };
         let text = render(&status, 25_000);
         for want in [

@@ -115,6 +115,7 @@ impl Backend for FakeBackend {
             id: spec.id,
             cgroup: spec.cgroup,
             cgroup_id,
+            task: spec.task,
         };
         info.sessions.push(session.clone());
         Ok(session)
@@ -209,6 +210,7 @@ fn session(id: &str) -> SessionSpec {
     SessionSpec {
         id: id.into(),
         cgroup: PathBuf::from(format!("/sluice/sb1/{id}")),
+        task: None,
     }
 }
 

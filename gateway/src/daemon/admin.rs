@@ -8,7 +8,42 @@ use crate::{
     registry::Source,
 };
 
+impl Daemon {
+    pub(super) fn approvals(&self) -> &crate::approvals::Approvals {
+        &self.approvals
+    }
+
+    /// A task's pre-approved apps must be in the catalogue: a typo would
+    /// otherwise leave the run parking requests nobody answers.
+    pub(super) fn check_pre_approvals(&self, apps: &[String]) -> Result<(), AdminError> {
+        for app in apps {
+            if !self.approvals.catalogue().contains(app) {
+                return Err(AdminError::Invalid(format!(
+                    "pre-approved app `{app}` is not in the daemon's app catalogue (config `apps:`)"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Backend for Daemon {
+    fn approvals(&self) -> Vec<crate::approvals::ApprovalCard> {
+        self.approvals.list()
+    }
+
+    fn decide(
+        &self,
+        id: &str,
+        spec: crate::approvals::DecisionSpec,
+    ) -> Result<crate::approvals::ApprovalCard, AdminError> {
+        use crate::approvals::DecideError;
+        self.approvals.decide(id, &spec).map_err(|err| match err {
+            DecideError::NotFound(_) => AdminError::NotFound(err.to_string()),
+            DecideError::BadBy => AdminError::Invalid(err.to_string()),
+        })
+    }
+
     fn status(&self) -> Status {
         let policies = self.directory.store.current();
         Status {
@@ -39,6 +74,7 @@ impl Backend for Daemon {
                 .map(|(reason, count)| (reason.as_str().to_owned(), count))
                 .collect(),
             recent_refusals: self.audit.recent_refusals(),
+            explicit_proxy_addr: self.explicit_addr.map(|a| a.to_string()),
         }
     }
 

@@ -75,6 +75,7 @@ impl Identities for Directory {
             session: owner.session.as_deref().map(Arc::from),
             policy,
             dns,
+            dry_run: false,
         })
     }
 }
@@ -122,6 +123,10 @@ pub struct Daemon {
     /// Set once the registrations of the previous run are restored.
     restored: AtomicBool,
     drain: Drain,
+    /// Parked requests, session grants and task runs (the interceptor's).
+    approvals: Arc<crate::approvals::Approvals>,
+    /// The explicit-proxy listener's address, when configured.
+    explicit_addr: Option<SocketAddr>,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT, then drains.
@@ -165,6 +170,33 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let drain = Drain::new();
     let interceptor = Arc::new(interceptor(&config, &metrics, &audit, &drain, &resolver)?);
     let ca_pem = interceptor.minter.ca_pem().to_owned();
+    let approvals = interceptor.approvals.clone();
+    let policies = directory.store.current();
+    for name in policies.names() {
+        let Some(policy) = policies.get(name) else {
+            continue;
+        };
+        for app in crate::apps::unknown_apps(approvals.catalogue(), &policy.apps) {
+            tracing::warn!(
+                policy = name,
+                app,
+                "the policy lists an app the catalogue (`apps:`) does not declare; it never matches"
+            );
+        }
+    }
+    let explicit = explicit_proxy(
+        &config,
+        &directory.store,
+        &resolver,
+        &interceptor,
+        &metrics,
+        &audit,
+        &drain,
+    )
+    .await?;
+    let explicit_addr = explicit
+        .as_ref()
+        .and_then(|(listener, _)| listener.local_addr().ok());
     let proxy = Arc::new(Proxy {
         orig: steering.clone(),
         interceptor: Some(interceptor),
@@ -197,6 +229,8 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         host_tasks: Mutex::new(Vec::new()),
         restored: AtomicBool::new(false),
         drain,
+        approvals,
+        explicit_addr,
         config,
     });
     // Probes answer from here on: live at once, ready once restored.
@@ -213,6 +247,9 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
             }
         };
         tokio::spawn(metrics::serve(listener, daemon.metrics.clone(), probes));
+    }
+    if let Some((listener, explicit)) = explicit {
+        lock(&daemon.host_tasks).push(tokio::spawn(explicit.serve(listener)));
     }
     let host_tasks = daemon.serve_steering(host);
     lock(&daemon.host_tasks).extend(host_tasks);
@@ -300,6 +337,7 @@ fn interceptor(
         .with_context(|| format!("placeholder key in {}", config.state_dir.display()))?;
     // OAuth token endpoints are the daemon's own upstreams: same trust,
     // same resolver.
+    let approvals = Arc::new(approvals(config, metrics, resolver, &client_h1)?);
     let token_endpoint = TokenEndpoint::new(resolver.clone(), client_h1.clone());
     let credentials = Arc::new(
         Credentials::new(Arc::new(store), Placeholders::new(key))
@@ -320,6 +358,7 @@ fn interceptor(
         minter: Arc::new(minter),
         credentials,
         pipeline: Pipeline::default(),
+        approvals,
         content: Default::default(),
         upstreams: Upstreams::new(
             client,
@@ -335,6 +374,90 @@ fn interceptor(
         },
         drain: drain.clone(),
     })
+}
+
+/// The explicit-proxy listener for sandboxes off this node, bound, with
+/// its token verifier; `None` when the config has no `explicit_proxy`.
+async fn explicit_proxy(
+    config: &Config,
+    store: &Arc<PolicyStore>,
+    resolver: &Arc<Resolver>,
+    interceptor: &Arc<Interceptor>,
+    metrics: &Arc<Metrics>,
+    audit: &Audit,
+    drain: &Drain,
+) -> anyhow::Result<
+    Option<(
+        tokio::net::TcpListener,
+        Arc<crate::explicit::listener::ExplicitProxy>,
+    )>,
+> {
+    let Some(explicit) = &config.explicit_proxy else {
+        return Ok(None);
+    };
+    let key = &explicit.public_key_file;
+    let pem = std::fs::read(key).with_context(|| format!("reading {}", key.display()))?;
+    let verifier = crate::explicit::token::Verifier::from_pem(&pem)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?;
+    let policies = store.current();
+    for sandbox in &explicit.sandboxes {
+        if policies.get(&sandbox.policy).is_none() {
+            anyhow::bail!(
+                "explicit_proxy.sandboxes: `{}` names policy `{}`, which is not in {}",
+                sandbox.id,
+                sandbox.policy,
+                config.policy_dir.display()
+            );
+        }
+    }
+    let listener = tokio::net::TcpListener::bind(explicit.listen)
+        .await
+        .with_context(|| format!("binding the explicit proxy on {}", explicit.listen))?;
+    let proxy = crate::explicit::listener::ExplicitProxy {
+        verifier,
+        sandboxes: explicit
+            .sandboxes
+            .iter()
+            .map(|s| (s.id.clone(), s.policy.clone()))
+            .collect(),
+        policies: store.clone(),
+        resolver: resolver.clone(),
+        interceptor: interceptor.clone(),
+        metrics: metrics.clone(),
+        audit: audit.clone(),
+        header_timeout: Duration::from_millis(config.limits.header_read_timeout_ms),
+        connect_timeout: Duration::from_millis(config.limits.connect_timeout_ms),
+        max_header_bytes: config.limits.max_header_bytes,
+        drain: drain.clone(),
+    };
+    Ok(Some((listener, Arc::new(proxy))))
+}
+
+/// The app catalogue, the approval desk and its webhook (the daemon's own
+/// client: its resolver, its upstream trust).
+fn approvals(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    resolver: &Arc<Resolver>,
+    tls: &Arc<rustls::ClientConfig>,
+) -> anyhow::Result<crate::approvals::Approvals> {
+    let catalogue = crate::apps::Catalogue::compile(&config.apps).map_err(|errors| {
+        anyhow::anyhow!("the app catalogue does not load:\n{}", errors.join("\n"))
+    })?;
+    let webhook = match &config.approvals.webhook {
+        Some(webhook) => Some(crate::approvals::webhook::Webhook::new(
+            webhook,
+            resolver.clone(),
+            tls.clone(),
+        )?),
+        None => None,
+    };
+    Ok(crate::approvals::Approvals::new(
+        catalogue,
+        &config.approvals,
+        webhook,
+        metrics.clone(),
+    ))
 }
 
 impl Daemon {

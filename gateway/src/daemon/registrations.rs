@@ -60,6 +60,7 @@ impl Daemon {
             let spec = SessionSpec {
                 id: session.id.clone(),
                 cgroup: session.cgroup,
+                task: session.task,
             };
             if let Err(err) = self.register_session(&session.sandbox, spec) {
                 tracing::warn!(sandbox = %session.sandbox, session = %session.id, %err, "dropping a saved session");
@@ -229,10 +230,14 @@ impl Daemon {
             .root
             .member(&spec.cgroup)
             .map_err(|e| AdminError::Invalid(e.to_string()))?;
+        if let Some(task) = &spec.task {
+            self.check_pre_approvals(&task.pre_approved_apps)?;
+        }
         let session = Session {
             id: spec.id.clone(),
             cgroup,
             cgroup_id,
+            task: spec.task.clone(),
         };
         self.write_registry()
             .insert_session(sandbox, session.clone())
@@ -243,10 +248,15 @@ impl Daemon {
             return Err(AdminError::Internal(err.to_string()));
         }
         self.audit_registration("add", sandbox, Some(&spec.id), &session.cgroup);
+        if let Some(task) = &session.task {
+            self.approvals()
+                .set_task(sandbox, &session.id, &task.pre_approved_apps);
+        }
         Ok(SessionInfo {
             id: session.id,
             cgroup: session.cgroup,
             cgroup_id,
+            task: session.task,
         })
     }
 
@@ -255,6 +265,7 @@ impl Daemon {
     pub(super) fn forget_sandbox(&self, id: &str) -> Option<Sandbox> {
         let sandbox = self.write_registry().remove_sandbox(id).ok()?;
         self.steering.unregister(sandbox.cgroup_id);
+        self.approvals().forget_sandbox(id);
         for session in sandbox.sessions.values() {
             self.steering.unregister(session.cgroup_id);
         }
@@ -284,6 +295,7 @@ impl Daemon {
             .remove_session(sandbox, session)
             .map_err(|e| AdminError::NotFound(e.to_string()))?;
         self.steering.unregister(removed.cgroup_id);
+        self.approvals().forget_session(sandbox, session);
         Ok(removed)
     }
 
@@ -419,6 +431,7 @@ pub(super) fn info(sandbox: &Sandbox) -> SandboxInfo {
                 id: s.id.clone(),
                 cgroup: s.cgroup.clone(),
                 cgroup_id: s.cgroup_id,
+                task: s.task.clone(),
             })
             .collect(),
     }

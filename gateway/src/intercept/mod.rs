@@ -7,6 +7,7 @@
 //! hygiene check and the forward; this module wires the empty pipeline.
 //! Sluice's own answers (400, 421, 502) are JSON (`respond`).
 
+pub mod approval;
 pub mod content;
 pub mod credential;
 pub mod hygiene;
@@ -59,6 +60,9 @@ pub struct Interceptor {
     pub credentials: Arc<credential::Credentials>,
     /// The request stages, in order (empty until the stages land).
     pub pipeline: Pipeline,
+    /// App catalogue and parked requests (`approval`): after the head
+    /// stages, before the dry run and the credentials.
+    pub approvals: Arc<crate::approvals::Approvals>,
     /// The body stages: PII, prompt injection, transformations, rehydration.
     pub content: content::Content,
     pub upstreams: Upstreams,
@@ -225,7 +229,7 @@ impl Interceptor {
     }
 
     async fn handle(&self, request: Request<Incoming>, conn: &Conn) -> Response<Body> {
-        let (mut parts, body) = request.into_parts();
+        let (mut parts, mut body) = request.into_parts();
         if let Err(violation) = hygiene::check(&parts, conn.sni.as_deref()) {
             // A Host other than the SNI is a request for another origin on
             // this connection: 421 tells clients to open a new one.
@@ -296,7 +300,11 @@ impl Interceptor {
                 return response;
             }
         }
-        if conn.who.policy.dry_run && !matches!(parts.method, Method::GET | Method::HEAD) {
+        if let Some(answer) = self.approve(conn, &parts, &mut body).await {
+            return answer;
+        }
+        let dry_run = conn.who.policy.dry_run || conn.who.dry_run;
+        if dry_run && !matches!(parts.method, Method::GET | Method::HEAD) {
             return self.dry_run(parts, body, conn).await;
         }
         let (body, plan) = match self.content_request(conn, &mut parts, body).await {

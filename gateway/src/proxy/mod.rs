@@ -46,6 +46,9 @@ pub struct Who {
     pub policy: Arc<CompiledPolicy>,
     /// The sandbox's DNS gate, for DNS over TCP.
     pub dns: Arc<dyn dns::Gate>,
+    /// Answer writes with a preview whatever the policy says (a capability
+    /// token's dry-run flag).
+    pub dry_run: bool,
 }
 
 /// Maps a registered cgroup id to its owner.

@@ -37,6 +37,7 @@ impl Identities for OneSandbox {
             session: None,
             policy: self.0.clone(),
             dns: Arc::new(dns::Open),
+            dry_run: false,
         })
     }
 }

@@ -1,0 +1,431 @@
+//! Parked requests and the decisions about them.
+//!
+//! A request whose app action is `ask` waits here, before any credential is
+//! injected, until a person approves it (once, or for the rest of the
+//! session), rejects it, or the timeout passes, which fails closed. Other
+//! traffic is unaffected: a parked request holds only its own connection's
+//! task. The control plane hears of each parked request through the
+//! webhook (`webhook`) and decides through the admin API.
+//!
+//! Two things turn `ask` into allow without parking: a grant made by an
+//! earlier "approve for the session", and a task session's pre-approved
+//! apps. Neither ever overrides `deny`: the caller only asks here for `ask`.
+
+pub mod card;
+#[cfg(test)]
+mod tests;
+pub mod webhook;
+
+use std::{
+    collections::{BTreeSet, HashMap, HashSet},
+    sync::{Arc, Mutex},
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use serde::Deserialize;
+use tokio::sync::oneshot;
+
+use crate::{apps::Catalogue, metrics::Metrics};
+pub use card::{ApprovalCard, DecisionSpec, MAX_BY_LEN, Verdict};
+use webhook::Webhook;
+
+/// The daemon config's `approvals:` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalsConfig {
+    /// How long a parked request waits for a decision before it fails
+    /// closed with 403 `approval_expired`.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Requests parked at once, over all sandboxes; beyond it `ask`
+    /// requests are refused at once (403 `approval_queue_full`).
+    #[serde(default = "default_max_parked")]
+    pub max_parked: usize,
+    /// Where approval cards are POSTed (JSON) when a request parks.
+    #[serde(default)]
+    pub webhook: Option<webhook::WebhookConfig>,
+}
+
+impl Default for ApprovalsConfig {
+    fn default() -> Self {
+        ApprovalsConfig {
+            timeout_ms: default_timeout_ms(),
+            max_parked: default_max_parked(),
+            webhook: None,
+        }
+    }
+}
+
+fn default_timeout_ms() -> u64 {
+    300_000
+}
+fn default_max_parked() -> usize {
+    10_000
+}
+
+/// How a parked request ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Waited {
+    Approved {
+        verdict: Verdict,
+        by: String,
+    },
+    Rejected {
+        by: String,
+    },
+    Expired,
+    /// Not parked at all: `max_parked` requests already wait.
+    QueueFull,
+}
+
+/// Why a decision could not be applied.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DecideError {
+    #[error("no parked request `{0}` (already decided, expired, or its client left)")]
+    NotFound(String),
+    #[error("`by` must be 1 to {MAX_BY_LEN} printable characters")]
+    BadBy,
+}
+
+/// A standing permission that lets an `ask` request through unparked.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Grant {
+    sandbox: String,
+    session: Option<String>,
+    app: String,
+    /// The action approved; for an uncatalogued request, `None` with the
+    /// exact method and path that were approved.
+    action: Option<String>,
+    method: String,
+    path: String,
+}
+
+impl Grant {
+    fn new(
+        sandbox: &str,
+        session: Option<&str>,
+        app: &str,
+        action: Option<&str>,
+        method: &str,
+        path: &str,
+    ) -> Grant {
+        let exact = action.is_none();
+        Grant {
+            sandbox: sandbox.to_owned(),
+            session: session.map(str::to_owned),
+            app: app.to_owned(),
+            action: action.map(str::to_owned),
+            method: if exact {
+                method.to_owned()
+            } else {
+                String::new()
+            },
+            path: if exact {
+                path.to_owned()
+            } else {
+                String::new()
+            },
+        }
+    }
+
+    fn of(card: &ApprovalCard) -> Grant {
+        Grant::new(
+            &card.sandbox,
+            card.session.as_deref(),
+            &card.app,
+            card.action.as_deref(),
+            &card.method,
+            &card.path,
+        )
+    }
+}
+
+/// Why an `ask` request may pass without parking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// A task session whose pre-approvals name the app.
+    TaskPreApproved,
+    /// An earlier "approve for the session".
+    SessionGrant,
+}
+
+impl Standing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Standing::TaskPreApproved => "task_pre_approved",
+            Standing::SessionGrant => "session_grant",
+        }
+    }
+}
+
+struct Parked {
+    card: ApprovalCard,
+    decide: oneshot::Sender<Waited>,
+}
+
+#[derive(Default)]
+struct State {
+    parked: HashMap<String, Parked>,
+    grants: HashSet<Grant>,
+    /// (sandbox, session) of task runs → their pre-approved apps.
+    tasks: HashMap<(String, String), BTreeSet<String>>,
+}
+
+/// The approval desk: catalogue, parked requests, grants and task runs.
+pub struct Approvals {
+    catalogue: Catalogue,
+    timeout: Duration,
+    max_parked: usize,
+    webhook: Option<Arc<Webhook>>,
+    metrics: Arc<Metrics>,
+    state: Mutex<State>,
+}
+
+impl Approvals {
+    pub fn new(
+        catalogue: Catalogue,
+        config: &ApprovalsConfig,
+        webhook: Option<Webhook>,
+        metrics: Arc<Metrics>,
+    ) -> Approvals {
+        Approvals {
+            catalogue,
+            timeout: Duration::from_millis(config.timeout_ms),
+            max_parked: config.max_parked,
+            webhook: webhook.map(Arc::new),
+            metrics,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// No apps, nothing parked: every request continues.
+    pub fn disabled(metrics: Arc<Metrics>) -> Approvals {
+        Approvals::new(
+            Catalogue::default(),
+            &ApprovalsConfig::default(),
+            None,
+            metrics,
+        )
+    }
+
+    pub fn catalogue(&self) -> &Catalogue {
+        &self.catalogue
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether an `ask` request may pass without a person: a task run's
+    /// pre-approval of the whole app first, then a session grant.
+    pub fn standing(
+        &self,
+        sandbox: &str,
+        session: Option<&str>,
+        app: &str,
+        action: Option<&str>,
+        method: &str,
+        path: &str,
+    ) -> Option<Standing> {
+        let state = self.state();
+        if let Some(session) = session
+            && state
+                .tasks
+                .get(&(sandbox.to_owned(), session.to_owned()))
+                .is_some_and(|apps| apps.contains(app))
+        {
+            return Some(Standing::TaskPreApproved);
+        }
+        let grant = Grant::new(sandbox, session, app, action, method, path);
+        state
+            .grants
+            .contains(&grant)
+            .then_some(Standing::SessionGrant)
+    }
+
+    /// Parks a request described by `card` (its `id`, `parked_at_ms` and
+    /// `expires_at_ms` are filled in here) until it is decided or expires.
+    /// The card goes to the webhook, if one is configured. Dropping the
+    /// future (the client went away) unparks it.
+    pub async fn park(self: &Arc<Self>, card: ApprovalCard) -> (ApprovalCard, Waited) {
+        self.park_with(card, |_| {}).await
+    }
+
+    /// As [`Approvals::park`], calling `parked` once the card is parked
+    /// (with its id) and before the wait: the audit event comes first.
+    pub async fn park_with(
+        self: &Arc<Self>,
+        mut card: ApprovalCard,
+        parked: impl FnOnce(&ApprovalCard),
+    ) -> (ApprovalCard, Waited) {
+        let now = now_ms();
+        card.id = format!("{:016x}", rand::random::<u64>());
+        card.parked_at_ms = now;
+        card.expires_at_ms =
+            now.saturating_add(u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX));
+        let (decide, decided) = oneshot::channel();
+        {
+            let mut state = self.state();
+            if state.parked.len() >= self.max_parked {
+                return (card, Waited::QueueFull);
+            }
+            state.parked.insert(
+                card.id.clone(),
+                Parked {
+                    card: card.clone(),
+                    decide,
+                },
+            );
+            self.metrics.approvals_parked.inc();
+        }
+        let _unpark = Unpark {
+            approvals: self,
+            id: card.id.clone(),
+        };
+        parked(&card);
+        if let Some(webhook) = &self.webhook {
+            tokio::spawn(notify(Arc::downgrade(self), webhook.clone(), card.clone()));
+        }
+        let waited = match tokio::time::timeout(self.timeout, decided).await {
+            Ok(Ok(waited)) => waited,
+            // Timed out, or the sender went without a word: fail closed.
+            Ok(Err(_)) | Err(_) => Waited::Expired,
+        };
+        (card, waited)
+    }
+
+    /// Whether `id` still waits (the webhook stops retrying once it does not).
+    pub fn is_parked(&self, id: &str) -> bool {
+        self.state().parked.contains_key(id)
+    }
+
+    /// The parked requests, oldest first.
+    pub fn list(&self) -> Vec<ApprovalCard> {
+        let mut cards: Vec<ApprovalCard> = self
+            .state()
+            .parked
+            .values()
+            .map(|p| p.card.clone())
+            .collect();
+        cards.sort_by(|a, b| (a.parked_at_ms, &a.id).cmp(&(b.parked_at_ms, &b.id)));
+        cards
+    }
+
+    /// Applies a decision; the parked request resumes (or fails) at once.
+    pub fn decide(&self, id: &str, spec: &DecisionSpec) -> Result<ApprovalCard, DecideError> {
+        let by = match spec.by.as_deref() {
+            None => "admin-api".to_owned(),
+            Some(by)
+                if !by.is_empty()
+                    && by.len() <= MAX_BY_LEN
+                    && !by.chars().any(char::is_control) =>
+            {
+                by.to_owned()
+            }
+            Some(_) => return Err(DecideError::BadBy),
+        };
+        let parked = {
+            let mut state = self.state();
+            let parked = state
+                .parked
+                .remove(id)
+                .ok_or_else(|| DecideError::NotFound(id.to_owned()))?;
+            self.metrics.approvals_parked.dec();
+            if spec.verdict == Verdict::ApproveSession {
+                state.grants.insert(Grant::of(&parked.card));
+            }
+            parked
+        };
+        let waited = match spec.verdict {
+            Verdict::Reject => Waited::Rejected { by },
+            verdict => Waited::Approved { verdict, by },
+        };
+        // The request may have just expired; then its answer is already 403.
+        let _ = parked.decide.send(waited);
+        Ok(parked.card)
+    }
+
+    /// Marks a session as a task run whose requests to `apps` need no
+    /// person for `ask` actions (replacing earlier pre-approvals); an empty
+    /// list clears them.
+    pub fn set_task(&self, sandbox: &str, session: &str, apps: &[String]) {
+        let key = (sandbox.to_owned(), session.to_owned());
+        let mut state = self.state();
+        if apps.is_empty() {
+            state.tasks.remove(&key);
+        } else {
+            state.tasks.insert(key, apps.iter().cloned().collect());
+        }
+    }
+
+    /// A session went away: its grants and pre-approvals go with it, so a
+    /// new session reusing the id starts from nothing.
+    pub fn forget_session(&self, sandbox: &str, session: &str) {
+        let mut state = self.state();
+        state
+            .tasks
+            .remove(&(sandbox.to_owned(), session.to_owned()));
+        state
+            .grants
+            .retain(|g| !(g.sandbox == sandbox && g.session.as_deref() == Some(session)));
+    }
+
+    /// A sandbox went away: every grant and task of it.
+    pub fn forget_sandbox(&self, sandbox: &str) {
+        let mut state = self.state();
+        state.tasks.retain(|(sb, _), _| sb != sandbox);
+        state.grants.retain(|g| g.sandbox != sandbox);
+    }
+}
+
+/// Removes a parked request whose wait ended any way other than a decision
+/// (expiry, the client leaving), keeping the gauge exact.
+struct Unpark<'a> {
+    approvals: &'a Approvals,
+    id: String,
+}
+
+impl Drop for Unpark<'_> {
+    fn drop(&mut self) {
+        if self.approvals.state().parked.remove(&self.id).is_some() {
+            self.approvals.metrics.approvals_parked.dec();
+        }
+    }
+}
+
+/// Delivers a card to the webhook, retrying with exponential backoff while
+/// the request is still parked.
+async fn notify(approvals: std::sync::Weak<Approvals>, webhook: Arc<Webhook>, card: ApprovalCard) {
+    let body = match serde_json::to_vec(&card) {
+        Ok(body) => body,
+        Err(err) => {
+            tracing::warn!(%err, "cannot encode an approval card");
+            return;
+        }
+    };
+    let mut backoff = webhook.initial_backoff();
+    for attempt in 1..=webhook.attempts() {
+        match webhook.post(&body).await {
+            Ok(()) => return,
+            Err(err) => {
+                tracing::warn!(id = %card.id, attempt, %err, "approval webhook failed");
+            }
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(webhook::MAX_BACKOFF);
+        match approvals.upgrade() {
+            Some(approvals) if approvals.is_parked(&card.id) => {}
+            _ => return,
+        }
+    }
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}

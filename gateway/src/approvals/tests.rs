@@ -1,0 +1,188 @@
+use std::{sync::Arc, time::Duration};
+
+use super::*;
+
+fn desk(timeout_ms: u64, max_parked: usize) -> (Arc<Approvals>, Arc<Metrics>) {
+    let metrics = Arc::new(Metrics::new());
+    let config = ApprovalsConfig {
+        timeout_ms,
+        max_parked,
+        webhook: None,
+    };
+    let approvals = Approvals::new(Catalogue::default(), &config, None, metrics.clone());
+    (Arc::new(approvals), metrics)
+}
+
+fn card(session: Option<&str>, action: Option<&str>, path: &str) -> ApprovalCard {
+    ApprovalCard {
+        id: String::new(),
+        sandbox: "sb1".to_owned(),
+        session: session.map(str::to_owned),
+        app: "tracker".to_owned(),
+        action: action.map(str::to_owned),
+        method: "POST".to_owned(),
+        host: "api.tracker.test".to_owned(),
+        path: path.to_owned(),
+        headers: vec!["content-type".to_owned()],
+        parked_at_ms: 0,
+        expires_at_ms: 0,
+    }
+}
+
+fn spec(verdict: Verdict, by: Option<&str>) -> DecisionSpec {
+    DecisionSpec {
+        verdict,
+        by: by.map(str::to_owned),
+    }
+}
+
+/// Waits until `n` requests are parked (the parking task runs concurrently).
+async fn parked(approvals: &Approvals, n: usize) -> Vec<ApprovalCard> {
+    for _ in 0..1000 {
+        let list = approvals.list();
+        if list.len() == n {
+            return list;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("never saw {n} parked requests");
+}
+
+#[tokio::test(start_paused = true)]
+async fn decisions_resume_the_parked_request_and_keep_the_gauge_exact() {
+    let (approvals, metrics) = desk(60_000, 100);
+    // (verdict, what the parked request sees)
+    let cases = [
+        (Verdict::ApproveOnce, Some("alice")),
+        (Verdict::ApproveSession, None),
+        (Verdict::Reject, Some("bob")),
+    ];
+    for (verdict, by) in cases {
+        let desk = approvals.clone();
+        let waiting =
+            tokio::spawn(async move { desk.park(card(Some("s1"), Some("a"), "/x")).await });
+        let list = parked(&approvals, 1).await;
+        assert_eq!(metrics.approvals_parked.get(), 1);
+        assert!(list[0].expires_at_ms > list[0].parked_at_ms);
+        approvals
+            .decide(&list[0].id, &spec(verdict, by))
+            .expect("decided");
+        let (_, waited) = waiting.await.expect("task");
+        let by = by.unwrap_or("admin-api").to_owned();
+        let want = match verdict {
+            Verdict::Reject => Waited::Rejected { by },
+            verdict => Waited::Approved { verdict, by },
+        };
+        assert_eq!(waited, want);
+        assert_eq!(metrics.approvals_parked.get(), 0);
+        assert_eq!(
+            approvals.decide(&list[0].id, &spec(Verdict::Reject, None)),
+            Err(DecideError::NotFound(list[0].id.clone())),
+            "a request is decided once"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn undecided_requests_expire_and_a_full_desk_refuses() {
+    let (approvals, metrics) = desk(1_000, 2);
+    let a = tokio::spawn({
+        let desk = approvals.clone();
+        async move { desk.park(card(None, None, "/a")).await.1 }
+    });
+    let b = tokio::spawn({
+        let desk = approvals.clone();
+        async move { desk.park(card(None, None, "/b")).await.1 }
+    });
+    parked(&approvals, 2).await;
+    let (_, third) = approvals.park(card(None, None, "/c")).await;
+    assert_eq!(third, Waited::QueueFull);
+    tokio::time::advance(Duration::from_millis(1_001)).await;
+    assert_eq!(a.await.expect("a"), Waited::Expired);
+    assert_eq!(b.await.expect("b"), Waited::Expired);
+    assert_eq!(metrics.approvals_parked.get(), 0);
+    assert!(approvals.list().is_empty());
+
+    // A client that leaves unparks its request.
+    let gone = tokio::spawn({
+        let desk = approvals.clone();
+        async move { desk.park(card(None, None, "/d")).await }
+    });
+    parked(&approvals, 1).await;
+    gone.abort();
+    let _ = gone.await;
+    assert_eq!(metrics.approvals_parked.get(), 0);
+    assert!(approvals.list().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn session_grants_and_task_pre_approvals() {
+    let (approvals, _) = desk(60_000, 10);
+    let standing = |session: Option<&str>, action: Option<&str>, path: &str| {
+        approvals.standing("sb1", session, "tracker", action, "POST", path)
+    };
+    assert_eq!(standing(Some("s1"), Some("create"), "/x"), None);
+
+    // Approve for the session: the same action passes in that session only.
+    for (session, action, path) in [
+        (Some("s1"), Some("create"), "/x"),
+        (Some("s1"), None, "/exact"),
+    ] {
+        let desk = approvals.clone();
+        let waiting = tokio::spawn(async move { desk.park(card(session, action, path)).await });
+        let list = parked(&approvals, 1).await;
+        approvals
+            .decide(&list[0].id, &spec(Verdict::ApproveSession, None))
+            .expect("decided");
+        waiting.await.expect("task");
+    }
+    let cases = [
+        (
+            Some("s1"),
+            Some("create"),
+            "/other",
+            Some(Standing::SessionGrant),
+        ),
+        (Some("s2"), Some("create"), "/x", None),
+        (None, Some("create"), "/x", None),
+        (Some("s1"), Some("delete"), "/x", None),
+        // An uncatalogued approval covers exactly its method and path.
+        (Some("s1"), None, "/exact", Some(Standing::SessionGrant)),
+        (Some("s1"), None, "/exact2", None),
+    ];
+    for (session, action, path, want) in cases {
+        assert_eq!(
+            standing(session, action, path),
+            want,
+            "{session:?} {action:?} {path}"
+        );
+    }
+
+    // A task run's pre-approval covers the whole app, in that session.
+    approvals.set_task("sb1", "t1", &["tracker".to_owned()]);
+    assert_eq!(
+        standing(Some("t1"), Some("anything"), "/y"),
+        Some(Standing::TaskPreApproved)
+    );
+    assert_eq!(
+        approvals.standing("sb1", Some("t1"), "wiki", None, "GET", "/"),
+        None
+    );
+
+    // Removing the session drops its grants and pre-approvals.
+    approvals.forget_session("sb1", "s1");
+    approvals.forget_session("sb1", "t1");
+    assert_eq!(standing(Some("s1"), Some("create"), "/x"), None);
+    assert_eq!(standing(Some("t1"), Some("anything"), "/y"), None);
+}
+
+#[test]
+fn who_decided_is_checked() {
+    let (approvals, _) = desk(1_000, 1);
+    for by in ["", "a\nb", &"x".repeat(MAX_BY_LEN + 1)] {
+        assert_eq!(
+            approvals.decide("nope", &spec(Verdict::Reject, Some(by))),
+            Err(DecideError::BadBy)
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! The approval webhook: the daemon POSTs each approval card (JSON) to the
+//! control plane's URL. HTTPS is verified with the daemon's upstream trust
+//! (`tls.upstream_ca_files` / system roots) and the name resolved with the
+//! daemon's resolver; plain HTTP is accepted only toward a loopback address,
+//! so a card never crosses a network in the clear.
+
+use std::{
+    net::{IpAddr, SocketAddr},
+    sync::Arc,
+    time::Duration,
+};
+
+use http_body_util::{BodyExt as _, Full};
+use hyper::{
+    Method, Request, Uri,
+    body::Bytes,
+    client::conn::http1,
+    header::{CONTENT_TYPE, HOST, HeaderValue, USER_AGENT},
+};
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::ServerName;
+use serde::Deserialize;
+use tokio::net::TcpStream;
+
+use crate::resolve::Resolver;
+
+/// The longest pause between two attempts.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// `https://...`, or `http://` to a loopback address.
+    pub url: String,
+    /// Deliveries tried per card before giving up (the request stays
+    /// parked; the admin API still lists it).
+    #[serde(default = "default_attempts")]
+    pub attempts: u32,
+    /// The first pause between attempts; doubled each time, at most 30 s.
+    #[serde(default = "default_backoff_ms")]
+    pub initial_backoff_ms: u64,
+    /// One attempt, connect to answer.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+fn default_attempts() -> u32 {
+    5
+}
+fn default_backoff_ms() -> u64 {
+    500
+}
+fn default_timeout_ms() -> u64 {
+    5_000
+}
+
+/// A webhook URL that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("approvals.webhook.url `{url}`: {why}")]
+pub struct WebhookError {
+    url: String,
+    why: String,
+}
+
+/// A parsed webhook, ready to post to.
+pub struct Webhook {
+    uri: Uri,
+    host: String,
+    port: u16,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    resolver: Arc<Resolver>,
+    attempts: u32,
+    backoff: Duration,
+    timeout: Duration,
+}
+
+/// Checks a webhook URL without building a client (config validation).
+pub fn check_url(url: &str) -> Result<(), WebhookError> {
+    parse(url).map(|_| ())
+}
+
+fn parse(url: &str) -> Result<(Uri, String, u16, bool), WebhookError> {
+    let error = |why: &str| WebhookError {
+        url: url.to_owned(),
+        why: why.to_owned(),
+    };
+    let uri: Uri = url.parse().map_err(|_| error("not a URL"))?;
+    let tls = match uri.scheme_str() {
+        Some("https") => true,
+        Some("http") => false,
+        _ => return Err(error("use https:// (or http:// to a loopback address)")),
+    };
+    let host = uri
+        .host()
+        .ok_or_else(|| error("no host"))?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
+    if !tls && !host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()) {
+        return Err(error(
+            "plain http is only allowed to a loopback address (127.0.0.1, ::1); use https",
+        ));
+    }
+    let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+    Ok((uri, host, port, tls))
+}
+
+impl Webhook {
+    pub fn new(
+        config: &WebhookConfig,
+        resolver: Arc<Resolver>,
+        tls: Arc<rustls::ClientConfig>,
+    ) -> Result<Webhook, WebhookError> {
+        let (uri, host, port, is_tls) = parse(&config.url)?;
+        Ok(Webhook {
+            uri,
+            host,
+            port,
+            tls: is_tls.then_some(tls),
+            resolver,
+            attempts: config.attempts.max(1),
+            backoff: Duration::from_millis(config.initial_backoff_ms),
+            timeout: Duration::from_millis(config.timeout_ms),
+        })
+    }
+
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    pub fn initial_backoff(&self) -> Duration {
+        self.backoff
+    }
+
+    /// One delivery: `Ok` on a 2xx answer.
+    pub async fn post(&self, body: &[u8]) -> Result<(), String> {
+        match tokio::time::timeout(self.timeout, self.exchange(body)).await {
+            Ok(Ok(status)) if (200..300).contains(&status) => Ok(()),
+            Ok(Ok(status)) => Err(format!("{} answered {status}", self.uri)),
+            Ok(Err(err)) => Err(format!("{}: {err}", self.uri)),
+            Err(_) => Err(format!("{}: no answer within {:?}", self.uri, self.timeout)),
+        }
+    }
+
+    async fn exchange(&self, body: &[u8]) -> Result<u16, String> {
+        let addrs: Vec<IpAddr> = match self.host.parse::<IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) => self
+                .resolver
+                .lookup_ip(&self.host)
+                .await
+                .map_err(|e| e.to_string())?,
+        };
+        let mut last = String::from("no address");
+        for ip in addrs {
+            let tcp = match TcpStream::connect(SocketAddr::new(ip, self.port)).await {
+                Ok(tcp) => tcp,
+                Err(err) => {
+                    last = format!("connect {ip}: {err}");
+                    continue;
+                }
+            };
+            return match &self.tls {
+                Some(tls) => {
+                    let name = ServerName::try_from(self.host.clone())
+                        .map_err(|e| format!("server name: {e}"))?;
+                    let stream = tokio_rustls::TlsConnector::from(tls.clone())
+                        .connect(name, tcp)
+                        .await
+                        .map_err(|e| format!("TLS: {e}"))?;
+                    self.send(stream, body).await
+                }
+                None => self.send(tcp, body).await,
+            };
+        }
+        Err(last)
+    }
+
+    async fn send<S>(&self, stream: S, body: &[u8]) -> Result<u16, String>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let (mut sender, connection) = http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("handshake: {e}"))?;
+        let path = self.uri.path_and_query().map_or("/", |p| p.as_str());
+        let authority = self
+            .uri
+            .authority()
+            .map_or(self.host.as_str(), |a| a.as_str());
+        let mut request = Request::new(Full::new(Bytes::copy_from_slice(body)));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = path.parse().map_err(|_| "bad path".to_owned())?;
+        let headers = request.headers_mut();
+        headers.insert(
+            HOST,
+            HeaderValue::from_str(authority).map_err(|_| "bad host".to_owned())?,
+        );
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(USER_AGENT, HeaderValue::from_static("sluice-approvals"));
+        let exchange = async move {
+            let response = sender
+                .send_request(request)
+                .await
+                .map_err(|e| format!("request: {e}"))?;
+            let status = response.status().as_u16();
+            // The answer's body is not needed; read a little so the
+            // connection ends cleanly.
+            let _ = response.into_body().collect().await;
+            Ok::<_, String>(status)
+        };
+        let (_, status) = tokio::join!(connection, exchange);
+        status
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_must_be_https_or_loopback_http() {
+        let cases = [
+            ("https://cp.example.com/hooks/sluice", true),
+            ("https://cp.example.com:8443/x", true),
+            ("http://127.0.0.1:9000/hook", true),
+            ("http://[::1]:9000/hook", true),
+            ("http://cp.example.com/hook", false),
+            ("http://10.0.0.1/hook", false),
+            ("ftp://127.0.0.1/", false),
+            ("not a url", false),
+        ];
+        for (url, ok) in cases {
+            assert_eq!(check_url(url).is_ok(), ok, "{url}");
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! The app catalogue and the approval decision: which app (and which of its
+//! actions) a request belongs to, and whether the sandbox's policy lets it
+//! through (`auto`), parks it for a person (`ask`) or refuses it (`deny`).
+//!
+//! Apps are declared in the daemon config (`apps:`): a catalogued app is a
+//! host set with named actions (method + path glob); a custom app is a list
+//! of URL patterns only. A policy opts in per app (`apps:` in the policy
+//! file) and gives each action a mode. Deciding is pure
+//! ([`Catalogue::decide`]); parking lives in `approvals`.
+//!
+//! The rules, in the order they apply:
+//! - every action of every listed app that matches the request counts, and
+//!   the strictest mode wins (`deny`, then `ask`, then `auto`);
+//! - an action the policy does not list takes the policy's `"*"`, else `ask`;
+//! - a request to a catalogued app that matches none of its actions is
+//!   `ask` (or `deny` when the policy's `"*"` says so): never looser;
+//! - every request matching a custom app's URL patterns is `ask` (or
+//!   `deny` by `"*"`);
+//! - apps the policy does not list are not consulted.
+
+pub mod pattern;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use hyper::Method;
+use serde::Deserialize;
+
+use crate::policy::{network::canonical_name, raw::AppPolicy, raw::Approval};
+use pattern::{HostPattern, PathPattern, normalize_path, parse_url_pattern};
+
+/// One app as the daemon config declares it.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct AppConfig {
+    pub name: String,
+    /// The app's hosts (`api.example.com`, `*.example.com`).
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Its catalogue of actions; requests to `hosts` matching none are `ask`.
+    #[serde(default)]
+    pub actions: Vec<ActionConfig>,
+    /// A custom app: URL patterns only (`wiki.example.com/api/**`); every
+    /// matching request is `ask`. Exclusive with `hosts` / `actions`.
+    #[serde(default)]
+    pub urls: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ActionConfig {
+    pub name: String,
+    /// `GET`, `POST`, ... or `*` for any.
+    #[serde(default = "any_method")]
+    pub method: String,
+    /// Path glob: `*` one segment, `**` any run of segments.
+    pub path: String,
+}
+
+fn any_method() -> String {
+    "*".to_owned()
+}
+
+/// The catalogue, compiled once at start.
+#[derive(Debug, Default)]
+pub struct Catalogue {
+    apps: Vec<App>,
+    by_name: HashMap<String, usize>,
+}
+
+#[derive(Debug)]
+struct App {
+    name: String,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Catalogued {
+        hosts: Vec<HostPattern>,
+        actions: Vec<Action>,
+    },
+    Custom {
+        urls: Vec<(HostPattern, PathPattern)>,
+    },
+}
+
+#[derive(Debug)]
+struct Action {
+    name: String,
+    /// `None`: any method.
+    method: Option<Method>,
+    path: PathPattern,
+}
+
+/// What the catalogue says about one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub mode: Approval,
+    pub app: String,
+    /// The deciding action; `None` for a request no action describes (an
+    /// uncatalogued request, or any request to a custom app).
+    pub action: Option<String>,
+}
+
+impl Catalogue {
+    /// Compiles the config's apps; every problem is reported at once.
+    pub fn compile(apps: &[AppConfig]) -> Result<Catalogue, Vec<String>> {
+        let mut errors = Vec::new();
+        let mut catalogue = Catalogue::default();
+        for (i, app) in apps.iter().enumerate() {
+            let at = format!("apps[{i}]");
+            if app.name.trim().is_empty() {
+                errors.push(format!("{at}.name: empty app name"));
+            } else if catalogue.by_name.contains_key(&app.name) {
+                errors.push(format!("{at}.name: app `{}` is declared twice", app.name));
+            }
+            let kind = if !app.urls.is_empty() {
+                if !app.hosts.is_empty() || !app.actions.is_empty() {
+                    errors.push(format!(
+                        "{at}: `urls` declares a custom app; it cannot also have `hosts` or `actions`"
+                    ));
+                }
+                let mut urls = Vec::new();
+                for (j, url) in app.urls.iter().enumerate() {
+                    match parse_url_pattern(url) {
+                        Ok(pattern) => urls.push(pattern),
+                        Err(e) => errors.push(format!("{at}.urls[{j}]: {e}")),
+                    }
+                }
+                Kind::Custom { urls }
+            } else {
+                if app.hosts.is_empty() {
+                    errors.push(format!(
+                        "{at}: an app needs `hosts` (with `actions`) or `urls` (a custom app)"
+                    ));
+                }
+                let mut hosts = Vec::new();
+                for (j, host) in app.hosts.iter().enumerate() {
+                    match HostPattern::parse(host) {
+                        Ok(host) => hosts.push(host),
+                        Err(e) => errors.push(format!("{at}.hosts[{j}]: {e}")),
+                    }
+                }
+                let mut actions: Vec<Action> = Vec::new();
+                let mut names = std::collections::HashSet::new();
+                for (j, action) in app.actions.iter().enumerate() {
+                    let at = format!("{at}.actions[{j}]");
+                    if action.name.trim().is_empty() || action.name == "*" {
+                        errors.push(format!("{at}.name: name the action (not empty, not `*`)"));
+                    } else if !names.insert(action.name.as_str()) {
+                        errors.push(format!("{at}.name: action `{}` twice", action.name));
+                    }
+                    let method = match action.method.as_str() {
+                        "*" => None,
+                        text => match Method::from_bytes(text.to_ascii_uppercase().as_bytes()) {
+                            Ok(method) => Some(method),
+                            Err(_) => {
+                                errors.push(format!("{at}.method: `{text}` is not a method"));
+                                None
+                            }
+                        },
+                    };
+                    match PathPattern::parse(&action.path) {
+                        Ok(path) => actions.push(Action {
+                            name: action.name.clone(),
+                            method,
+                            path,
+                        }),
+                        Err(e) => errors.push(format!("{at}.path: {e}")),
+                    }
+                }
+                Kind::Catalogued { hosts, actions }
+            };
+            catalogue
+                .by_name
+                .insert(app.name.clone(), catalogue.apps.len());
+            catalogue.apps.push(App {
+                name: app.name.clone(),
+                kind,
+            });
+        }
+        if errors.is_empty() {
+            Ok(catalogue)
+        } else {
+            Err(errors)
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.apps.is_empty()
+    }
+
+    pub fn contains(&self, app: &str) -> bool {
+        self.by_name.contains_key(app)
+    }
+
+    /// The approval decision for a request, over the apps `policy` lists;
+    /// `None` when no listed app covers the request (approvals do not apply).
+    pub fn decide(
+        &self,
+        policy: &[AppPolicy],
+        host: &str,
+        method: &Method,
+        path_and_query: &str,
+    ) -> Option<Decision> {
+        if policy.is_empty() {
+            return None;
+        }
+        let host = canonical_name(host);
+        let path = normalize_path(path_and_query);
+        let mut best: Option<Decision> = None;
+        let mut consider = |candidate: Decision| {
+            if best.as_ref().is_none_or(|b| candidate.mode > b.mode) {
+                best = Some(candidate);
+            }
+        };
+        for entry in policy {
+            let Some(app) = self.by_name.get(&entry.app).map(|&i| &self.apps[i]) else {
+                continue;
+            };
+            let unlisted = entry.actions.get("*").copied();
+            // Never looser than ask: what no action describes needs a person.
+            let floor = unlisted.map_or(Approval::Ask, |m| m.max(Approval::Ask));
+            match &app.kind {
+                Kind::Custom { urls } => {
+                    if urls
+                        .iter()
+                        .any(|(h, p)| h.matches(&host) && p.matches(&path))
+                    {
+                        consider(Decision {
+                            mode: floor,
+                            app: app.name.clone(),
+                            action: None,
+                        });
+                    }
+                }
+                Kind::Catalogued { hosts, actions } => {
+                    if !hosts.iter().any(|h| h.matches(&host)) {
+                        continue;
+                    }
+                    let mut matched = false;
+                    for action in actions {
+                        let method_ok = action.method.as_ref().is_none_or(|m| m == method);
+                        if !(method_ok && action.path.matches(&path)) {
+                            continue;
+                        }
+                        matched = true;
+                        let mode = entry
+                            .actions
+                            .get(&action.name)
+                            .copied()
+                            .or(unlisted)
+                            .unwrap_or(Approval::Ask);
+                        consider(Decision {
+                            mode,
+                            app: app.name.clone(),
+                            action: Some(action.name.clone()),
+                        });
+                    }
+                    if !matched {
+                        consider(Decision {
+                            mode: floor,
+                            app: app.name.clone(),
+                            action: None,
+                        });
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+/// The policy `apps` entries that name no app of the catalogue (a warning
+/// at start: such entries can never match).
+pub fn unknown_apps<'a>(catalogue: &Catalogue, policy: &'a [AppPolicy]) -> Vec<&'a str> {
+    policy
+        .iter()
+        .filter(|entry| !catalogue.contains(&entry.app))
+        .map(|entry| entry.app.as_str())
+        .collect()
+}

@@ -1,0 +1,512 @@
+//! The explicit-proxy connection path: read the proxy request head, verify
+//! the capability token, check the target against the token's connections
+//! and the sandbox's network policy, then hand the connection to the same
+//! interceptor steered connections use (TLS terminated with a minted
+//! certificate after CONNECT; absolute-form HTTP served as plain HTTP).
+//! Refusals: 407 for the token, 403 naming the rule for the target.
+
+use std::{
+    collections::HashMap,
+    net::{IpAddr, SocketAddr},
+    sync::Arc,
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
+
+use base64::{Engine as _, engine::general_purpose::STANDARD};
+use hickory_proto::{op::ResponseCode, rr::RecordType};
+use tokio::{
+    io::{AsyncReadExt as _, AsyncWriteExt as _},
+    net::{TcpListener, TcpStream},
+};
+
+use super::token::{self, Claims, TokenError, Verifier};
+use crate::{
+    audit::{Audit, Event},
+    dns::{Admission, Gate},
+    drain::Drain,
+    intercept::{Interceptor, prefixed::Prefixed},
+    metrics::Metrics,
+    policy::{
+        network::{ConnRequest, NetVerdict, canonical_name},
+        store::PolicyStore,
+    },
+    proxy::{
+        Who, relay,
+        sniff::{MAX_SNIFF_BYTES, Sniffed, sniff},
+    },
+    resolve::Resolver,
+};
+
+/// Everything the listener needs; shared by its connections.
+pub struct ExplicitProxy {
+    pub verifier: Verifier,
+    /// Sandbox id → policy name.
+    pub sandboxes: HashMap<String, String>,
+    pub policies: Arc<PolicyStore>,
+    pub resolver: Arc<Resolver>,
+    pub interceptor: Arc<Interceptor>,
+    pub metrics: Arc<Metrics>,
+    pub audit: Audit,
+    /// For the proxy request head, and the first bytes after CONNECT.
+    pub header_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub max_header_bytes: usize,
+    pub drain: Drain,
+}
+
+/// The target of a proxy request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Target {
+    pub host: String,
+    pub port: u16,
+    /// CONNECT (a tunnel); otherwise absolute-form plain HTTP.
+    pub tunnel: bool,
+}
+
+/// A refusal answered before any tunnel exists.
+struct Refusal {
+    status: u16,
+    reason: &'static str,
+    rule: Option<String>,
+    detail: String,
+}
+
+impl ExplicitProxy {
+    pub async fn serve(self: Arc<Self>, listener: TcpListener) {
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    let proxy = self.clone();
+                    tokio::spawn(async move { proxy.handle(stream).await });
+                }
+                Err(err) => {
+                    tracing::warn!(%err, "explicit proxy: accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+
+    async fn handle(&self, mut client: TcpStream) {
+        if self.drain.is_draining() {
+            return;
+        }
+        let _tracked = self.drain.track();
+        let Some((buf, head_len)) = self.read_head(&mut client).await else {
+            return;
+        };
+        let head = match parse_head(&buf[..head_len]) {
+            Ok(head) => head,
+            Err(detail) => {
+                let refusal = Refusal {
+                    status: 400,
+                    reason: "bad_proxy_request",
+                    rule: None,
+                    detail: detail.to_owned(),
+                };
+                return self.refuse(client, None, None, refusal).await;
+            }
+        };
+        let claims = match self.authenticate(head.token.as_deref()) {
+            Ok(claims) => claims,
+            Err(err) => {
+                let refusal = Refusal {
+                    status: 407,
+                    reason: err.reason(),
+                    rule: None,
+                    detail: err.to_string(),
+                };
+                return self.refuse(client, None, Some(&head.target), refusal).await;
+            }
+        };
+        let target = &head.target;
+        match self.admit(&claims, target).await {
+            Ok((who, dst)) => {
+                self.metrics
+                    .connections
+                    .with_label_values(&["allow", "capability_token"])
+                    .inc();
+                self.audit.record(&Event {
+                    event: "explicit_proxy",
+                    verdict: "allow",
+                    reason: "capability_token",
+                    sandbox: Some(&who.sandbox),
+                    session: who.session.as_deref(),
+                    dst: Some(dst.to_string()),
+                    host: Some(&target.host),
+                    ..Event::default()
+                });
+                if target.tunnel {
+                    let established = b"HTTP/1.1 200 Connection established\r\n\r\n";
+                    if client.write_all(established).await.is_err() {
+                        return;
+                    }
+                    let rest = buf[head_len..].to_vec();
+                    self.tunnel(client, rest, who, dst, target).await;
+                } else {
+                    // The whole request, head included, is the interceptor's.
+                    let stream = Prefixed::new(buf, client);
+                    let name = canonical_name(&target.host);
+                    self.interceptor.clone().plain(stream, who, dst, name).await;
+                }
+            }
+            Err(refusal) => {
+                self.refuse(client, Some(&claims), Some(target), refusal)
+                    .await
+            }
+        }
+    }
+
+    fn authenticate(&self, token: Option<&str>) -> Result<Claims, TokenError> {
+        let token = token.ok_or(TokenError::Missing)?;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let claims = self.verifier.verify(token, now)?;
+        if !self.sandboxes.contains_key(&claims.sub) {
+            return Err(TokenError::UnknownSandbox(claims.sub));
+        }
+        Ok(claims)
+    }
+
+    /// The token's connections, then the sandbox's network policy, decide
+    /// on the target; on success, who is asking and exactly which address
+    /// was checked (the one dialled).
+    async fn admit(&self, claims: &Claims, target: &Target) -> Result<(Who, SocketAddr), Refusal> {
+        if !token::allows(claims, &target.host, target.port) {
+            return Err(Refusal {
+                status: 403,
+                reason: "connection_not_in_token",
+                rule: Some("token:connections".to_owned()),
+                detail: format!(
+                    "the capability token does not grant {}:{}",
+                    target.host, target.port
+                ),
+            });
+        }
+        let policy_name = &self.sandboxes[&claims.sub];
+        let Some(policy) = self.policies.current().get(policy_name).cloned() else {
+            return Err(Refusal {
+                status: 403,
+                reason: "no_policy",
+                rule: None,
+                detail: format!("policy `{policy_name}` is not loaded"),
+            });
+        };
+        let name = canonical_name(&target.host);
+        let addrs: Vec<IpAddr> = match name.parse::<IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) => self.resolver.lookup_ip(&name).await.unwrap_or_default(),
+        };
+        let Some(&ip) = addrs.first() else {
+            return Err(Refusal {
+                status: 502,
+                reason: "unresolvable",
+                rule: None,
+                detail: format!("{name} does not resolve"),
+            });
+        };
+        let dst = SocketAddr::new(ip, target.port);
+        let verdict = policy.network.decide(&ConnRequest {
+            dst,
+            sni: target.tunnel.then_some(name.as_str()),
+            host: (!target.tunnel).then_some(name.as_str()),
+            name_addrs: Some(&addrs),
+        });
+        if let NetVerdict::Deny { reason, rule } = verdict {
+            return Err(Refusal {
+                status: 403,
+                reason: reason.as_str(),
+                rule: Some(format!("{}:{rule}", policy.name)),
+                detail: format!("{name}:{} is refused by the network policy", target.port),
+            });
+        }
+        let who = Who {
+            sandbox: Arc::from(claims.sub.as_str()),
+            session: claims.session.as_deref().map(Arc::from),
+            policy,
+            dns: Arc::new(NoDns),
+            dry_run: claims.dry_run,
+        };
+        Ok((who, dst))
+    }
+
+    /// After CONNECT: TLS is terminated with a minted certificate (or plain
+    /// HTTP served) when the policy intercepts, otherwise bytes are spliced.
+    async fn tunnel(
+        &self,
+        mut client: TcpStream,
+        mut buf: Vec<u8>,
+        who: Who,
+        dst: SocketAddr,
+        target: &Target,
+    ) {
+        let deadline = Instant::now() + self.header_timeout;
+        let sniffed = loop {
+            match sniff(&buf) {
+                Sniffed::NeedMore if buf.len() < MAX_SNIFF_BYTES => {}
+                other => break other,
+            }
+            let room = (MAX_SNIFF_BYTES - buf.len()) as u64;
+            match tokio::time::timeout_at(
+                deadline.into(),
+                (&mut client).take(room).read_buf(&mut buf),
+            )
+            .await
+            {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => break Sniffed::Opaque,
+            }
+        };
+        let name = canonical_name(&target.host);
+        let intercepts = who.policy.network.intercepts(Some(&name));
+        match sniffed {
+            Sniffed::Tls { .. } if intercepts => {
+                let stream = Prefixed::new(buf, client);
+                // The tunnel was granted for this name: requests on it must
+                // name it too (hygiene compares Host with it).
+                let sni = Some(name.clone());
+                self.interceptor
+                    .clone()
+                    .tls(stream, who, dst, name, sni)
+                    .await;
+            }
+            Sniffed::Http { .. } if intercepts => {
+                let stream = Prefixed::new(buf, client);
+                self.interceptor.clone().plain(stream, who, dst, name).await;
+            }
+            _ if !intercepts && !buf.is_empty() => {
+                let upstream =
+                    match tokio::time::timeout(self.connect_timeout, TcpStream::connect(dst)).await
+                    {
+                        Ok(Ok(upstream)) => upstream,
+                        _ => return,
+                    };
+                relay::relay(client, upstream, &buf).await;
+            }
+            // Opaque bytes under an intercepting policy: nothing to inspect.
+            _ => {}
+        }
+    }
+
+    /// Reads the proxy request head; returns the bytes read and where the
+    /// head ends. `None`: the client closed, stalled or sent too much.
+    async fn read_head(&self, client: &mut TcpStream) -> Option<(Vec<u8>, usize)> {
+        let deadline = Instant::now() + self.header_timeout;
+        let mut buf = Vec::with_capacity(2048);
+        loop {
+            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                return Some((buf, end + 4));
+            }
+            if buf.len() >= self.max_header_bytes {
+                return None;
+            }
+            let room = (self.max_header_bytes - buf.len()) as u64;
+            match tokio::time::timeout_at(
+                deadline.into(),
+                (&mut *client).take(room).read_buf(&mut buf),
+            )
+            .await
+            {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => return None,
+            }
+        }
+    }
+
+    /// Counts, audits and answers a refusal, then closes.
+    async fn refuse(
+        &self,
+        mut client: TcpStream,
+        claims: Option<&Claims>,
+        target: Option<&Target>,
+        refusal: Refusal,
+    ) {
+        self.metrics
+            .connections
+            .with_label_values(&["deny", refusal.reason])
+            .inc();
+        let destination = target.map(|t| format!("{}:{}", t.host, t.port));
+        self.audit.record(&Event {
+            event: "explicit_proxy",
+            verdict: "deny",
+            reason: refusal.reason,
+            rule: refusal.rule.as_deref(),
+            sandbox: claims.map(|c| c.sub.as_str()),
+            session: claims.and_then(|c| c.session.as_deref()),
+            host: target.map(|t| t.host.as_str()),
+            detail: Some(refusal.detail.clone()),
+            ..Event::default()
+        });
+        let body = serde_json::json!({
+            "error": if refusal.status == 407 { "proxy_authentication_required" } else { "forbidden" },
+            "reason": refusal.reason,
+            "rule": refusal.rule,
+            "destination": destination,
+            "detail": refusal.detail,
+        })
+        .to_string();
+        let (status, extra) = match refusal.status {
+            407 => (
+                "407 Proxy Authentication Required",
+                "proxy-authenticate: Bearer realm=\"sluice\"\r\n",
+            ),
+            400 => ("400 Bad Request", ""),
+            502 => ("502 Bad Gateway", ""),
+            _ => ("403 Forbidden", ""),
+        };
+        let response = format!(
+            "HTTP/1.1 {status}\r\n{extra}content-type: application/json\r\ncontent-length: {}\r\nx-sluice-denied: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len(),
+            refusal.reason
+        );
+        let _ = client.write_all(response.as_bytes()).await;
+        let _ = client.shutdown().await;
+    }
+}
+
+/// What the proxy request head says.
+#[derive(Debug)]
+pub(crate) struct Head {
+    pub target: Target,
+    pub token: Option<String>,
+}
+
+/// Parses a proxy request head: `CONNECT host:port` or an absolute-form
+/// `http://` request, and the token from `Proxy-Authorization` (`Bearer
+/// TOKEN`, or `Basic` with the token as the password).
+pub(crate) fn parse_head(bytes: &[u8]) -> Result<Head, &'static str> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut headers);
+    match request.parse(bytes) {
+        Ok(httparse::Status::Complete(_)) => {}
+        _ => return Err("not an HTTP/1 proxy request"),
+    }
+    let (Some(method), Some(path)) = (request.method, request.path) else {
+        return Err("not an HTTP/1 proxy request");
+    };
+    let target = if method == "CONNECT" {
+        let uri: hyper::Uri = path.parse().map_err(|_| "CONNECT needs host:port")?;
+        let (Some(host), Some(port)) = (uri.host(), uri.port_u16()) else {
+            return Err("CONNECT needs host:port");
+        };
+        if uri.scheme().is_some()
+            || uri
+                .path_and_query()
+                .is_some_and(|p| p.as_str() != "/" && !p.as_str().is_empty())
+        {
+            return Err("CONNECT needs host:port");
+        }
+        Target {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
+            port,
+            tunnel: true,
+        }
+    } else {
+        let uri: hyper::Uri = path
+            .parse()
+            .map_err(|_| "a proxy request needs an absolute http:// URL")?;
+        match uri.scheme_str() {
+            Some("http") => {}
+            Some("https") => return Err("use CONNECT for https"),
+            _ => return Err("a proxy request needs an absolute http:// URL (or CONNECT)"),
+        }
+        let host = uri.host().ok_or("the URL has no host")?;
+        Target {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
+            port: uri.port_u16().unwrap_or(80),
+            tunnel: false,
+        }
+    };
+    let token = request
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("proxy-authorization"))
+        .and_then(|h| std::str::from_utf8(h.value).ok())
+        .and_then(proxy_token);
+    Ok(Head { target, token })
+}
+
+fn proxy_token(value: &str) -> Option<String> {
+    let (scheme, rest) = value.trim().split_once(' ')?;
+    let rest = rest.trim();
+    if scheme.eq_ignore_ascii_case("bearer") {
+        return Some(rest.to_owned());
+    }
+    if scheme.eq_ignore_ascii_case("basic") {
+        let decoded = STANDARD.decode(rest).ok()?;
+        let text = String::from_utf8(decoded).ok()?;
+        return text
+            .split_once(':')
+            .map(|(_, password)| password.to_owned());
+    }
+    None
+}
+
+/// Remote sandboxes resolve names themselves; DNS through the proxy is
+/// never answered.
+struct NoDns;
+
+impl Gate for NoDns {
+    fn admit(&self, _: &str, _: RecordType) -> Admission {
+        Admission::Refuse(ResponseCode::Refused, "explicit_proxy")
+    }
+    fn keep(&self, _: IpAddr) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxy_heads() {
+        let basic = STANDARD.encode("sluice:tok.en.x");
+        // (head, Ok((host, port, tunnel, token)) or Err)
+        type Want<'a> = Result<(&'a str, u16, bool, Option<&'a str>), ()>;
+        let cases: Vec<(String, Want<'_>)> = vec![
+            (
+                "CONNECT api.test:443 HTTP/1.1\r\nHost: api.test:443\r\nProxy-Authorization: Bearer abc.def.ghi\r\n\r\n".to_owned(),
+                Ok(("api.test", 443, true, Some("abc.def.ghi"))),
+            ),
+            (
+                format!("GET http://plain.test:8080/x?y HTTP/1.1\r\nHost: plain.test:8080\r\nProxy-Authorization: Basic {basic}\r\n\r\n"),
+                Ok(("plain.test", 8080, false, Some("tok.en.x"))),
+            ),
+            (
+                "GET http://plain.test/ HTTP/1.1\r\nHost: plain.test\r\n\r\n".to_owned(),
+                Ok(("plain.test", 80, false, None)),
+            ),
+            (
+                "CONNECT [::1]:8443 HTTP/1.1\r\nProxy-Authorization: Digest x\r\n\r\n".to_owned(),
+                Ok(("::1", 8443, true, None)),
+            ),
+            ("CONNECT api.test HTTP/1.1\r\n\r\n".to_owned(), Err(())),
+            ("GET /origin-form HTTP/1.1\r\nHost: a\r\n\r\n".to_owned(), Err(())),
+            ("GET https://api.test/ HTTP/1.1\r\nHost: a\r\n\r\n".to_owned(), Err(())),
+            ("\x16\x03\x01 not http\r\n\r\n".to_owned(), Err(())),
+        ];
+        for (text, want) in cases {
+            let got = parse_head(text.as_bytes()).map_err(|_| ());
+            let got = got
+                .as_ref()
+                .map(|h| {
+                    (
+                        h.target.host.as_str(),
+                        h.target.port,
+                        h.target.tunnel,
+                        h.token.as_deref(),
+                    )
+                })
+                .map_err(|_| ());
+            assert_eq!(got, want, "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! The explicit-proxy listener for sandboxes that are not on this node
+//! (remote VMs): they cannot be steered by eBPF, so they reach Sluice as an
+//! HTTP proxy (CONNECT, and absolute-form plain HTTP), and identify with a
+//! capability token (`token`) in `Proxy-Authorization`.
+
+pub mod listener;
+pub mod token;
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use serde::Deserialize;
+
+/// The daemon config's `explicit_proxy:` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplicitProxyConfig {
+    /// Where the proxy listens; port 0 picks a free one (`sluice status`
+    /// reports it).
+    pub listen: SocketAddr,
+    /// The Ed25519 public key (PEM, `PUBLIC KEY`) capability tokens are
+    /// verified with; `sluice token keygen` writes a pair.
+    pub public_key_file: PathBuf,
+    /// The sandboxes served here: a token naming any other is refused.
+    pub sandboxes: Vec<RemoteSandbox>,
+}
+
+/// A sandbox off this node: its id (the token's `sub`) and its policy.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteSandbox {
+    pub id: String,
+    pub policy: String,
+}
+
+impl ExplicitProxyConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
+        for sandbox in &self.sandboxes {
+            crate::registry::valid_id(&sandbox.id)
+                .map_err(|e| format!("explicit_proxy.sandboxes: {e}"))?;
+            if !seen.insert(&sandbox.id) {
+                return Err(format!(
+                    "explicit_proxy.sandboxes: id `{}` appears twice",
+                    sandbox.id
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,314 @@
+//! Capability tokens: short-lived JWTs signed with Ed25519 (`alg: EdDSA`)
+//! that name a sandbox off this node, the connections it may open
+//! (`host:port` patterns), whether it runs dry, and when the token
+//! expires. The proxy verifies them statelessly with the configured public
+//! key; operators and tests mint them with the private key (`sluice token
+//! mint`).
+
+use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
+use ring::signature::{self, Ed25519KeyPair, KeyPair as _, UnparsedPublicKey};
+use rustls::pki_types::{PrivatePkcs8KeyDer, SubjectPublicKeyInfoDer, pem::PemObject as _};
+use serde::{Deserialize, Serialize};
+
+use crate::apps::pattern::HostPattern;
+
+/// The DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key
+/// follows it (RFC 8410).
+const ED25519_SPKI_PREFIX: [u8; 12] = [
+    0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+];
+
+/// Longest token accepted (a header; tokens are a few hundred bytes).
+pub const MAX_TOKEN_LEN: usize = 8 * 1024;
+
+/// What a token grants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claims {
+    /// The sandbox.
+    pub sub: String,
+    /// Its session, if the run is one (sessions carry approval grants).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// `host:port` patterns it may reach: `api.example.com:443`,
+    /// `*.example.com:443`, `api.example.com:*`.
+    pub connections: Vec<String>,
+    /// Non-GET/HEAD requests are answered 202 with a preview.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Expiry, seconds since the Unix epoch.
+    pub exp: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iat: Option<u64>,
+}
+
+/// Why a token was refused (each answered 407).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    #[error("no capability token (send `Proxy-Authorization: Bearer <token>`)")]
+    Missing,
+    #[error("the token is not a JWT signed with EdDSA: {0}")]
+    Malformed(&'static str),
+    #[error("the token's signature does not verify with this proxy's key")]
+    BadSignature,
+    #[error("the token expired")]
+    Expired,
+    #[error("the token names sandbox `{0}`, which this proxy does not serve")]
+    UnknownSandbox(String),
+}
+
+impl TokenError {
+    /// Stable reason for audit events and the 407 body.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            TokenError::Missing => "token_missing",
+            TokenError::Malformed(_) => "token_malformed",
+            TokenError::BadSignature => "token_bad_signature",
+            TokenError::Expired => "token_expired",
+            TokenError::UnknownSandbox(_) => "token_other_sandbox",
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    alg: String,
+    #[serde(default)]
+    typ: Option<String>,
+}
+
+/// Verifies tokens with one Ed25519 public key.
+pub struct Verifier {
+    key: UnparsedPublicKey<Vec<u8>>,
+}
+
+impl Verifier {
+    /// From a PEM `PUBLIC KEY` (SubjectPublicKeyInfo) holding an Ed25519 key.
+    pub fn from_pem(pem: &[u8]) -> Result<Verifier, String> {
+        let spki = SubjectPublicKeyInfoDer::from_pem_slice(pem)
+            .map_err(|e| format!("not a PEM public key: {e}"))?;
+        let raw = spki
+            .as_ref()
+            .strip_prefix(&ED25519_SPKI_PREFIX[..])
+            .filter(|raw| raw.len() == 32)
+            .ok_or("not an Ed25519 public key")?;
+        Ok(Verifier {
+            key: UnparsedPublicKey::new(&signature::ED25519, raw.to_vec()),
+        })
+    }
+
+    /// Checks signature, algorithm and expiry (`now` in Unix seconds).
+    pub fn verify(&self, token: &str, now: u64) -> Result<Claims, TokenError> {
+        if token.len() > MAX_TOKEN_LEN {
+            return Err(TokenError::Malformed("too long"));
+        }
+        let mut parts = token.split('.');
+        let (Some(header), Some(payload), Some(sig), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(TokenError::Malformed("not three dot-separated parts"));
+        };
+        let decode = |part: &str| {
+            URL_SAFE_NO_PAD
+                .decode(part)
+                .map_err(|_| TokenError::Malformed("bad base64url"))
+        };
+        let header: Header = serde_json::from_slice(&decode(header)?)
+            .map_err(|_| TokenError::Malformed("bad header"))?;
+        // Only EdDSA: never `none`, never an algorithm the key was not made for.
+        if header.alg != "EdDSA" {
+            return Err(TokenError::Malformed("alg must be EdDSA"));
+        }
+        let signed = &token[..token.len() - sig.len() - 1];
+        self.key
+            .verify(signed.as_bytes(), &decode(sig)?)
+            .map_err(|_| TokenError::BadSignature)?;
+        let claims: Claims = serde_json::from_slice(&decode(payload)?)
+            .map_err(|_| TokenError::Malformed("bad claims"))?;
+        if claims.exp <= now {
+            return Err(TokenError::Expired);
+        }
+        if claims
+            .connections
+            .iter()
+            .any(|c| Connection::parse(c).is_err())
+        {
+            return Err(TokenError::Malformed("bad connection pattern"));
+        }
+        Ok(claims)
+    }
+}
+
+/// Mints tokens with an Ed25519 private key.
+pub struct Signer {
+    pair: Ed25519KeyPair,
+}
+
+impl Signer {
+    /// From a PEM `PRIVATE KEY` (PKCS#8), as `sluice token keygen` or
+    /// `openssl genpkey -algorithm ed25519` write it.
+    pub fn from_pem(pem: &[u8]) -> Result<Signer, String> {
+        let der = PrivatePkcs8KeyDer::from_pem_slice(pem)
+            .map_err(|e| format!("not a PEM private key: {e}"))?;
+        let pair = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der.secret_pkcs8_der())
+            .map_err(|e| format!("not an Ed25519 private key: {e}"))?;
+        Ok(Signer { pair })
+    }
+
+    pub fn mint(&self, claims: &Claims) -> String {
+        let header = Header {
+            alg: "EdDSA".to_owned(),
+            typ: Some("JWT".to_owned()),
+        };
+        let signed = format!("{}.{}", b64_json(&header), b64_json(claims));
+        let sig = self.pair.sign(signed.as_bytes());
+        format!("{signed}.{}", URL_SAFE_NO_PAD.encode(sig.as_ref()))
+    }
+
+    /// The matching public key, PEM.
+    pub fn public_pem(&self) -> String {
+        let mut der = ED25519_SPKI_PREFIX.to_vec();
+        der.extend_from_slice(self.pair.public_key().as_ref());
+        pem("PUBLIC KEY", &der)
+    }
+}
+
+fn b64_json<T: Serialize>(value: &T) -> String {
+    // Plain structs of strings and numbers: serializing cannot fail.
+    URL_SAFE_NO_PAD.encode(serde_json::to_vec(value).unwrap_or_default())
+}
+
+/// A new Ed25519 key pair: (private PEM, public PEM).
+pub fn generate() -> Result<(String, String), String> {
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).map_err(|e| e.to_string())?;
+    let private = pem("PRIVATE KEY", pkcs8.as_ref());
+    let public = Signer::from_pem(private.as_bytes())?.public_pem();
+    Ok((private, public))
+}
+
+fn pem(label: &str, der: &[u8]) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        out.push_str(&String::from_utf8_lossy(line));
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}
+
+/// One `host:port` pattern of a token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connection {
+    host: HostPattern,
+    /// `None`: any port.
+    port: Option<u16>,
+}
+
+impl Connection {
+    pub fn parse(text: &str) -> Result<Connection, String> {
+        let (host, port) = text
+            .rsplit_once(':')
+            .ok_or_else(|| format!("`{text}`: write host:port (port may be `*`)"))?;
+        let port = match port {
+            "*" => None,
+            port => Some(port.parse().map_err(|_| format!("`{text}`: bad port"))?),
+        };
+        Ok(Connection {
+            host: HostPattern::parse(host)?,
+            port,
+        })
+    }
+
+    pub fn allows(&self, host: &str, port: u16) -> bool {
+        self.port.is_none_or(|p| p == port)
+            && self
+                .host
+                .matches(&crate::policy::network::canonical_name(host))
+    }
+}
+
+/// Whether any of the token's patterns allows `host:port`.
+pub fn allows(claims: &Claims, host: &str, port: u16) -> bool {
+    claims
+        .connections
+        .iter()
+        .filter_map(|c| Connection::parse(c).ok())
+        .any(|c| c.allows(host, port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims(exp: u64) -> Claims {
+        Claims {
+            sub: "vm-1".to_owned(),
+            session: None,
+            connections: vec!["api.test:443".to_owned(), "*.cdn.test:*".to_owned()],
+            dry_run: false,
+            exp,
+            iat: None,
+        }
+    }
+
+    #[test]
+    fn minted_tokens_verify_and_tampering_does_not() {
+        let (private, public) = generate().expect("keys");
+        let signer = Signer::from_pem(private.as_bytes()).expect("signer");
+        let verifier = Verifier::from_pem(public.as_bytes()).expect("verifier");
+        let (other_private, _) = generate().expect("keys");
+        let other = Signer::from_pem(other_private.as_bytes()).expect("signer");
+
+        let token = signer.mint(&claims(1_000));
+        assert_eq!(verifier.verify(&token, 999), Ok(claims(1_000)));
+        assert_eq!(verifier.verify(&token, 1_000), Err(TokenError::Expired));
+        assert_eq!(
+            verifier.verify(&other.mint(&claims(1_000)), 1),
+            Err(TokenError::BadSignature)
+        );
+        // Claims swapped under a valid signature.
+        let mut forged = claims(1_000);
+        forged.sub = "vm-2".to_owned();
+        let forged_payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&forged).expect("json"));
+        let parts: Vec<&str> = token.split('.').collect();
+        let swapped = format!("{}.{forged_payload}.{}", parts[0], parts[2]);
+        assert_eq!(verifier.verify(&swapped, 1), Err(TokenError::BadSignature));
+        // alg: none, and garbage.
+        let none = format!(
+            "{}.{}.",
+            URL_SAFE_NO_PAD.encode(br#"{"alg":"none"}"#),
+            parts[1]
+        );
+        assert!(matches!(
+            verifier.verify(&none, 1),
+            Err(TokenError::Malformed(_))
+        ));
+        for junk in ["", "a.b", "a.b.c.d", "!!.!!.!!"] {
+            assert!(
+                matches!(verifier.verify(junk, 1), Err(TokenError::Malformed(_))),
+                "{junk}"
+            );
+        }
+    }
+
+    #[test]
+    fn connection_patterns() {
+        let c = claims(1);
+        let cases = [
+            ("api.test", 443, true),
+            ("API.test.", 443, true),
+            ("api.test", 80, false),
+            ("x.cdn.test", 8443, true),
+            ("cdn.test", 443, false),
+            ("other.test", 443, false),
+        ];
+        for (host, port, want) in cases {
+            assert_eq!(allows(&c, host, port), want, "{host}:{port}");
+        }
+        for bad in ["api.test", "api.test:x", ":443", "http://a:1"] {
+            assert!(Connection::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

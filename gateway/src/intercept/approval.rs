@@ -1,0 +1,225 @@
+//! The apps-and-approvals step of an intercepted request (DESIGN.md step 3,
+//! right after the head stages, before the dry run and long before any
+//! credential is injected): the catalogue decides `auto`, `ask` or `deny`;
+//! `ask` parks the request on the approval desk until someone decides.
+//! Every outcome is audited with who decided.
+
+use std::time::Duration;
+
+use http_body_util::BodyExt as _;
+use hyper::{Response, StatusCode, body::Incoming, http::request::Parts};
+
+use super::{Conn, Interceptor, respond};
+use crate::{
+    approvals::{ApprovalCard, Waited},
+    audit::Event,
+    policy::raw::Approval,
+};
+
+impl Interceptor {
+    /// `None`: the request goes on. `Some`: Sluice's answer (403 naming
+    /// the rule), the upstream untouched.
+    pub(super) async fn approve(
+        &self,
+        conn: &Conn,
+        parts: &Parts,
+        body: &mut Incoming,
+    ) -> Option<Response<respond::Body>> {
+        let answer = self.decide_approval(conn, parts).await?;
+        // Read what the client is still sending (a little, briefly) before
+        // answering: an HTTP/2 stream reset mid-upload would hide the 403.
+        drain(body).await;
+        Some(answer)
+    }
+
+    async fn decide_approval(&self, conn: &Conn, parts: &Parts) -> Option<Response<respond::Body>> {
+        let approvals = &self.approvals;
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        let decision = approvals.catalogue().decide(
+            &conn.who.policy.apps,
+            &conn.key.name,
+            &parts.method,
+            path,
+        )?;
+        let rule = match &decision.action {
+            Some(action) => format!("{}:apps.{}.{action}", conn.who.policy.name, decision.app),
+            None => format!("{}:apps.{}", conn.who.policy.name, decision.app),
+        };
+        let detail = || format!("{} {}", parts.method, path);
+        match decision.mode {
+            Approval::Auto => {
+                let audit = &conn.who.policy.audit;
+                if audit.enabled && audit.log_allowed {
+                    self.approval_event(conn, "allow", "auto", &rule, None, detail());
+                }
+                None
+            }
+            Approval::Deny => {
+                self.approval_event(conn, "deny", "app_action_denied", &rule, None, detail());
+                Some(self.refuse_approval(
+                    "app_action_denied",
+                    &rule,
+                    &decision.app,
+                    decision.action.as_deref(),
+                ))
+            }
+            Approval::Ask => {
+                if let Some(standing) = approvals.standing(
+                    &conn.who.sandbox,
+                    conn.who.session.as_deref(),
+                    &decision.app,
+                    decision.action.as_deref(),
+                    parts.method.as_str(),
+                    path,
+                ) {
+                    self.approval_event(conn, "allow", standing.as_str(), &rule, None, detail());
+                    return None;
+                }
+                let card = ApprovalCard {
+                    id: String::new(),
+                    sandbox: conn.who.sandbox.to_string(),
+                    session: conn.who.session.as_deref().map(str::to_owned),
+                    app: decision.app.clone(),
+                    action: decision.action.clone(),
+                    method: parts.method.to_string(),
+                    host: conn.key.name.clone(),
+                    path: path.to_owned(),
+                    headers: parts
+                        .headers
+                        .keys()
+                        .map(|n| n.as_str().to_owned())
+                        .collect(),
+                    parked_at_ms: 0,
+                    expires_at_ms: 0,
+                };
+                let (card, waited) = approvals
+                    .park_with(card, |card| {
+                        self.approval_event(
+                            conn,
+                            "park",
+                            "approval_requested",
+                            &rule,
+                            None,
+                            format!("{} {}; id {}", parts.method, path, card.id),
+                        );
+                    })
+                    .await;
+                let id = format!("{} {}; id {}", parts.method, path, card.id);
+                match waited {
+                    Waited::Approved { verdict, by } => {
+                        self.approval_event(conn, "allow", verdict.as_str(), &rule, Some(&by), id);
+                        None
+                    }
+                    Waited::Rejected { by } => {
+                        self.approval_event(
+                            conn,
+                            "deny",
+                            "approval_rejected",
+                            &rule,
+                            Some(&by),
+                            id,
+                        );
+                        Some(self.refuse_approval(
+                            "approval_rejected",
+                            &rule,
+                            &decision.app,
+                            decision.action.as_deref(),
+                        ))
+                    }
+                    Waited::Expired => {
+                        self.approval_event(
+                            conn,
+                            "deny",
+                            "approval_expired",
+                            &rule,
+                            Some("expiry"),
+                            id,
+                        );
+                        Some(self.refuse_approval(
+                            "approval_expired",
+                            &rule,
+                            &decision.app,
+                            decision.action.as_deref(),
+                        ))
+                    }
+                    Waited::QueueFull => {
+                        self.approval_event(
+                            conn,
+                            "deny",
+                            "approval_queue_full",
+                            &rule,
+                            None,
+                            detail(),
+                        );
+                        Some(self.refuse_approval(
+                            "approval_queue_full",
+                            &rule,
+                            &decision.app,
+                            decision.action.as_deref(),
+                        ))
+                    }
+                }
+            }
+        }
+    }
+
+    fn refuse_approval(
+        &self,
+        reason: &'static str,
+        rule: &str,
+        app: &str,
+        action: Option<&str>,
+    ) -> Response<respond::Body> {
+        self.count(StatusCode::FORBIDDEN);
+        respond::json(
+            StatusCode::FORBIDDEN,
+            serde_json::json!({
+                "error": "forbidden",
+                "reason": reason,
+                "rule": rule,
+                "app": app,
+                "action": action,
+            }),
+        )
+    }
+
+    fn approval_event(
+        &self,
+        conn: &Conn,
+        verdict: &str,
+        reason: &str,
+        rule: &str,
+        by: Option<&str>,
+        detail: String,
+    ) {
+        self.audit.record(&Event {
+            event: "approval",
+            verdict,
+            reason,
+            rule: Some(rule),
+            sandbox: Some(&conn.who.sandbox),
+            session: conn.who.session.as_deref(),
+            dst: Some(conn.key.addr.to_string()),
+            host: Some(&conn.key.name),
+            by,
+            detail: Some(detail),
+            ..Event::default()
+        });
+    }
+}
+
+/// Reads and drops up to 64 KiB of a refused request's body, for at most a
+/// second.
+async fn drain(body: &mut Incoming) {
+    const MAX: usize = 64 * 1024;
+    let read = async {
+        let mut seen = 0;
+        while seen < MAX {
+            match body.frame().await {
+                Some(Ok(frame)) => seen += frame.data_ref().map_or(0, |d| d.len()),
+                _ => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), read).await;
+}

@@ -1,0 +1,606 @@
+//! Apps and approvals end to end: a request whose app action is `ask`
+//! parks before any credential is injected; the control plane hears of it
+//! through the webhook and decides through the admin API (`sluice
+//! approvals`); approved requests reach the upstream with the credential,
+//! rejected and expired ones get 403 naming why. Session grants, task
+//! pre-approvals (never over `deny`), and a thousand parked requests that
+//! leave other sandboxes' traffic flowing.
+
+use serde_json::{Value, json};
+use sluice_e2e::{
+    HttpsUpstream, TestCa, TestCgroup, WAIT, eventually, in_cgroup,
+    interception::{Curl, World, intercepting_policy},
+    run::Running,
+    wait_until,
+    webhook::WebhookReceiver,
+};
+
+const SECRET: &str = "sk-live-REALsecret0123456789abcdefXYZ";
+
+/// The catalogue: one app on api.test whose actions the upstream's `/echo`
+/// tells apart by method.
+fn catalogue() -> Value {
+    json!([{
+        "name": "tracker",
+        "hosts": ["api.test"],
+        "actions": [
+            { "name": "issues.read", "method": "GET", "path": "/echo" },
+            { "name": "issues.create", "method": "POST", "path": "/echo" },
+            { "name": "repo.delete", "method": "DELETE", "path": "/**" },
+        ],
+    }])
+}
+
+/// Sandbox sb1 under a policy that gives tracker's actions auto / ask /
+/// deny, with credential `api` (bearer) bound to api.test; `approvals` is
+/// the daemon config's section.
+fn world(ca: &TestCa, port: u16, approvals: Value) -> World {
+    let mut policy = intercepting_policy(
+        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
+        json!({}),
+    );
+    policy["credentials"] = json!([{ "credential": "api" }]);
+    policy["apps"] = json!([{
+        "app": "tracker",
+        "actions": { "issues.read": "auto", "issues.create": "ask", "repo.delete": "deny" },
+    }]);
+    World::start_with(ca, &["api.test"], policy, |builder| {
+        let path = builder.dir().join("api.secret");
+        std::fs::write(&path, format!("{SECRET}\n")).expect("write secret");
+        builder
+            .credential(json!({
+                "name": "api",
+                "source": { "file": path },
+                "hosts": ["api.test"],
+                "scheme": { "type": "bearer" },
+            }))
+            .config_key("apps", catalogue())
+            .config_key("approvals", approvals);
+    })
+}
+
+fn placeholder(world: &World) -> String {
+    let out = world.daemon.cli(&["sandbox", "env", "sb1"]);
+    out.expect_success("sluice sandbox env");
+    let text = out.stdout_str();
+    text.lines()
+        .find_map(|l| l.strip_prefix("export API="))
+        .unwrap_or_else(|| panic!("no API placeholder in:\n{text}"))
+        .trim_matches('\'')
+        .to_owned()
+}
+
+/// Registers session `id` of sb1 (a child cgroup), with extra CLI flags.
+fn session(world: &World, id: &str, flags: &[&str]) -> TestCgroup {
+    let cgroup = world.sb1.child(id);
+    let path = cgroup.path_str();
+    let mut args = vec!["session", "add", "sb1", id, "--cgroup", &path];
+    args.extend_from_slice(flags);
+    world.daemon.cli(&args).expect_success("sluice session add");
+    cgroup
+}
+
+/// curl `method https://api.test:PORT/echo` with the placeholder bearer,
+/// started in `cgroup` (not waited for).
+fn request(world: &World, cgroup: &TestCgroup, method: &str, port: u16, bearer: &str) -> Running {
+    let url = format!("https://api.test:{port}/echo");
+    let args = world.curl_https(&url, &["-X", method, "-H", bearer, "-d", "{}"]);
+    in_cgroup(cgroup).spawn(&args)
+}
+
+fn finish(running: Running) -> Curl {
+    Curl::parse(running.wait())
+}
+
+fn parked(world: &World) -> Vec<Value> {
+    let out = world.daemon.cli(&["approvals", "ls", "--json"]);
+    out.expect_success("sluice approvals ls");
+    match serde_json::from_slice(&out.stdout) {
+        Ok(Value::Array(list)) => list,
+        _ => panic!("approvals ls --json did not print a JSON array:\n{out}"),
+    }
+}
+
+fn decide(world: &World, args: &[&str]) {
+    let mut all = vec!["approvals"];
+    all.extend_from_slice(args);
+    world
+        .daemon
+        .cli(&all)
+        .expect_success("sluice approvals decide");
+}
+
+fn authorization(upstream: &HttpsUpstream) -> Option<String> {
+    upstream
+        .requests()
+        .last()
+        .and_then(|r| r.header("authorization").map(str::to_owned))
+}
+
+#[test]
+fn ask_parks_until_a_person_decides() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test"], &ca);
+    let port = upstream.port();
+    // The first delivery fails: the card arrives on a retry.
+    let hook = WebhookReceiver::start(1);
+    let world = world(
+        &ca,
+        port,
+        json!({
+            "timeout_ms": 60_000,
+            "webhook": { "url": hook.url(), "initial_backoff_ms": 50 },
+        }),
+    );
+    let bearer = format!("Authorization: Bearer {}", placeholder(&world));
+    let s1 = session(&world, "s1", &[]);
+    let s2 = session(&world, "s2", &[]);
+
+    // auto: straight through, with the credential.
+    let curl = finish(request(&world, &s1, "GET", port, &bearer));
+    assert_eq!(curl.code, 200, "{curl}");
+    assert_eq!(authorization(&upstream), Some(format!("Bearer {SECRET}")));
+
+    // deny: 403 naming the rule, the upstream untouched.
+    let before = upstream.request_count();
+    let curl = finish(request(&world, &s1, "DELETE", port, &bearer));
+    assert_eq!(curl.code, 403, "{curl}");
+    let body = curl.json();
+    assert_eq!(body["reason"], "app_action_denied", "{body}");
+    assert_eq!(body["rule"], "p:apps.tracker.repo.delete", "{body}");
+    assert_eq!(upstream.request_count(), before);
+
+    // ask, approved once: parked (the webhook gets the card, nothing
+    // reaches the upstream), then forwarded with the real credential.
+    let waiting = request(&world, &s1, "POST", port, &bearer);
+    let card = hook.wait_card(1);
+    assert!(
+        hook.attempts() >= 2,
+        "the first delivery failed and was retried"
+    );
+    for (key, want) in [
+        ("sandbox", json!("sb1")),
+        ("session", json!("s1")),
+        ("app", json!("tracker")),
+        ("action", json!("issues.create")),
+        ("method", json!("POST")),
+        ("host", json!("api.test")),
+        ("path", json!("/echo")),
+    ] {
+        assert_eq!(card[key], want, "{key} in {card}");
+    }
+    let headers = card["headers"].as_array().expect("header names");
+    assert!(headers.contains(&json!("authorization")), "{card}");
+    assert!(!card.to_string().contains("Bearer"), "names only: {card}");
+    assert_eq!(world.metric("sluice_approvals_parked"), 1.0);
+    let listed = parked(&world);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["id"], card["id"]);
+    assert_eq!(
+        upstream.request_count(),
+        before,
+        "nothing forwarded while parked"
+    );
+    let id = card["id"].as_str().expect("id").to_owned();
+    decide(&world, &["approve", &id, "--by", "alice"]);
+    let curl = finish(waiting);
+    assert_eq!(curl.code, 200, "{curl}");
+    assert_eq!(
+        upstream.requests().last().map(|r| r.method.clone()),
+        Some("POST".to_owned())
+    );
+    assert_eq!(authorization(&upstream), Some(format!("Bearer {SECRET}")));
+    assert_eq!(world.metric("sluice_approvals_parked"), 0.0);
+    world.daemon.wait_audit("the approval by alice", 1, |e| {
+        e["event"] == "approval" && e["reason"] == "approve_once" && e["by"] == "alice"
+    });
+
+    // ask, rejected: 403 saying so, the upstream untouched.
+    let before = upstream.request_count();
+    let waiting = request(&world, &s1, "POST", port, &bearer);
+    let card = hook.wait_card(2);
+    decide(
+        &world,
+        &["reject", card["id"].as_str().expect("id"), "--by", "bob"],
+    );
+    let curl = finish(waiting);
+    assert_eq!(curl.code, 403, "{curl}");
+    assert_eq!(curl.json()["reason"], "approval_rejected");
+    assert_eq!(upstream.request_count(), before);
+    world.daemon.wait_audit("the rejection by bob", 1, |e| {
+        e["event"] == "approval" && e["reason"] == "approval_rejected" && e["by"] == "bob"
+    });
+
+    // Approved for the session: the next matching request in s1 passes
+    // without asking; in s2 it still asks.
+    let waiting = request(&world, &s1, "POST", port, &bearer);
+    let card = hook.wait_card(3);
+    decide(
+        &world,
+        &["approve", "--session", card["id"].as_str().expect("id")],
+    );
+    assert_eq!(finish(waiting).code, 200);
+    let curl = finish(request(&world, &s1, "POST", port, &bearer));
+    assert_eq!(curl.code, 200, "granted for the session: {curl}");
+    assert_eq!(hook.cards().len(), 3, "no card for a granted request");
+    let waiting = request(&world, &s2, "POST", port, &bearer);
+    let card = hook.wait_card(4);
+    assert_eq!(card["session"], "s2");
+    decide(&world, &["reject", card["id"].as_str().expect("id")]);
+    assert_eq!(finish(waiting).code, 403);
+    assert_eq!(world.metric("sluice_approvals_parked"), 0.0);
+    world.daemon.wait_audit("the session grant used", 1, |e| {
+        e["event"] == "approval" && e["reason"] == "session_grant" && e["session"] == "s1"
+    });
+}
+
+#[test]
+fn task_pre_approval_covers_ask_never_deny() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test"], &ca);
+    let port = upstream.port();
+    let world = world(&ca, port, json!({ "timeout_ms": 60_000 }));
+    let bearer = format!("Authorization: Bearer {}", placeholder(&world));
+
+    // An unknown app cannot be pre-approved (a typo would park forever).
+    let cgroup = world.sb1.child("bad");
+    let path = cgroup.path_str();
+    world
+        .daemon
+        .cli(&[
+            "session",
+            "add",
+            "sb1",
+            "bad",
+            "--cgroup",
+            &path,
+            "--pre-approve",
+            "trackr",
+        ])
+        .expect_failure("unknown app");
+    drop(cgroup);
+
+    let task = session(&world, "t1", &["--pre-approve", "tracker"]);
+    let listed = world.daemon.sandboxes();
+    let sessions = listed[0]["sessions"].as_array().expect("sessions");
+    assert!(
+        sessions
+            .iter()
+            .any(|s| s["id"] == "t1" && s["task"]["pre_approved_apps"] == json!(["tracker"])),
+        "{listed:?}"
+    );
+    // ask → allowed for the task run, with the credential, never parked.
+    let curl = finish(request(&world, &task, "POST", port, &bearer));
+    assert_eq!(curl.code, 200, "{curl}");
+    assert_eq!(authorization(&upstream), Some(format!("Bearer {SECRET}")));
+    // deny stays deny.
+    let before = upstream.request_count();
+    let curl = finish(request(&world, &task, "DELETE", port, &bearer));
+    assert_eq!(curl.code, 403, "{curl}");
+    assert_eq!(curl.json()["reason"], "app_action_denied");
+    assert_eq!(upstream.request_count(), before);
+    world.daemon.wait_audit("the task pre-approval", 1, |e| {
+        e["event"] == "approval" && e["reason"] == "task_pre_approved" && e["session"] == "t1"
+    });
+
+    // A plain session of the same sandbox still parks.
+    let plain = session(&world, "s1", &[]);
+    let waiting = request(&world, &plain, "POST", port, &bearer);
+    let listed = eventually("the plain session's request to park", WAIT, || {
+        let list = parked(&world);
+        if list.len() == 1 {
+            Ok(list)
+        } else {
+            Err(format!("{list:?}"))
+        }
+    });
+    decide(&world, &["reject", listed[0]["id"].as_str().expect("id")]);
+    assert_eq!(finish(waiting).code, 403);
+}
+
+#[test]
+fn undecided_requests_expire_closed() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test"], &ca);
+    let port = upstream.port();
+    let world = world(&ca, port, json!({ "timeout_ms": 1_000 }));
+    let bearer = format!("Authorization: Bearer {}", placeholder(&world));
+    let before = upstream.request_count();
+    let curl = finish(request(&world, &world.sb1, "POST", port, &bearer));
+    assert_eq!(curl.code, 403, "{curl}");
+    let body = curl.json();
+    assert_eq!(body["reason"], "approval_expired", "{body}");
+    assert_eq!(body["app"], "tracker");
+    assert_eq!(upstream.request_count(), before);
+    assert_eq!(world.metric("sluice_approvals_parked"), 0.0);
+    world.daemon.wait_audit("the expiry", 1, |e| {
+        e["event"] == "approval" && e["reason"] == "approval_expired" && e["by"] == "expiry"
+    });
+}
+
+/// Opens N TLS connections to HOST:PORT (HOST resolved once; 64 handshakes at a time) and
+/// sends one POST /echo on each, then waits for the answers.
+const PARK_MANY: &str = r#"
+import asyncio, socket, ssl, sys, resource
+host, port, n, cafile = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+# Resolved once: the sandbox's DNS is rate limited.
+ip = socket.gethostbyname(host)
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 256), hard))
+ctx = ssl.create_default_context(cafile=cafile)
+async def one(sem):
+    async with sem:
+        r, w = await asyncio.open_connection(ip, port, ssl=ctx, server_hostname=host)
+        w.write(f"POST /echo HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: 0\r\n\r\n".encode())
+        await w.drain()
+    return await r.readline()
+async def main():
+    sem = asyncio.Semaphore(64)
+    await asyncio.gather(*(one(sem) for _ in range(n)))
+asyncio.run(main())
+"#;
+
+#[test]
+fn a_thousand_parked_requests_leave_other_traffic_flowing() {
+    const PARKED: usize = 1_000;
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test"], &ca);
+    let port = upstream.port();
+    let mut policy = intercepting_policy(
+        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
+        json!({}),
+    );
+    policy["apps"] = json!([{ "app": "tracker", "actions": { "issues.create": "ask" } }]);
+    let other = intercepting_policy(
+        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
+        json!({}),
+    );
+    let mut sb2 = None;
+    let world = World::start_with(&ca, &["api.test"], policy, |builder| {
+        let cgroup = builder.cgroup("sb2");
+        builder
+            .policy_doc("other", other)
+            .sandbox("sb2", &cgroup, None, "other")
+            .config_key("apps", catalogue())
+            .config_key("approvals", json!({ "timeout_ms": 600_000 }));
+        sb2 = Some(cgroup);
+    });
+    let sb2 = sb2.expect("sb2");
+    let url = format!("https://api.test:{port}/echo");
+    // Warm up (the minted certificate, the upstream pool), then measure.
+    let curl = Curl::parse(in_cgroup(&sb2).run(&world.curl_https(&url, &[])));
+    assert_eq!(curl.code, 200, "{curl}");
+    let rss_before = world.daemon.rss_kib();
+
+    let cafile = world.sluice_ca.clone();
+    let args = [
+        "api.test".to_owned(),
+        port.to_string(),
+        PARKED.to_string(),
+        cafile,
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut many = in_cgroup(&world.sb1)
+        .timeout(std::time::Duration::from_secs(300))
+        .spawn_python(PARK_MANY, &args);
+    let opened = eventually("a thousand parked requests", 4 * WAIT, || {
+        if many.finished() {
+            return Ok(false);
+        }
+        match world.metric("sluice_approvals_parked") {
+            n if n >= PARKED as f64 => Ok(true),
+            n => Err(format!("{n} parked")),
+        }
+    });
+    if !opened {
+        panic!("the client ended early:\n{}", many.wait());
+    }
+    let rss_parked = world.daemon.rss_kib();
+
+    // Another sandbox's requests go on meanwhile.
+    let before = upstream.request_count();
+    for _ in 0..5 {
+        let curl = Curl::parse(in_cgroup(&sb2).run(&world.curl_https(&url, &[])));
+        assert_eq!(curl.code, 200, "{curl}");
+    }
+    assert_eq!(upstream.request_count(), before + 5);
+    assert_eq!(parked(&world).len(), PARKED);
+    let per_request = (rss_parked.saturating_sub(rss_before)) as f64 / PARKED as f64;
+    eprintln!(
+        "daemon RSS: {rss_before} KiB before, {rss_parked} KiB with {PARKED} parked ({per_request:.1} KiB each)"
+    );
+    // A parked request holds its connection (TLS, HTTP state) and a card.
+    assert!(
+        per_request < 64.0,
+        "{per_request:.1} KiB per parked request ({rss_before} → {rss_parked} KiB)"
+    );
+
+    // The clients leave: every parked request is dropped, the gauge says so.
+    drop(many);
+    wait_until("the parked requests to be dropped", WAIT, || {
+        world.metric("sluice_approvals_parked") == 0.0
+    });
+    assert!(parked(&world).is_empty());
+}
+
+/// Capability tokens: a sandbox off this node (`vm-1`, no cgroup) reaches
+/// Sluice as an HTTP proxy with a token; expired, wrongly signed and
+/// other-sandbox tokens get 407, a valid one reaches only its connections,
+/// through the same pipeline (the app's `deny`, dry runs).
+#[test]
+fn capability_tokens_gate_the_explicit_proxy() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test", "other.test"], &ca);
+    let plain = HttpsUpstream::plain_v4();
+    let (port, plain_port) = (upstream.port(), plain.port());
+    let mut policy = intercepting_policy(
+        &[
+            "api.test".to_owned(),
+            "other.test".to_owned(),
+            "plain.test".to_owned(),
+            format!("127.0.0.0/8:{port}"),
+            format!("127.0.0.0/8:{plain_port}"),
+        ],
+        json!({}),
+    );
+    policy["apps"] =
+        json!([{ "app": "tracker", "actions": { "repo.delete": "deny", "*": "auto" } }]);
+    let keys = tempfile_dir();
+    let sluice = sluice_e2e::sluice_bin().to_string_lossy().into_owned();
+    let keygen = |dir: &std::path::Path| {
+        let dir = dir.to_string_lossy().into_owned();
+        sluice_e2e::run::host(&[sluice.as_str(), "token", "keygen", "--dir", &dir], WAIT)
+            .expect_success("sluice token keygen");
+    };
+    keygen(&keys.path().join("good"));
+    keygen(&keys.path().join("rogue"));
+    let public = keys.path().join("good/token.pub");
+    let world = World::start_with(
+        &ca,
+        &["api.test", "other.test", "plain.test"],
+        policy,
+        |builder| {
+            builder.config_key("apps", catalogue()).config_key(
+                "explicit_proxy",
+                json!({
+                    "listen": "127.0.0.1:0",
+                    "public_key_file": public,
+                    "sandboxes": [{ "id": "vm-1", "policy": "p" }],
+                }),
+            );
+        },
+    );
+    let status = world.daemon.cli(&["status"]);
+    status.expect_success("sluice status");
+    let status: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
+    let proxy = format!(
+        "http://{}",
+        status["explicit_proxy_addr"]
+            .as_str()
+            .expect("explicit_proxy_addr in status")
+    );
+    let mint = |key: &str, sandbox: &str, extra: &[&str]| {
+        let key = keys
+            .path()
+            .join(key)
+            .join("token.key")
+            .to_string_lossy()
+            .into_owned();
+        let api = format!("api.test:{port}");
+        let plain = format!("plain.test:{plain_port}");
+        let mut args = vec![
+            sluice.as_str(),
+            "token",
+            "mint",
+            "--key",
+            &key,
+            "--sandbox",
+            sandbox,
+            "--connection",
+            &api,
+            "--connection",
+            &plain,
+        ];
+        args.extend_from_slice(extra);
+        let out = sluice_e2e::run::host(&args, WAIT);
+        out.expect_success("sluice token mint");
+        out.stdout_str().trim().to_owned()
+    };
+    // curl on the host, as a remote VM would: through the proxy, trusting
+    // Sluice's CA for the tunnelled TLS.
+    let via = |token: &str, url: &str, extra: &[&str]| {
+        let user = format!("vm:{token}");
+        let mut args = vec!["--proxy", proxy.as_str(), "--proxy-user", user.as_str()];
+        args.extend_from_slice(extra);
+        let args = world.curl_https(url, &args);
+        Curl::parse(sluice_e2e::run::host(&args, WAIT))
+    };
+    let api = format!("https://api.test:{port}/echo");
+
+    let valid = mint("good", "vm-1", &[]);
+    let refused = [
+        (
+            "expired",
+            mint("good", "vm-1", &["--ttl", "0"]),
+            "token_expired",
+        ),
+        (
+            "wrongly signed",
+            mint("rogue", "vm-1", &[]),
+            "token_bad_signature",
+        ),
+        (
+            "other sandbox",
+            mint("good", "vm-2", &[]),
+            "token_other_sandbox",
+        ),
+        ("garbage", "not.a.token".to_owned(), "token_malformed"),
+    ];
+    let before = upstream.request_count();
+    for (what, token, reason) in &refused {
+        let curl = via(token, &api, &[]);
+        assert!(
+            curl.out.stderr_str().contains("407"),
+            "{what}: CONNECT should get 407\n{curl}"
+        );
+        world.daemon.wait_audit(what, 1, |e| {
+            e["event"] == "explicit_proxy" && e["reason"] == *reason
+        });
+    }
+    // No token at all.
+    let curl = Curl::parse(sluice_e2e::run::host(
+        &world.curl_https(&api, &["--proxy", proxy.as_str()]),
+        WAIT,
+    ));
+    assert!(curl.out.stderr_str().contains("407"), "{curl}");
+    assert_eq!(upstream.request_count(), before, "nothing got through");
+
+    // Valid: its connections work (TLS tunnelled and intercepted, plain
+    // HTTP in absolute form) ...
+    let curl = via(&valid, &api, &[]);
+    assert_eq!(curl.code, 200, "{curl}");
+    assert_eq!(
+        curl.issuer().as_deref().map(|i| i.contains("Sluice")),
+        Some(true),
+        "{curl}"
+    );
+    let seen = upstream.requests().last().cloned().expect("a request");
+    assert!(
+        seen.header("proxy-authorization").is_none(),
+        "the token never goes upstream"
+    );
+    let curl = via(&valid, &format!("http://plain.test:{plain_port}/echo"), &[]);
+    assert_eq!(curl.code, 200, "{curl}");
+    assert!(
+        plain
+            .requests()
+            .last()
+            .is_some_and(|r| r.header("proxy-authorization").is_none()),
+        "the token never goes upstream"
+    );
+    // ... nothing else (other.test is allowed by the network policy, not by the token) ...
+    let curl = via(&valid, &format!("https://other.test:{port}/echo"), &[]);
+    assert!(curl.out.stderr_str().contains("403"), "{curl}");
+    world
+        .daemon
+        .wait_audit("the connection outside the token", 1, |e| {
+            e["event"] == "explicit_proxy" && e["reason"] == "connection_not_in_token"
+        });
+    // ... and the same pipeline runs: the app's deny, and the token's dry run.
+    let curl = via(&valid, &api, &["-X", "DELETE"]);
+    assert_eq!(curl.code, 403, "{curl}");
+    assert_eq!(curl.json()["reason"], "app_action_denied");
+    let dry = mint("good", "vm-1", &["--dry-run"]);
+    let before = upstream.request_count();
+    let curl = via(&dry, &api, &["-X", "POST", "-d", "{}"]);
+    assert_eq!(curl.code, 202, "{curl}");
+    assert_eq!(curl.json()["dry_run"], true);
+    assert_eq!(upstream.request_count(), before);
+}
+
+fn tempfile_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("sluice-tokens-")
+        .tempdir()
+        .expect("tempdir")
+}
