@@ -4,9 +4,6 @@
 //! `ask` parks the request on the approval desk until someone decides.
 //! Every outcome is audited with who decided.
 
-use std::time::Duration;
-
-use http_body_util::BodyExt as _;
 use hyper::{Response, StatusCode, body::Incoming, http::request::Parts};
 
 use super::{Conn, Interceptor, respond};
@@ -28,7 +25,7 @@ impl Interceptor {
         let answer = self.decide_approval(conn, parts).await?;
         // Read what the client is still sending (a little, briefly) before
         // answering: an HTTP/2 stream reset mid-upload would hide the 403.
-        drain(body).await;
+        respond::drain(body).await;
         Some(answer)
     }
 
@@ -206,20 +203,4 @@ impl Interceptor {
             ..Event::default()
         });
     }
-}
-
-/// Reads and drops up to 64 KiB of a refused request's body, for at most a
-/// second.
-async fn drain(body: &mut Incoming) {
-    const MAX: usize = 64 * 1024;
-    let read = async {
-        let mut seen = 0;
-        while seen < MAX {
-            match body.frame().await {
-                Some(Ok(frame)) => seen += frame.data_ref().map_or(0, |d| d.len()),
-                _ => break,
-            }
-        }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(1), read).await;
 }

@@ -96,6 +96,32 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
     }
 }
 
+/// Reads and drops what is left of a refused request's body (up to a bound)
+/// before Sluice answers, so a client still sending sees the answer instead
+/// of a reset stream (HTTP/2 clients report a reset as a transport error).
+pub async fn drain<B>(body: &mut B)
+where
+    B: hyper::body::Body + Unpin,
+{
+    use http_body_util::BodyExt as _;
+    const MOST: u64 = 64 << 20;
+    const FOR: std::time::Duration = std::time::Duration::from_secs(10);
+    let mut read = 0u64;
+    let _ = tokio::time::timeout(FOR, async {
+        while read < MOST {
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    read += frame
+                        .data_ref()
+                        .map_or(0, |d| hyper::body::Buf::remaining(d) as u64)
+                }
+                _ => break,
+            }
+        }
+    })
+    .await;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,30 +163,4 @@ mod tests {
         assert_eq!(response.headers()["content-type"], "application/json");
         assert_eq!(response.headers()["x-sluice-generated"], "1");
     }
-}
-
-/// Reads and drops what is left of a refused request's body (up to a bound)
-/// before Sluice answers, so a client still sending sees the answer instead
-/// of a reset stream (HTTP/2 clients report a reset as a transport error).
-pub async fn drain<B>(body: &mut B)
-where
-    B: hyper::body::Body + Unpin,
-{
-    use http_body_util::BodyExt as _;
-    const MOST: u64 = 64 << 20;
-    const FOR: std::time::Duration = std::time::Duration::from_secs(10);
-    let mut read = 0u64;
-    let _ = tokio::time::timeout(FOR, async {
-        while read < MOST {
-            match body.frame().await {
-                Some(Ok(frame)) => {
-                    read += frame
-                        .data_ref()
-                        .map_or(0, |d| hyper::body::Buf::remaining(d) as u64)
-                }
-                _ => break,
-            }
-        }
-    })
-    .await;
 }

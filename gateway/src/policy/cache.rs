@@ -13,8 +13,11 @@ use super::compiled::CompiledPolicy;
 /// Entries kept before the cache is cleared (reloads leave old versions).
 const LIMIT: usize = 1024;
 
+/// A policy version's address → the policy (kept alive) and its entry.
+type Entries<T> = HashMap<usize, (Arc<CompiledPolicy>, Arc<T>)>;
+
 pub struct PerPolicy<T> {
-    entries: Mutex<HashMap<usize, (Arc<CompiledPolicy>, Arc<T>)>>,
+    entries: Mutex<Entries<T>>,
 }
 
 impl<T> Default for PerPolicy<T> {
@@ -46,7 +49,7 @@ impl<T> PerPolicy<T> {
         Ok(entry)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, (Arc<CompiledPolicy>, Arc<T>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries<T>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
