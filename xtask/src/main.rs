@@ -61,7 +61,8 @@ fn main() -> anyhow::Result<()> {
             build(true)?;
             let mut cmd = cargo();
             // The default members: everything but the bpf-only crate.
-            cmd.arg("test")
+            // Every suite runs even when one fails, so a run reports all failures.
+            cmd.args(["test", "--no-fail-fast"])
                 .env("SLUICE_BIN", workspace().join("target/release/sluice"));
             if !args.is_empty() {
                 cmd.arg("--").args(args);
