@@ -200,21 +200,25 @@ impl Interceptor {
             }
             None => {}
         }
-        match (inspection.rewritten, decoded) {
+        let changed = match (inspection.rewritten, decoded) {
             (Some(bytes), _) | (None, Some(bytes)) => {
-                // Forwarded decoded (and rewritten): identity, exact length.
+                // Forwarded decoded (and rewritten): identity, new length.
                 parts.headers.remove(header::CONTENT_ENCODING);
                 read.bytes = Bytes::from(bytes);
+                true
             }
-            (None, None) => {}
-        }
-        if read.rest.is_none() {
+            (None, None) => false,
+        };
+        if changed {
+            // The length is known when the whole body was read; otherwise
+            // hyper frames the rest (chunked on HTTP/1.1).
             parts.headers.remove(header::TRANSFER_ENCODING);
-            parts
-                .headers
-                .insert(header::CONTENT_LENGTH, HeaderValue::from(read.bytes.len()));
-        } else {
             parts.headers.remove(header::CONTENT_LENGTH);
+            if read.rest.is_none() {
+                parts
+                    .headers
+                    .insert(header::CONTENT_LENGTH, HeaderValue::from(read.bytes.len()));
+            }
         }
         Ok((read.into_body().boxed(), plan))
     }
