@@ -271,7 +271,11 @@ fn tool_output(rng: &mut Rng, len: usize) -> String {
 enum Turn {
     Text(&'static str, String),
     /// The assistant calls a tool (its query) and gets `result` back.
-    Tool { id: String, query: String, result: String },
+    Tool {
+        id: String,
+        query: String,
+        result: String,
+    },
 }
 
 /// A request body of about `size` bytes.
@@ -319,7 +323,8 @@ pub fn body(api: Api, size: usize, seed: u64) -> Vec<u8> {
                         messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
                             {"id": id, "type": "function", "function": {"name": "search_docs", "arguments": arguments}}
                         ]}));
-                        messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
+                        messages
+                            .push(json!({"role": "tool", "tool_call_id": id, "content": result}));
                     }
                 }
             }
