@@ -6,9 +6,9 @@
 //! larger than the L1 cache. Instead each literal is represented by a gram
 //! of its bytes: itself when it has three to eight bytes, else eight of its
 //! bytes in a row, across a space where it has one ("ers from" of "orders
-//! from" is rare even though both words are common). Within each gram the
-//! rarest four bytes (by English letter frequency, common sequences such as
-//! "tion" avoided) are its trigger.
+//! from" is rare even though both words are common). Within each gram four
+//! bytes are its trigger: across a space where they can be, else the rarest
+//! by English letter frequency (common sequences such as "tion" avoided).
 //!
 //! The sweep reads the text once, keeping the last four bytes as a 20-bit
 //! key (five bits a byte: letters fold to one case), and tests the key in a
@@ -181,8 +181,12 @@ impl Ngrams {
                             let across = len == 8 && w[1..7].contains(&b' ');
                             (!across, rarity(w))
                         })?;
-                    let (j, trigger) =
-                        gram.windows(4).enumerate().min_by_key(|(_, t)| rarity(t))?;
+                    // Four bytes across words first: "y re" of "every
+                    // response" is rarer than "very".
+                    let (j, trigger) = gram
+                        .windows(4)
+                        .enumerate()
+                        .min_by_key(|(_, t)| (!t[1..3].contains(&b' '), rarity(t)))?;
                     let k = key(trigger);
                     set(&mut *filter.fours, k);
                     filter.entries.push((k as u32, j as u8, len as u8));
