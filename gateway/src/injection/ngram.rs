@@ -34,9 +34,12 @@ pub(crate) struct Ngrams {
     fours: Box<[u64; KEYS4 / 64]>,
     /// Bit per three-byte key that is a three-byte literal.
     threes: Box<[u64; KEYS3 / 64]>,
-    /// Per trigger key, sorted: the trigger's offset in its gram and the
-    /// gram's length.
+    /// Per trigger key: the trigger's offset in its gram and the gram's
+    /// length; sorted by bucket (the key's low bits), then key.
     entries: Vec<(u32, u8, u8)>,
+    /// Where each bucket's entries start in `entries` (one more at the end),
+    /// so a trigger finds its entries in one or two steps.
+    buckets: Vec<u16>,
     /// Blocked Bloom filter of whole grams keyed by length (one word per
     /// gram, two bits in it).
     grams: Box<[u64; WORDS]>,
@@ -54,6 +57,13 @@ pub(crate) struct Ngrams {
 /// one case), the last byte lowest.
 fn key(t: &[u8]) -> usize {
     t.iter().fold(0, |k, &b| (k << 5) | usize::from(b & 31))
+}
+
+/// Buckets of trigger keys (by their low bits) for the entry lookup.
+const BUCKETS: usize = 4096;
+
+fn bucket(k: usize) -> usize {
+    k % BUCKETS
 }
 
 fn has(set: &[u64], k: usize) -> bool {
@@ -150,6 +160,7 @@ impl Ngrams {
             fours: Box::new([0; KEYS4 / 64]),
             threes: Box::new([0; KEYS3 / 64]),
             entries: Vec::new(),
+            buckets: Vec::new(),
             grams: Box::new([0; WORDS]),
             pairs: Vec::new(),
             seconds: Vec::new(),
@@ -195,8 +206,19 @@ impl Ngrams {
                 }
             }
         }
-        filter.entries.sort_unstable();
+        filter
+            .entries
+            .sort_unstable_by_key(|&(k, j, len)| (bucket(k as usize), k, j, len));
         filter.entries.dedup();
+        filter.buckets = (0..=BUCKETS)
+            .map(|b| {
+                let start = filter.entries.partition_point(|e| bucket(e.0 as usize) < b);
+                u16::try_from(start).unwrap_or(u16::MAX)
+            })
+            .collect();
+        if filter.entries.len() >= usize::from(u16::MAX) {
+            return None;
+        }
         Some(filter)
     }
 
@@ -251,11 +273,10 @@ impl Ngrams {
     fn check(&self, text: &[u8], i: usize, k: usize, out: &mut Vec<usize>) {
         if i >= 3 && has(&*self.fours, k) {
             let p = i - 3;
-            let first = self.entries.partition_point(|e| (e.0 as usize) < k);
-            for &(_, j, len) in self.entries[first..]
-                .iter()
-                .take_while(|e| e.0 as usize == k)
-            {
+            let b = bucket(k);
+            let (from, to) = (self.buckets[b], self.buckets[b + 1]);
+            let entries = &self.entries[usize::from(from)..usize::from(to)];
+            for &(_, j, len) in entries.iter().filter(|e| e.0 as usize == k) {
                 if let Some(start) = p.checked_sub(usize::from(j))
                     && self.gram_at(text, start, usize::from(len))
                 {
