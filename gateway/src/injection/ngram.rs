@@ -6,13 +6,13 @@
 //! larger than the L1 cache. Instead each literal is represented by a gram
 //! of its bytes: itself when it has three to eight bytes, else eight of its
 //! bytes in a row, across a space where it has one ("ers from" of "orders
-//! from" is rare even though both words are common). Within each gram the
-//! rarest four bytes by English letter frequency (common sequences such as
-//! "tion" avoided) are its trigger.
+//! from" is rare even though both words are common). Within each gram four
+//! bytes are its trigger: across a space where they can be, else the rarest
+//! by English letter frequency (common sequences such as "tion" avoided).
 //!
-//! The sweep reads the text once, keeping the last four bytes (folded to
-//! lowercase), and tests their hash in a bit set of triggers (and the hash of
-//! the last three in one of three-byte literals).
+//! The sweep reads the text once, keeping the last four bytes as a 20-bit
+//! key (five bits a byte: letters fold to one case), and tests the key in a
+//! bit set of triggers (and its last 15 bits in one of three-byte literals).
 //! Where one is set, the whole grams it may belong to are tested against a
 //! Bloom filter. Two-byte literals (`"}`, `<|`) are found with `memchr` on
 //! their second byte. An occurrence of a literal contains its gram, so it
@@ -23,8 +23,8 @@
 
 /// Bloom filter size: 4,096 words of 64 bits (32 KiB).
 const WORDS: usize = 4096;
-/// Trigger keys: four bytes hashed to 20 bits (a 128 KiB bit set), and
-/// three bytes to 15 (4 KiB) for three-byte literals.
+/// Trigger keys: four bytes of five bits (a 128 KiB bit set), and three
+/// (4 KiB) for three-byte literals.
 const KEYS4: usize = 1 << 20;
 const KEYS3: usize = 1 << 15;
 
@@ -53,22 +53,10 @@ pub(crate) struct Ngrams {
     after: usize,
 }
 
-/// The last four bytes of a window ending at the newest byte, folded, the
-/// newest byte highest (bytes before the text count as spaces).
-fn window_of(t: &[u8]) -> u32 {
-    t.iter()
-        .fold(0x2020_2020, |x, &b| (x >> 8) | (u32::from(b) << 24))
-        | 0x2020_2020
-}
-
-/// The trigger key of a window's four bytes: a hash into the bit set.
-fn key4(x: u32) -> usize {
-    (x.wrapping_mul(0x9E37_79B1) >> (32 - 20)) as usize
-}
-
-/// The key of a window's last three bytes.
-fn key3(x: u32) -> usize {
-    ((x >> 8).wrapping_mul(0x85EB_CA6B) >> (32 - 15)) as usize
+/// The trigger key of the bytes of `t`, five bits each (letters fold to
+/// one case), the last byte lowest.
+fn key(t: &[u8]) -> usize {
+    t.iter().fold(0, |k, &b| (k << 5) | usize::from(b & 31))
 }
 
 /// Buckets of trigger keys (by their low bits) for the entry lookup.
@@ -194,7 +182,7 @@ impl Ngrams {
                     }
                 }
                 3 => {
-                    set(&mut *filter.threes, key3(window_of(literal)));
+                    set(&mut *filter.threes, key(literal));
                     filter.add_gram(literal);
                 }
                 _ => {
@@ -204,9 +192,13 @@ impl Ngrams {
                             let across = len == 8 && w[1..7].contains(&b' ');
                             (!across, rarity(w))
                         })?;
-                    let (j, trigger) =
-                        gram.windows(4).enumerate().min_by_key(|(_, t)| rarity(t))?;
-                    let k = key4(window_of(trigger));
+                    // Four bytes across words first: "y re" of "every
+                    // response" is rarer than "very".
+                    let (j, trigger) = gram
+                        .windows(4)
+                        .enumerate()
+                        .min_by_key(|(_, t)| (!t[1..3].contains(&b' '), rarity(t)))?;
+                    let k = key(trigger);
                     set(&mut *filter.fours, k);
                     filter.entries.push((k as u32, j as u8, len as u8));
                     filter.add_gram(gram);
@@ -267,19 +259,18 @@ impl Ngrams {
     /// Where a gram may start (mostly in order; a position may repeat).
     /// One pass, two bit-set lookups a byte, a branch that is rarely taken.
     pub(crate) fn grams(&self, text: &[u8], out: &mut Vec<usize>) {
-        let mut x: u32 = 0x2020_2020;
+        let mut k = 0;
         for (i, &b) in text.iter().enumerate() {
-            x = (x >> 8) | (u32::from(b | 0x20) << 24);
-            if has(&*self.fours, key4(x)) | has(&*self.threes, key3(x)) {
-                self.check(text, i, x, out);
+            k = ((k << 5) | usize::from(b & 31)) & (KEYS4 - 1);
+            if has(&*self.fours, k) | has(&*self.threes, k & (KEYS3 - 1)) {
+                self.check(text, i, k, out);
             }
         }
     }
 
-    /// A trigger ends at `i` (its window `x`): the grams it may be part of.
+    /// A trigger ends at `i` (its key `k`): the grams it may be part of.
     #[cold]
-    fn check(&self, text: &[u8], i: usize, x: u32, out: &mut Vec<usize>) {
-        let k = key4(x);
+    fn check(&self, text: &[u8], i: usize, k: usize, out: &mut Vec<usize>) {
         if i >= 3 && has(&*self.fours, k) {
             let p = i - 3;
             let b = bucket(k);
@@ -293,7 +284,7 @@ impl Ngrams {
                 }
             }
         }
-        if i >= 2 && has(&*self.threes, key3(x)) && self.gram_at(text, i - 2, 3) {
+        if i >= 2 && has(&*self.threes, k & (KEYS3 - 1)) && self.gram_at(text, i - 2, 3) {
             out.push(i - 2);
         }
     }
