@@ -1,8 +1,10 @@
 //! Realistic LLM-API request bodies for the scanner benchmark: OpenAI chat
 //! completions and Anthropic messages, mostly English prose (paragraphs, so
 //! the JSON strings carry `\n` escapes, and ordinary numbers) with a piece
-//! of personal data or a secret now and then. Deterministic: the same size
-//! and seed give the same bytes.
+//! of personal data or a secret now and then, and every few turns a tool
+//! call with its result (log lines or stringified JSON records: digits,
+//! hex ids, timestamps and escaped quotes, as agents send them).
+//! Deterministic: the same size and seed give the same bytes.
 
 use serde_json::{Value, json};
 
@@ -220,10 +222,67 @@ fn prose(rng: &mut Rng, len: usize, since_pii: &mut usize) -> String {
     out
 }
 
+/// What a tool hands back: log lines or a stringified JSON list of records,
+/// about `len` bytes.
+fn tool_output(rng: &mut Rng, len: usize) -> String {
+    let mut out = String::with_capacity(len + 256);
+    let logs = rng.below(2) == 0;
+    if !logs {
+        out.push('[');
+    }
+    while out.len() < len {
+        let (h, m, s, ms) = (rng.below(24), rng.below(60), rng.below(60), rng.below(1000));
+        let day = 1 + rng.below(28);
+        let words: Vec<&str> = (0..3 + rng.below(6))
+            .map(|_| WORDS[rng.below(WORDS.len())])
+            .collect();
+        if logs {
+            let level = ["INFO", "INFO", "INFO", "WARN", "DEBUG", "ERROR"][rng.below(6)];
+            out.push_str(&format!(
+                "2025-03-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z {level} worker-{}: {} id={:016x} took {} ms status={}\n",
+                rng.below(16),
+                words.join(" "),
+                rng.next(),
+                rng.below(900),
+                [200, 200, 200, 404, 500][rng.below(5)],
+            ));
+        } else {
+            if out.len() > 1 {
+                out.push_str(", ");
+            }
+            let record = json!({
+                "id": format!("{:016x}{:08x}", rng.next(), rng.next() as u32),
+                "title": words.join(" "),
+                "updated_at": format!("2025-03-{day:02}T{h:02}:{m:02}:{s:02}Z"),
+                "score": rng.below(1000) as f64 / 1000.0,
+                "count": rng.below(100_000),
+                "url": format!("https://docs.example.com/{}/{}", words[0], rng.below(10_000)),
+            });
+            out.push_str(&record.to_string());
+        }
+    }
+    if !logs {
+        out.push(']');
+    }
+    out
+}
+
+/// One turn of the conversation.
+enum Turn {
+    Text(&'static str, String),
+    /// The assistant calls a tool (its query) and gets `result` back.
+    Tool {
+        id: String,
+        query: String,
+        result: String,
+    },
+}
+
 /// A request body of about `size` bytes.
 pub fn body(api: Api, size: usize, seed: u64) -> Vec<u8> {
     let mut rng = Rng(seed.max(1));
-    // Turns of 1-4 KiB alternate between user and assistant.
+    // Turns of 1-4 KiB alternate between user and assistant; after about
+    // one user turn in three the assistant calls a tool first.
     let overhead = 200;
     let mut remaining = size.saturating_sub(overhead).max(64);
     let mut turns = Vec::new();
@@ -231,32 +290,64 @@ pub fn body(api: Api, size: usize, seed: u64) -> Vec<u8> {
     let mut since_pii = 0;
     while remaining > 0 {
         let turn = (1024 + rng.below(3072)).min(remaining);
-        turns.push((
+        if !user && remaining > 2048 && rng.below(3) == 0 {
+            let query: Vec<&str> = (0..4).map(|_| WORDS[rng.below(WORDS.len())]).collect();
+            turns.push(Turn::Tool {
+                id: format!("{:012x}", rng.next() >> 16),
+                query: query.join(" "),
+                result: tool_output(&mut rng, turn),
+            });
+            remaining -= turn;
+            continue;
+        }
+        turns.push(Turn::Text(
             if user { "user" } else { "assistant" },
             prose(&mut rng, turn, &mut since_pii),
         ));
         remaining -= turn;
         user = !user;
     }
-    if turns.last().is_some_and(|(role, _)| *role == "assistant") {
-        turns.push(("user", "Thanks, please continue.".to_string()));
+    if matches!(turns.last(), Some(Turn::Text("assistant", _))) {
+        turns.push(Turn::Text("user", "Thanks, please continue.".to_string()));
     }
     let value: Value = match api {
         Api::OpenAiChat => {
             let mut messages =
                 vec![json!({"role": "system", "content": "You are a helpful assistant."})];
-            messages.extend(
-                turns
-                    .into_iter()
-                    .map(|(role, text)| json!({"role": role, "content": text})),
-            );
+            for turn in turns {
+                match turn {
+                    Turn::Text(role, text) => messages.push(json!({"role": role, "content": text})),
+                    Turn::Tool { id, query, result } => {
+                        let id = format!("call_{id}");
+                        let arguments = json!({ "query": query }).to_string();
+                        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+                            {"id": id, "type": "function", "function": {"name": "search_docs", "arguments": arguments}}
+                        ]}));
+                        messages
+                            .push(json!({"role": "tool", "tool_call_id": id, "content": result}));
+                    }
+                }
+            }
             json!({"model": "gpt-4o", "messages": messages, "temperature": 0.7, "max_tokens": 1024, "stream": true})
         }
         Api::AnthropicMessages => {
-            let messages: Vec<Value> = turns
-                .into_iter()
-                .map(|(role, text)| json!({"role": role, "content": [{"type": "text", "text": text}]}))
-                .collect();
+            let mut messages = Vec::new();
+            for turn in turns {
+                match turn {
+                    Turn::Text(role, text) => messages
+                        .push(json!({"role": role, "content": [{"type": "text", "text": text}]})),
+                    Turn::Tool { id, query, result } => {
+                        let id = format!("toolu_{id}");
+                        messages.push(json!({"role": "assistant", "content": [
+                            {"type": "text", "text": "Let me look that up."},
+                            {"type": "tool_use", "id": id, "name": "search_docs", "input": {"query": query}}
+                        ]}));
+                        messages.push(json!({"role": "user", "content": [
+                            {"type": "tool_result", "tool_use_id": id, "content": result}
+                        ]}));
+                    }
+                }
+            }
             json!({"model": "claude-sonnet-4", "max_tokens": 1024, "system": "You are a helpful assistant.", "messages": messages, "stream": true})
         }
     };
@@ -280,6 +371,10 @@ mod tests {
                     b.len()
                 );
                 assert_eq!(b, body(api, size, 7), "deterministic");
+                if size > 4096 {
+                    let text = String::from_utf8_lossy(&b);
+                    assert!(text.contains("tool_call_id") || text.contains("tool_result"));
+                }
             }
         }
     }

@@ -25,44 +25,92 @@ pub fn decoded_runs(text: &str) -> Vec<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
-    while i < bytes.len() {
-        if !is_b64(bytes[i]) {
-            i += 1;
-            continue;
+    // `i` is 0 or just past a run, so a run found after it starts after it.
+    while let Some(p) = long_run_at_or_after(bytes, i) {
+        let mut start = p;
+        while start > i && is_b64(bytes[start - 1]) {
+            start -= 1;
         }
-        let start = i;
-        while i < bytes.len() && is_b64(bytes[i]) {
-            i += 1;
+        let mut end = p + MIN_RUN;
+        while end < bytes.len() && is_b64(bytes[end]) {
+            end += 1;
         }
-        let end = i.min(start + MAX_RUN);
-        // Padding ends the run.
-        while i < bytes.len() && bytes[i] == b'=' {
-            i += 1;
-        }
-        if end - start >= MIN_RUN
-            && let Some(decoded) = decode(&text[start..end])
-        {
+        if let Some(decoded) = decode(&text[start..end.min(start + MAX_RUN)]) {
             out.push(decoded);
         }
+        i = end;
     }
     out
 }
 
-/// The bytes of base64 (both alphabets) and hex, as a table: this runs on
-/// every byte of every scored text.
-const B64: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
-        b += 1;
-    }
-    table
-};
-
+/// Whether a byte belongs to base64 (both alphabets) or hex. Arithmetic
+/// rather than a table, so [`class_mask`] vectorizes.
 fn is_b64(b: u8) -> bool {
-    B64[usize::from(b)]
+    (b | 0x20).wrapping_sub(b'a') < 26
+        || b.wrapping_sub(b'0') < 10
+        || matches!(b, b'+' | b'/' | b'-' | b'_')
+}
+
+/// Bit `k` set when `block[k]` is a base64 byte. The bytes are classified
+/// into flags first (a loop the compiler vectorizes), then each eight flags
+/// are gathered into a byte by one multiplication.
+fn class_mask(block: &[u8; 64]) -> u64 {
+    let mut flags = [0u8; 64];
+    for (flag, &b) in flags.iter_mut().zip(block) {
+        *flag = u8::from(is_b64(b));
+    }
+    let (eights, _) = flags.as_chunks::<8>();
+    let mut mask = 0;
+    for (k, eight) in eights.iter().enumerate() {
+        // Flag j (0 or 1) of the word lands on bit 56 + j of the product.
+        let gathered = u64::from_le_bytes(*eight).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= gathered << (8 * k);
+    }
+    mask
+}
+
+/// The first `p >= from` where `MIN_RUN` base64 bytes in a row begin. This
+/// runs on every byte of every scored text, and prose has no such run: 64
+/// bytes are classified at a time into a bit mask, and a run shows as
+/// `MIN_RUN` consecutive set bits (found by and-ing the mask with itself
+/// shifted, doubling the length each time).
+fn long_run_at_or_after(bytes: &[u8], from: usize) -> Option<usize> {
+    const _: () = assert!(MIN_RUN == 16, "the shifts below find runs of 16");
+    let block = |at: usize| -> u64 {
+        bytes
+            .get(at..at + 64)
+            .and_then(|b| <&[u8; 64]>::try_from(b).ok())
+            .map_or(0, class_mask)
+    };
+    let mut at = from;
+    if at + 128 <= bytes.len() {
+        let mut lo = block(at);
+        while at + 128 <= bytes.len() {
+            let hi = block(at + 64);
+            // Bit k of `runs`: bytes at + k .. at + k + 16 are all base64.
+            let mut runs = u128::from(lo) | (u128::from(hi) << 64);
+            runs &= runs >> 1;
+            runs &= runs >> 2;
+            runs &= runs >> 4;
+            runs &= runs >> 8;
+            let starts = runs as u64;
+            if starts != 0 {
+                return Some(at + starts.trailing_zeros() as usize);
+            }
+            lo = hi;
+            at += 64;
+        }
+    }
+    // The last bytes (or a short text), one at a time; every run starting
+    // before `at` has been looked at whole.
+    let mut run = 0;
+    for (p, &b) in bytes.iter().enumerate().skip(at) {
+        run = if is_b64(b) { run + 1 } else { 0 };
+        if run == MIN_RUN {
+            return Some(p + 1 - MIN_RUN);
+        }
+    }
+    None
 }
 
 fn decode(run: &str) -> Option<String> {
@@ -158,6 +206,27 @@ mod tests {
         ] {
             assert!(decoded_runs(text).is_empty(), "{text}");
         }
+    }
+
+    #[test]
+    fn long_runs_are_found_wherever_they_fall() {
+        // One maximal run of each length at each offset, around the block
+        // edges of the fast path.
+        for len in [15, 16, 17, 40, 70] {
+            for offset in [0, 1, 47, 48, 63, 64, 100, 127, 128, 150, 200] {
+                let mut text = vec![b' '; 300];
+                text[offset..offset + len].fill(b'a');
+                let expected = (len >= MIN_RUN).then_some(offset);
+                assert_eq!(
+                    long_run_at_or_after(&text, 0),
+                    expected,
+                    "{len} at {offset}"
+                );
+                assert_eq!(long_run_at_or_after(&text, offset + len), None);
+            }
+        }
+        let words = "some words, none of them long enough to be an encoding. ".repeat(9);
+        assert_eq!(long_run_at_or_after(words.as_bytes(), 0), None);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod eval;
 mod exfil;
 pub mod extract;
 mod lang;
+mod ngram;
 mod rules;
 pub(crate) mod scanner;
 pub mod score;
