@@ -36,7 +36,7 @@ use crate::{
         scheme::{RequestContext, SigV4Keys},
         token_endpoint::TokenEndpoint,
     },
-    policy::compiled::CompiledPolicy,
+    policy::{cache::PerPolicy, compiled::CompiledPolicy},
     redact::{Needles, REPLACEMENT},
 };
 
@@ -51,15 +51,11 @@ pub const BODY_TOO_LARGE: &str = "credential_body_too_large";
 /// A token fetch in flight.
 type TokenFuture<'a> = Pin<Box<dyn Future<Output = Result<Token, TokenError>> + Send + 'a>>;
 
-/// A policy version and the bindings compiled from it.
-type PolicyBindings = (Arc<CompiledPolicy>, Arc<Bindings>);
-
 pub struct Credentials {
     pub store: Arc<CredentialStore>,
     pub placeholders: Placeholders,
-    /// Keyed by the policy's address; the policy is kept alive beside its
-    /// bindings so the address cannot be reused by a newer version.
-    bindings: Mutex<HashMap<usize, PolicyBindings>>,
+    /// Compiled once per policy version.
+    bindings: PerPolicy<Bindings>,
     indexes: Mutex<HashMap<String, Arc<PlaceholderIndex>>>,
     /// One per `oauth2` credential.
     tokens: BTreeMap<String, TokenCache>,
@@ -140,7 +136,7 @@ impl Credentials {
         Credentials {
             store,
             placeholders,
-            bindings: Mutex::new(HashMap::new()),
+            bindings: PerPolicy::default(),
             indexes: Mutex::new(HashMap::new()),
             tokens,
             endpoint: None,
@@ -382,26 +378,18 @@ impl Credentials {
     }
 
     fn bindings(&self, policy: &Arc<CompiledPolicy>) -> Option<Arc<Bindings>> {
-        // A reload makes a new Arc, so its address keys this policy version.
-        let key = Arc::as_ptr(policy) as usize;
-        if let Some((_, bindings)) = lock(&self.bindings).get(&key) {
-            return Some(bindings.clone());
-        }
-        let bindings = match Bindings::compile(self.store.configs(), &policy.credentials) {
-            Ok(bindings) => Arc::new(bindings),
+        let built = self.bindings.get_or_build(policy, |policy| {
+            Bindings::compile(self.store.configs(), &policy.credentials)
+        });
+        match built {
+            Ok(bindings) => Some(bindings),
             Err(errors) => {
                 for err in errors {
                     tracing::warn!(policy = %policy.name, %err, "credential bindings do not compile");
                 }
-                return None;
+                None
             }
-        };
-        let mut cache = lock(&self.bindings);
-        if cache.len() >= CACHE_LIMIT {
-            cache.clear();
         }
-        cache.insert(key, (policy.clone(), bindings.clone()));
-        Some(bindings)
     }
 }
 
