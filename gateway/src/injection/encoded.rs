@@ -3,6 +3,8 @@
 //! injection is itself a signal (few people encode harmless prose).
 
 use base64::Engine;
+
+use super::gate::gather;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::{DecodePaddingMode, general_purpose};
 
@@ -52,21 +54,13 @@ fn is_b64(b: u8) -> bool {
 }
 
 /// Bit `k` set when `block[k]` is a base64 byte. The bytes are classified
-/// into flags first (a loop the compiler vectorizes), then each eight flags
-/// are gathered into a byte by one multiplication.
+/// into flags first (a loop the compiler vectorizes), then gathered.
 fn class_mask(block: &[u8; 64]) -> u64 {
     let mut flags = [0u8; 64];
     for (flag, &b) in flags.iter_mut().zip(block) {
         *flag = u8::from(is_b64(b));
     }
-    let (eights, _) = flags.as_chunks::<8>();
-    let mut mask = 0;
-    for (k, eight) in eights.iter().enumerate() {
-        // Flag j (0 or 1) of the word lands on bit 56 + j of the product.
-        let gathered = u64::from_le_bytes(*eight).wrapping_mul(0x0102_0408_1020_4080) >> 56;
-        mask |= gathered << (8 * k);
-    }
-    mask
+    gather(&flags)
 }
 
 /// The first `p >= from` where `MIN_RUN` base64 bytes in a row begin. This

@@ -103,7 +103,7 @@ pub const RULES: &[RuleSpec] = &[
     rule(
         "pl_override",
         0.9,
-        &["ignoruj", "zapomnij", "pomiń", "pomin"],
+        &["zignoruj", "ignoruj", "zapomnij", "pomiń", "pomin"],
         r"\b(?:zignoruj|ignoruj|zapomnij|pomi[nń])\w*\s+(?:\w+\s+){0,3}?(?:instrukcj\w*|polece[nń]\w*|zasad\w*|regu[lł]\w*)\b",
     ),
     rule(

@@ -340,7 +340,9 @@ pub const RULES: &[RuleSpec] = &[
         "grandma",
         RolePlay,
         0.6,
-        &["deceased", "late ", "dead "],
+        &[
+            "grandm", "granny", "grandf", "grandp", "mother", "father", "mom", "dad",
+        ],
         r"\b(?:act|pretend|roleplay|role-play|play)\W+(?:as\W+|to be\W+)?(?:my\W+)?(?:deceased|late|dead)\W+(?:grandmother|grandma|granny|grandfather|grandpa|mother|father|mom|dad)\b",
     ),
     rule(
@@ -512,14 +514,21 @@ pub const RULES: &[RuleSpec] = &[
         "what_were_your_instructions",
         PromptExtraction,
         0.8,
-        &["what"],
+        &[
+            "instruction",
+            "prompt",
+            "rules",
+            "directive",
+            "guideline",
+            "message",
+        ],
         r"\bwhat\W+(?:were|are|was|is)\W+your\W+(?:(?:initial|original|first|system|hidden|secret|exact|real|actual|full|complete|underlying|confidential|starting|internal)\W+)+(?:instructions?|prompts?|rules|directives|guidelines|messages?)\b",
     ),
     rule(
         "what_are_your_rules",
         PromptExtraction,
         0.55,
-        &["what"],
+        &["instructions", "prompt", "rules", "directives"],
         r"\bwhat\W+(?:were|are|was|is)\W+your\W+(?:instructions|prompt|system prompt|rules|directives)\b",
     ),
     rule(
@@ -616,7 +625,14 @@ pub const RULES: &[RuleSpec] = &[
         "json_break",
         DelimiterInjection,
         0.7,
-        &["\"}", "\"]", "'}", "']", "\" }", "\" ]"],
+        &[
+            "system",
+            "assistant",
+            "developer",
+            "admin",
+            "instruction",
+            "role",
+        ],
         r#"["'][ \t]*[}\]][\s,}\]]*(?:system|assistant|developer|admin|instructions?)\b|["'][ \t]*[}\]][\s,}\]]*\{\s*["']role["']\s*:\s*["'](?:system|developer)["']"#,
     ),
     rule(
@@ -654,10 +670,8 @@ pub const RULES: &[RuleSpec] = &[
         AddressesModel,
         0.55,
         &[
-            "summari",
-            "translat",
-            "analyz",
-            "analys",
+            "{summari,analy}{ze,se,zes,ses,zed,sed,zing,sing} {this,these,the following}",
+            "translat{e,es,ed,ing} {this,these,the following}",
             "{read,reads,reading,process,processes,processing,review,reviews,reviewing,parse,parses,parsing,index,indexing,answer,answering} {this,these,the following}",
         ],
         r"\b(?:when|while|if|before|after|as)\W+(?:you\W+(?:are\W+)?|you're\W+)?(?:summari[sz]|translat|read|process|analy[sz]|review|pars|index|answer|respond)\w*\W+(?:this|these|the\W+following)\W+(?:\w+\W+)?(?:emails?|e-mails?|documents?|pages?|messages?|files?|texts?|content|articles?|websites?|sites?|web ?pages?|pdfs?|tickets?|reviews?|comments?|posts?|results?|data|repos?|repositor(?:y|ies)|code|issues?)\b\W+(?:also\b|you\W+(?:must|should|need to|have to|will)\b|make sure|be sure|remember|don't|do not|ignore|include|add|append|send|delete|first|instead)",
@@ -689,7 +703,7 @@ pub const RULES: &[RuleSpec] = &[
         "assistant_must",
         AddressesModel,
         0.45,
-        &["{assistant,ai,model,agent,llm,chatbot,bot}{,s} "],
+        &["{the,any,all,every} {ai ,}{assistant,ai,model,agent,llm,chatbot,bot}"],
         r"\b(?:the|any|all|every)\W+(?:ai\W+)?(?:assistant|ai|model|agent|llm|chatbot|bot)s?\W+(?:\w+\W+){0,4}?(?:must|shall|is required to|are required to|is instructed to|are instructed to|has to|have to|needs to|need to)\b",
     ),
     rule(
@@ -820,20 +834,11 @@ pub const RULES: &[RuleSpec] = &[
         "send_data_out",
         DangerousAction,
         0.5,
-        &[
-            "send",
-            "email",
-            "e-mail",
-            "upload",
-            "forward",
-            "transmit",
-            "exfiltrat",
-            "leak",
-            "submit",
-            "post ",
-            "{copy,share,paste,mail} {the,all,every,your,this,my}",
-        ],
-        r"\b(?:(?:send|email|e-mail|post|upload|forward|transmit|exfiltrate|leak|submit)\W+(?:\w+\W+){0,3}?|(?:copy|share|paste|mail) (?:the|all|every|your|this|my)\W+(?:\w+\W+){0,2}?)(?:conversation|chat(?:\W+history)?|history|transcript|messages|customer\W+(?:list|data|records)|user\W+data|personal\W+data|credentials|secrets?|passwords?|api\W+keys?|tokens?|private\W+keys?|ssh\W+keys?|env(?:ironment)?\W+variables|\.env|cookies|session|context|system prompt|memory|files?|contacts)\W+(?:\w+\W+){0,2}?(?:to|at|into|via)\W+(?:https?://|[\w.+-]+@[\w-]+\.|\w+\.\w+/)",
+        // The destination: a URL or an address (the verbs are everyday
+        // words, and a bare host with a path is left out: every `/` in a
+        // tool's output would have to be checked).
+        &["http", "@", "www."],
+        r"\b(?:(?:send|email|e-mail|post|upload|forward|transmit|exfiltrate|leak|submit)\W+(?:\w+\W+){0,3}?|(?:copy|share|paste|mail) (?:the|all|every|your|this|my)\W+(?:\w+\W+){0,2}?)(?:conversation|chat(?:\W+history)?|history|transcript|messages|customer\W+(?:list|data|records)|user\W+data|personal\W+data|credentials|secrets?|passwords?|api\W+keys?|tokens?|private\W+keys?|ssh\W+keys?|env(?:ironment)?\W+variables|\.env|cookies|session|context|system prompt|memory|files?|contacts)\W+(?:\w+\W+){0,2}?(?:to|at|into|via)\W+(?:https?://|[\w.+-]+@[\w-]+\.|www\.)",
     ),
     rule(
         "dump_secrets",

@@ -2,8 +2,8 @@
 //!
 //! One Aho-Corasick automaton holds every rule's anchors, the rot13 forms of
 //! the longer ones, and the markup anchors of image exfiltration. A text is
-//! swept for the rare grams of those literals ([`Ngrams`]) and read by the
-//! automaton only around them (leftmost-longest hits, resuming after each
+//! swept for the keys of those literals at its token starts ([`Gate`]) and
+//! read by the automaton only around them (leftmost-longest hits, resuming after each
 //! hit's first byte; a literal stands in for the shorter literals it
 //! contains); a rule's regex then runs only on windows around its
 //! anchors' hits (merged when they overlap), so text with no anchor costs one
@@ -19,8 +19,8 @@ use regex::bytes::Regex;
 
 use super::encoded;
 use super::exfil;
+use super::gate::Gate;
 use super::lang;
-use super::ngram::Ngrams;
 use super::rules::{self, RuleSpec};
 use super::signal::SignalKind;
 use super::unicode;
@@ -96,7 +96,7 @@ struct AnchorUse {
 pub struct Scanner {
     rules: Vec<Rule>,
     /// Where the anchors can occur (`None`: anywhere).
-    ngrams: Option<Ngrams>,
+    gate: Option<Gate>,
     anchors: AhoCorasick,
     uses: Vec<AnchorUse>,
 }
@@ -186,7 +186,7 @@ impl Scanner {
             .expect("anchor automaton");
         Scanner {
             rules,
-            ngrams: Ngrams::new(&literals),
+            gate: Gate::new(&literals),
             anchors,
             uses,
         }
@@ -226,8 +226,8 @@ impl Scanner {
         // The automaton reads only where the prefilter says an anchor may
         // be; every occurrence lies whole in one region, so the hits are
         // those of a search over the whole text.
-        let regions = match &self.ngrams {
-            Some(ngrams) => ngrams.regions(text.as_bytes()),
+        let regions = match &self.gate {
+            Some(gate) => gate.regions(text.as_bytes()),
             None => vec![(0, text.len())],
         };
         for (start, end) in regions {
@@ -378,7 +378,7 @@ mod prefilter_tests {
     /// The same rules with the automaton reading every byte.
     fn unfiltered() -> Scanner {
         let mut scanner = Scanner::build();
-        scanner.ngrams = None;
+        scanner.gate = None;
         scanner
     }
 
