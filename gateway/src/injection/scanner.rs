@@ -215,11 +215,6 @@ impl Scanner {
         };
         let text = text.as_ref();
 
-        let mut windows = Windows::new(self.rules.len());
-        // Per rule, 0 (no match yet), MENTION (only quoted) or 1.
-        let mut fired = vec![0.0_f64; self.rules.len()];
-        let mut markup = Vec::new();
-        let mut rot13 = false;
         // Each search resumes one byte after the last hit's start, so a hit
         // that begins inside another ("orders from" in "new orders from") is
         // still found; a shorter one at the same start is stood in for.
@@ -230,7 +225,27 @@ impl Scanner {
             Some(gate) => gate.regions(text.as_bytes()),
             None => vec![(0, text.len())],
         };
-        for (start, end) in regions {
+        let rot13 = !regions.is_empty() && self.match_rules(text, &regions, found);
+
+        if depth < MAX_DEPTH {
+            if rot13 {
+                self.scan_decoded(&encoded::rot13(text), depth, found);
+            }
+            for decoded in encoded::decoded_runs(text) {
+                self.scan_decoded(&decoded, depth, found);
+            }
+        }
+    }
+
+    /// Reads the anchors in `regions`, checks the rules they announce and
+    /// the image markup; true when a rot13 form of an anchor was seen.
+    fn match_rules(&self, text: &str, regions: &[(usize, usize)], found: &mut Found) -> bool {
+        let mut windows = Windows::new(self.rules.len());
+        // Per rule, 0 (no match yet), MENTION (only quoted) or 1.
+        let mut fired = vec![0.0_f64; self.rules.len()];
+        let mut markup = Vec::new();
+        let mut rot13 = false;
+        for &(start, end) in regions {
             let mut from = start;
             while let Some(hit) = self.anchors.find(Input::new(text).range(from..end)) {
                 from = hit.start() + 1;
@@ -261,15 +276,7 @@ impl Scanner {
         {
             found.add(SignalKind::MarkdownExfiltration, w);
         }
-
-        if depth < MAX_DEPTH {
-            if rot13 {
-                self.scan_decoded(&encoded::rot13(text), depth, found);
-            }
-            for decoded in encoded::decoded_runs(text) {
-                self.scan_decoded(&decoded, depth, found);
-            }
-        }
+        rot13
     }
 
     /// Scores decoded text; anything it says counts, and so does the hiding.
