@@ -31,9 +31,8 @@ const BITS3: u32 = 12;
 /// The literals' keys and how far an occurrence reaches around its key.
 pub(crate) struct Gate {
     fours: Box<[u64]>,
-    /// Per four-byte hash, the lengths of the keys that begin so (bit
-    /// `len - 4`).
-    lengths: Box<[u8]>,
+    /// Per four-byte hash, the keys that begin so.
+    buckets: Box<[Bucket]>,
     /// Whole keys of four to eight bytes, hashed with their length.
     longs: Box<[u64]>,
     threes: Box<[u64]>,
@@ -41,10 +40,32 @@ pub(crate) struct Gate {
     twos: Box<[u64]>,
     any3: bool,
     any2: bool,
-    /// How far before its key a literal can start, and how far after the
-    /// key's start it can end.
-    before: usize,
-    after: usize,
+    /// How far around a two- or three-byte key its literal can reach.
+    short: Reach,
+}
+
+/// How far before its key a literal can start, and how far after the key's
+/// start it can end.
+#[derive(Debug, Clone, Copy, Default)]
+struct Reach {
+    before: u8,
+    after: u8,
+}
+
+impl Reach {
+    fn widen(&mut self, other: Reach) {
+        self.before = self.before.max(other.before);
+        self.after = self.after.max(other.after);
+    }
+}
+
+/// The keys of four to eight bytes whose first four bytes share a hash: their
+/// lengths (bit `len - 4`) and how far their literals reach, so a hit reads
+/// only as much text as its literals need.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bucket {
+    lengths: u8,
+    reach: Reach,
 }
 
 /// Folds ASCII letters to lower case (and merges some punctuation pairs,
@@ -191,14 +212,13 @@ impl Gate {
     pub(crate) fn new<S: AsRef<[u8]>>(literals: &[S]) -> Option<Gate> {
         let mut gate = Gate {
             fours: vec![0; (1 << BITS4) / 64].into_boxed_slice(),
-            lengths: vec![0; 1 << BITS4].into_boxed_slice(),
+            buckets: vec![Bucket::default(); 1 << BITS4].into_boxed_slice(),
             longs: vec![0; (1 << BITS8) / 64].into_boxed_slice(),
             threes: vec![0; (1 << BITS3) / 64].into_boxed_slice(),
             twos: vec![0; (1 << 16) / 64].into_boxed_slice(),
             any3: false,
             any2: false,
-            before: 0,
-            after: 0,
+            short: Reach::default(),
         };
         for literal in literals {
             let literal = literal.as_ref();
@@ -212,13 +232,18 @@ impl Gate {
                 .filter(|&j| key_start(literal, j))
                 .map(|j| (j, &literal[j..(j + 8).min(literal.len())]))
                 .min_by_key(|(_, key)| rarity(key))?;
+            let reach = Reach {
+                before: u8::try_from(j).ok()?,
+                after: u8::try_from(literal.len() - j).ok()?,
+            };
             let folded = key_of(key) | FOLD;
             let head = folded as u32;
             match key.len() {
                 4.. => {
                     let h = hash(head, BITS4);
                     set(&mut gate.fours, h);
-                    gate.lengths[h] |= 1 << (key.len() - 4);
+                    gate.buckets[h].lengths |= 1 << (key.len() - 4);
+                    gate.buckets[h].reach.widen(reach);
                     set(&mut gate.longs, hash_long(folded, key.len()));
                 }
                 3 => {
@@ -238,56 +263,75 @@ impl Gate {
                     gate.any2 = true;
                 }
             }
-            gate.before = gate.before.max(j);
-            gate.after = gate.after.max(literal.len() - j);
+            if key.len() < 4 {
+                gate.short.widen(reach);
+            }
         }
         Some(gate)
     }
 
-    /// Whether the bytes at token start `i` begin a key.
-    fn keyed(&self, text: &[u8], i: usize) -> bool {
+    /// Whether the bytes at token start `i` begin a key, and if so how far
+    /// around `i` its literals reach.
+    fn keyed(&self, text: &[u8], i: usize) -> Option<Reach> {
         let long = word_at(text, i) | FOLD;
         let w = long as u32;
         let h = hash(w, BITS4);
-        (has(&self.fours, h) && self.long_keyed(long, h))
-            || (self.any3 && has(&self.threes, hash(w & 0xFF_FFFF, BITS3)))
+        let mut reach = None;
+        if has(&self.fours, h) {
+            reach = self.long_keyed(long, h);
+        }
+        if (self.any3 && has(&self.threes, hash(w & 0xFF_FFFF, BITS3)))
             || (self.any2 && has(&self.twos, (w & 0xFFFF) as usize))
+        {
+            let mut short = self.short;
+            short.widen(reach.unwrap_or_default());
+            reach = Some(short);
+        }
+        reach
     }
 
-    /// Whether a whole key of four to eight bytes whose first four hash to
-    /// `h` begins the folded word `long`.
+    /// The reach of the whole keys of four to eight bytes that begin the
+    /// folded word `long`, whose first four bytes hash to `h`.
     #[cold]
-    fn long_keyed(&self, long: u64, h: usize) -> bool {
-        let mut lengths = self.lengths[h];
+    fn long_keyed(&self, long: u64, h: usize) -> Option<Reach> {
+        let bucket = self.buckets[h];
+        let mut lengths = bucket.lengths;
         while lengths != 0 {
             let len = 4 + lengths.trailing_zeros() as usize;
             lengths &= lengths - 1;
             if has(&self.longs, hash_long(long, len)) {
-                return true;
+                return Some(bucket.reach);
             }
         }
-        false
+        None
     }
 
     /// The regions of `text` where a literal may occur, in order, disjoint
     /// and not touching, each clamped to the text.
     pub(crate) fn regions(&self, text: &[u8]) -> Vec<(usize, usize)> {
         let mut regions: Vec<(usize, usize)> = Vec::new();
-        let mut hit = |i: usize| {
-            let start = i.saturating_sub(self.before);
-            let end = (i + self.after).min(text.len());
-            match regions.last_mut() {
-                Some(last) if start <= last.1 => last.1 = last.1.max(end),
-                _ => regions.push((start, end)),
+        let mut hit = |i: usize, reach: Reach| {
+            let mut start = i.saturating_sub(usize::from(reach.before));
+            let mut end = (i + usize::from(reach.after)).min(text.len());
+            // A literal may reach further back than the regions before it.
+            while let Some(&(s, e)) = regions.last()
+                && start <= e
+            {
+                start = start.min(s);
+                end = end.max(e);
+                regions.pop();
             }
+            regions.push((start, end));
         };
         let Some(&first) = text.first() else {
             return regions;
         };
         // The first byte follows the text's start, a boundary; each block
         // after it is read with the byte before it.
-        if starts_token(b' ', first) && self.keyed(text, 0) {
-            hit(0);
+        if starts_token(b' ', first)
+            && let Some(reach) = self.keyed(text, 0)
+        {
+            hit(0, reach);
         }
         let mut i = 1;
         while let Some(window) = text
@@ -298,15 +342,17 @@ impl Gate {
             while mask != 0 {
                 let k = i + mask.trailing_zeros() as usize;
                 mask &= mask - 1;
-                if self.keyed(text, k) {
-                    hit(k);
+                if let Some(reach) = self.keyed(text, k) {
+                    hit(k, reach);
                 }
             }
             i += 64;
         }
         while i < text.len() {
-            if starts_token(text[i - 1], text[i]) && self.keyed(text, i) {
-                hit(i);
+            if starts_token(text[i - 1], text[i])
+                && let Some(reach) = self.keyed(text, i)
+            {
+                hit(i, reach);
             }
             i += 1;
         }
@@ -352,6 +398,16 @@ mod tests {
         for pair in regions.windows(2) {
             assert!(pair[0].1 < pair[1].0, "merged: {regions:?}");
         }
+    }
+
+    /// A literal keyed deep inside ("qzxj…" is rarer than "a b c d ")
+    /// reaches back over the region of a short one found before its key.
+    #[test]
+    fn a_later_key_can_reach_back_over_earlier_regions() {
+        let gate = Gate::new(&["b c", "a b c d e qzxjvkwy"]).expect("gate");
+        let text = b"a b c d e qzxjvkwy";
+        let regions = gate.regions(text);
+        assert_eq!(regions, [(0, text.len())]);
     }
 
     /// Literals at every offset around the 64-byte blocks and the text's ends.
