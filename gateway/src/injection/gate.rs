@@ -38,8 +38,8 @@ pub(crate) struct Gate {
     threes: Box<[u64]>,
     /// Exact two-byte keys, folded (8 KiB).
     twos: Box<[u64]>,
-    any3: bool,
-    any2: bool,
+    /// The first two bytes of the two- and three-byte keys (8 KiB).
+    heads: Box<[u64]>,
     /// How far around a two- or three-byte key its literal can reach.
     short: Reach,
 }
@@ -216,8 +216,7 @@ impl Gate {
             longs: vec![0; (1 << BITS8) / 64].into_boxed_slice(),
             threes: vec![0; (1 << BITS3) / 64].into_boxed_slice(),
             twos: vec![0; (1 << 16) / 64].into_boxed_slice(),
-            any3: false,
-            any2: false,
+            heads: vec![0; (1 << 16) / 64].into_boxed_slice(),
             short: Reach::default(),
         };
         for literal in literals {
@@ -248,19 +247,19 @@ impl Gate {
                 }
                 3 => {
                     set(&mut gate.threes, hash(head & 0xFF_FFFF, BITS3));
-                    gate.any3 = true;
+                    set(&mut gate.heads, (head & 0xFFFF) as usize);
                 }
                 2 => {
                     set(&mut gate.twos, (head & 0xFFFF) as usize);
-                    gate.any2 = true;
+                    set(&mut gate.heads, (head & 0xFFFF) as usize);
                 }
                 _ => {
                     // Every byte may follow (zero stands for the text's end).
                     for next in 0..=u8::MAX {
                         let pair = (key_of(&[key[0], next]) | FOLD) as u32;
                         set(&mut gate.twos, (pair & 0xFFFF) as usize);
+                        set(&mut gate.heads, (pair & 0xFFFF) as usize);
                     }
-                    gate.any2 = true;
                 }
             }
             if key.len() < 4 {
@@ -271,17 +270,33 @@ impl Gate {
     }
 
     /// Whether the bytes at token start `i` begin a key, and if so how far
-    /// around `i` its literals reach.
+    /// around `i` its literals reach. Two lookups for most starts: the
+    /// first four bytes among the long keys' heads, the first two among the
+    /// short keys' heads.
+    #[inline]
     fn keyed(&self, text: &[u8], i: usize) -> Option<Reach> {
         let long = word_at(text, i) | FOLD;
         let w = long as u32;
         let h = hash(w, BITS4);
-        let mut reach = None;
-        if has(&self.fours, h) {
-            reach = self.long_keyed(long, h);
+        let long_hit = has(&self.fours, h);
+        let short_hit = has(&self.heads, (w & 0xFFFF) as usize);
+        if !(long_hit || short_hit) {
+            return None;
         }
-        if (self.any3 && has(&self.threes, hash(w & 0xFF_FFFF, BITS3)))
-            || (self.any2 && has(&self.twos, (w & 0xFFFF) as usize))
+        self.keyed_slow(long, h, long_hit, short_hit)
+    }
+
+    #[cold]
+    fn keyed_slow(&self, long: u64, h: usize, long_hit: bool, short_hit: bool) -> Option<Reach> {
+        let w = long as u32;
+        let mut reach = if long_hit {
+            self.long_keyed(long, h)
+        } else {
+            None
+        };
+        if short_hit
+            && (has(&self.twos, (w & 0xFFFF) as usize)
+                || has(&self.threes, hash(w & 0xFF_FFFF, BITS3)))
         {
             let mut short = self.short;
             short.widen(reach.unwrap_or_default());
@@ -292,7 +307,6 @@ impl Gate {
 
     /// The reach of the whole keys of four to eight bytes that begin the
     /// folded word `long`, whose first four bytes hash to `h`.
-    #[cold]
     fn long_keyed(&self, long: u64, h: usize) -> Option<Reach> {
         let bucket = self.buckets[h];
         let mut lengths = bucket.lengths;
