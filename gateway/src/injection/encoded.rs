@@ -70,39 +70,35 @@ fn class_mask(block: &[u8; 64]) -> u64 {
 /// shifted, doubling the length each time).
 fn long_run_at_or_after(bytes: &[u8], from: usize) -> Option<usize> {
     const _: () = assert!(MIN_RUN == 16, "the shifts below find runs of 16");
+    // Past the end the text reads as zeros, which are not base64: the last
+    // blocks are masked like the others, from a padded copy.
     let block = |at: usize| -> u64 {
-        bytes
-            .get(at..at + 64)
-            .and_then(|b| <&[u8; 64]>::try_from(b).ok())
-            .map_or(0, class_mask)
+        match bytes.get(at..at + 64) {
+            Some(b) => <&[u8; 64]>::try_from(b).map_or(0, class_mask),
+            None => {
+                let mut padded = [0u8; 64];
+                let rest = bytes.get(at..).unwrap_or_default();
+                padded[..rest.len()].copy_from_slice(rest);
+                class_mask(&padded)
+            }
+        }
     };
     let mut at = from;
-    if at + 128 <= bytes.len() {
-        let mut lo = block(at);
-        while at + 128 <= bytes.len() {
-            let hi = block(at + 64);
-            // Bit k of `runs`: bytes at + k .. at + k + 16 are all base64.
-            let mut runs = u128::from(lo) | (u128::from(hi) << 64);
-            runs &= runs >> 1;
-            runs &= runs >> 2;
-            runs &= runs >> 4;
-            runs &= runs >> 8;
-            let starts = runs as u64;
-            if starts != 0 {
-                return Some(at + starts.trailing_zeros() as usize);
-            }
-            lo = hi;
-            at += 64;
+    let mut lo = block(at);
+    while at < bytes.len() {
+        let hi = block(at + 64);
+        // Bit k of `runs`: bytes at + k .. at + k + 16 are all base64.
+        let mut runs = u128::from(lo) | (u128::from(hi) << 64);
+        runs &= runs >> 1;
+        runs &= runs >> 2;
+        runs &= runs >> 4;
+        runs &= runs >> 8;
+        let starts = runs as u64;
+        if starts != 0 {
+            return Some(at + starts.trailing_zeros() as usize);
         }
-    }
-    // The last bytes (or a short text), one at a time; every run starting
-    // before `at` has been looked at whole.
-    let mut run = 0;
-    for (p, &b) in bytes.iter().enumerate().skip(at) {
-        run = if is_b64(b) { run + 1 } else { 0 };
-        if run == MIN_RUN {
-            return Some(p + 1 - MIN_RUN);
-        }
+        lo = hi;
+        at += 64;
     }
     None
 }
