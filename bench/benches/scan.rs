@@ -90,5 +90,29 @@ fn scan(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scan);
+/// Getting the text out of a body for the injection detector, alone.
+fn extract(c: &mut Criterion) {
+    let mut group = c.benchmark_group("extract");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(20);
+    for api in [Api::OpenAiChat, Api::AnthropicMessages] {
+        for (label, size) in [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
+            let bytes = body(api, size, 42);
+            group.throughput(Throughput::Bytes(bytes.len() as u64));
+            let id = format!("{}/{label}", api.name());
+            group.bench_with_input(BenchmarkId::new("tree", &id), &bytes, |b, bytes| {
+                b.iter(|| {
+                    let value: serde_json::Value =
+                        serde_json::from_slice(black_box(bytes)).expect("json");
+                    sluice::injection::extract::json_segments(&value).len()
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, scan, extract);
 criterion_main!(benches);
