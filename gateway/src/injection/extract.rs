@@ -135,8 +135,8 @@ impl<'a> Body<'a> {
 /// The segments of a JSON request body.
 pub(crate) fn json_segments<'t>(tape: &'t Tape<'_>) -> Vec<Segment<'t>> {
     let mut reader = Reader {
-        out: Vec::new(),
-        path: String::new(),
+        out: Vec::with_capacity(8),
+        path: String::with_capacity(64),
     };
     let body = tape.root();
     match body.as_object() {

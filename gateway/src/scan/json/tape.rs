@@ -60,7 +60,9 @@ impl<'a> Tape<'a> {
             text: body,
             body: body.as_bytes(),
             at: 0,
-            nodes: Vec::new(),
+            // About one node per 16 bytes in small bodies (fewer in big ones,
+            // where strings are long): most bodies never grow the list.
+            nodes: Vec::with_capacity((body.len() / 16).clamp(8, 1024)),
             decoded: String::new(),
             specials: Specials::new(body.as_bytes()),
         };
@@ -179,8 +181,8 @@ pub(crate) struct Object<'t, 'a> {
 }
 
 impl<'t, 'a> Object<'t, 'a> {
-    /// The members as written, duplicates and all: key and value.
-    fn members(&self) -> impl Iterator<Item = (&'t str, Value<'t, 'a>)> + use<'t, 'a> {
+    /// The members as written, duplicates and all: key node and value.
+    fn members(&self) -> impl Iterator<Item = (usize, Value<'t, 'a>)> + use<'t, 'a> {
         let tape = self.tape;
         let end = self.end;
         let mut key = self.first;
@@ -189,27 +191,45 @@ impl<'t, 'a> Object<'t, 'a> {
                 return None;
             }
             let value = key + 1;
-            let member = (tape.text(key)?, Value { tape, at: value });
+            let member = (key, Value { tape, at: value });
             key = tape.skip(value);
             Some(member)
         })
     }
 
+    /// Whether the key node at `at` is `key`. Looked up often (every
+    /// `get`), so a key without escapes is compared as bytes, length first.
+    fn key_is(&self, at: usize, key: &str) -> bool {
+        match self.tape.nodes[at] {
+            Node::Str {
+                start,
+                end,
+                decoded: None,
+            } => {
+                end - start == key.len() && &self.tape.body.as_bytes()[start..end] == key.as_bytes()
+            }
+            _ => self.tape.text(at) == Some(key),
+        }
+    }
+
     /// The value of `key`; the last one when the key is repeated.
     pub(crate) fn get(&self, key: &str) -> Option<Value<'t, 'a>> {
         self.members()
-            .filter(|(k, _)| *k == key)
+            .filter(|&(k, _)| self.key_is(k, key))
             .last()
             .map(|(_, v)| v)
     }
 
     pub(crate) fn contains_key(&self, key: &str) -> bool {
-        self.members().any(|(k, _)| k == key)
+        self.members().any(|(k, _)| self.key_is(k, key))
     }
 
     /// The members sorted by key, each key once with its last value.
     pub(crate) fn entries(&self) -> Vec<(&'t str, Value<'t, 'a>)> {
-        let mut entries: Vec<_> = self.members().collect();
+        let mut entries: Vec<_> = self
+            .members()
+            .filter_map(|(k, v)| Some((self.tape.text(k)?, v)))
+            .collect();
         // Stable: of equal keys the last written stays last, and is kept.
         entries.sort_by_key(|(k, _)| *k);
         let mut out: Vec<(&'t str, Value<'t, 'a>)> = Vec::with_capacity(entries.len());
