@@ -365,41 +365,54 @@ impl Parser<'_> {
     /// text is decoded into `self.decoded` on the way.
     fn string(&mut self) -> Option<()> {
         let start = self.at + 1;
-        let first_decoded = self.decoded.len();
-        let mut escaped = false;
-        // Bytes before `copied` are in `decoded` (once there is an escape).
+        let stop = self.specials.next(start);
+        if self.body.get(stop) == Some(&b'"') {
+            // No escape: the common case, the text is the body's.
+            self.nodes.push(Node::Str {
+                start,
+                end: stop,
+                decoded: None,
+            });
+            self.at = stop + 1;
+            return Some(());
+        }
+        self.escaped_string(start, stop)
+    }
+
+    /// The rest of a string from `stop`, its first special byte.
+    fn escaped_string(&mut self, start: usize, mut stop: usize) -> Option<()> {
+        let (body, text) = (self.body, self.text);
+        if self.decoded.capacity() == 0 {
+            // What is left of the body bounds what it decodes to.
+            self.decoded.reserve(body.len() - start);
+        }
+        let decoded = &mut self.decoded;
+        let first_decoded = decoded.len();
+        // Bytes before `copied` are in `decoded`.
         let mut copied = start;
         loop {
-            let stop = self.specials.next(copied);
-            match self.body.get(stop) {
+            match body.get(stop) {
+                Some(b'\\') => {
+                    let (c, len) = escape(&body[stop..])?;
+                    decoded.push_str(&text[copied..stop]);
+                    decoded.push(c);
+                    copied = stop + len;
+                }
                 Some(b'"') => {
-                    let mut decoded = None;
-                    if escaped {
-                        self.decoded.push_str(&self.text[copied..stop]);
-                        decoded = Some((first_decoded, self.decoded.len()));
-                    }
+                    decoded.push_str(&text[copied..stop]);
+                    let range = (first_decoded, decoded.len());
                     self.nodes.push(Node::Str {
                         start,
                         end: stop,
-                        decoded,
+                        decoded: Some(range),
                     });
                     self.at = stop + 1;
                     return Some(());
                 }
-                Some(b'\\') => {
-                    if self.decoded.capacity() == 0 {
-                        // What is left of the body bounds what it decodes to.
-                        self.decoded.reserve(self.body.len() - stop);
-                    }
-                    escaped = true;
-                    let (c, len) = escape(&self.body[stop..])?;
-                    self.decoded.push_str(&self.text[copied..stop]);
-                    self.decoded.push(c);
-                    copied = stop + len;
-                }
                 // A raw control character, or the end of the body.
                 _ => return None,
             }
+            stop = self.specials.next(copied);
         }
     }
 
