@@ -7,7 +7,8 @@
 //! whole budget per stop. Instead 64 bytes at a time are classified into a
 //! bit mask (compares and `movemask` on x86-64: AVX2 where the CPU has it,
 //! else SSE2, which every x86-64 CPU has; a byte loop elsewhere), and each
-//! stop is then a `trailing_zeros`.
+//! stop is then a `trailing_zeros`. The vector code is the one place that
+//! needs `unsafe`: unaligned loads and calls into target-feature functions.
 
 /// Bytes per classified window.
 const WINDOW: usize = 64;
@@ -35,6 +36,7 @@ impl<'a> Specials<'a> {
     /// than in the previous call.
     #[inline]
     pub(crate) fn next(&mut self, mut from: usize) -> usize {
+        debug_assert!(from >= self.base, "the search only goes forward");
         loop {
             if from >= self.base + WINDOW {
                 if from >= self.bytes.len() {
