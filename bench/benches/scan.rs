@@ -6,7 +6,11 @@
 //! - `both`: the two one after the other on the same body, as the pipeline
 //!   runs them (`content::inspect`);
 //! - `naive_regex`: one `regex::Regex` per PII pattern run over the body,
-//!   the baseline the scanner is compared with.
+//!   the baseline the scanner is compared with;
+//! - `extract/segments`: the injection detector's reading of the body alone
+//!   (checking the JSON and collecting the text it scores), beside
+//!   `extract/serde_value`, what building a `serde_json::Value` of the same
+//!   body costs (the way it was read before, less the walk).
 //!
 //! Every variant reads the same bodies (`sluice_scan_bench::body`).
 //!
