@@ -6,7 +6,11 @@
 //! - `both`: the two one after the other on the same body, as the pipeline
 //!   runs them (`content::inspect`);
 //! - `naive_regex`: one `regex::Regex` per PII pattern run over the body,
-//!   the baseline the scanner is compared with.
+//!   the baseline the scanner is compared with;
+//! - `extract/segments`: the injection detector's reading of the body alone
+//!   (checking the JSON and collecting the text it scores), beside
+//!   `extract/serde_value`, what building a `serde_json::Value` of the same
+//!   body costs (the way it was read before, less the walk).
 //!
 //! Every variant reads the same bodies (`sluice_scan_bench::body`).
 //!
@@ -18,6 +22,7 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use regex::Regex;
 use sluice::injection::Detector;
+use sluice::injection::extract::Body;
 use sluice::scan::{ScanConfig, Scanner};
 use sluice_scan_bench::{Api, body};
 
@@ -90,5 +95,29 @@ fn scan(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scan);
+/// Getting the text out of a body for the injection detector, alone.
+fn extract(c: &mut Criterion) {
+    let mut group = c.benchmark_group("extract");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(20);
+    for api in [Api::OpenAiChat, Api::AnthropicMessages] {
+        for (label, size) in [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
+            let bytes = body(api, size, 42);
+            group.throughput(Throughput::Bytes(bytes.len() as u64));
+            let id = format!("{}/{label}", api.name());
+            group.bench_with_input(BenchmarkId::new("segments", &id), &bytes, |b, bytes| {
+                b.iter(|| Body::read(JSON, black_box(bytes)).segments().len())
+            });
+            // For comparison: what building a serde_json tree alone costs.
+            group.bench_with_input(BenchmarkId::new("serde_value", &id), &bytes, |b, bytes| {
+                b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(bytes)).is_ok())
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, scan, extract);
 criterion_main!(benches);

@@ -8,10 +8,17 @@
 //! other JSON yields every string value; non-JSON bodies are one text segment.
 //! The source matters to the score: the operator's system prompt is not
 //! scored, tool results and retrieved documents weigh most.
+//!
+//! A JSON body is read from a [`Tape`] (checked and laid out in one pass,
+//! strings borrowed from the body, decoded only when they have escapes and
+//! are read), not from a `serde_json::Value` tree: building the tree cost
+//! more than scanning the text. The tape accepts exactly what serde_json
+//! accepts and reads like a `Value` (last of duplicate keys, keys in sorted
+//! order), so the segments are the same as from the tree.
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value};
+use crate::scan::json::tape::{Object, Tape, Value};
 
 /// Who wrote a segment, as far as the request shape tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -64,14 +71,79 @@ pub struct Segment<'a> {
     pub text: Cow<'a, str>,
 }
 
-/// The segments of a parsed JSON request body.
-pub fn json_segments(body: &Value) -> Vec<Segment<'_>> {
-    let mut out = Vec::new();
-    match body.as_object() {
-        Some(obj) if is_llm_shape(obj) => request(obj, &mut out),
-        _ => strings(body, String::new(), Source::Text, &mut out),
+/// A request body made ready to read: a JSON body checked and laid out, or
+/// the text of any other body. The [`segments`](Body::segments) borrow from
+/// it.
+#[derive(Debug)]
+pub struct Body<'a>(Readable<'a>);
+
+#[derive(Debug)]
+enum Readable<'a> {
+    Json(Tape<'a>),
+    Text(Cow<'a, str>),
+    /// Binary: nothing to read.
+    Nothing,
+}
+
+impl<'a> Body<'a> {
+    /// JSON bodies (by content type, or by their first byte when there is
+    /// none) are read by API shape; text bodies whole; form bodies after
+    /// percent-decoding; other bodies only when they are valid UTF-8.
+    pub fn read(content_type: Option<&str>, body: &'a [u8]) -> Body<'a> {
+        let media = content_type
+            .map(|ct| {
+                ct.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_default();
+        let looks_json = body
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| matches!(b, b'{' | b'['));
+        let json = media == "application/json"
+            || media.ends_with("+json")
+            || (media.is_empty() && looks_json);
+        // What is not valid JSON is read as text, whatever it claims to be.
+        if json && let Some(tape) = Tape::parse(body) {
+            return Body(Readable::Json(tape));
+        }
+        if media == "application/x-www-form-urlencoded" {
+            return Body(Readable::Text(Cow::Owned(percent_decode(body))));
+        }
+        Body(match std::str::from_utf8(body) {
+            Ok(text) => Readable::Text(Cow::Borrowed(text)),
+            Err(_) if media.starts_with("text/") || json || media.is_empty() => {
+                Readable::Text(String::from_utf8_lossy(body))
+            }
+            Err(_) => Readable::Nothing,
+        })
     }
-    out
+
+    /// The pieces of text in the body, in reading order.
+    pub fn segments(&self) -> Vec<Segment<'_>> {
+        match &self.0 {
+            Readable::Json(tape) => json_segments(tape),
+            Readable::Text(text) => vec![text_segment(text)],
+            Readable::Nothing => Vec::new(),
+        }
+    }
+}
+
+/// The segments of a JSON request body.
+pub(crate) fn json_segments<'t>(tape: &'t Tape<'_>) -> Vec<Segment<'t>> {
+    let mut reader = Reader {
+        out: Vec::with_capacity(8),
+        path: String::with_capacity(64),
+    };
+    let body = tape.root();
+    match body.as_object() {
+        Some(obj) if is_llm_shape(obj) => reader.request(obj),
+        _ => reader.strings(body, Source::Text),
+    }
+    reader.out
 }
 
 /// The single segment of a text body.
@@ -83,7 +155,7 @@ pub fn text_segment(text: &str) -> Segment<'_> {
     }
 }
 
-fn is_llm_shape(obj: &Map<String, Value>) -> bool {
+fn is_llm_shape(obj: Object<'_, '_>) -> bool {
     [
         "messages",
         "input",
@@ -93,264 +165,333 @@ fn is_llm_shape(obj: &Map<String, Value>) -> bool {
         "instructions",
     ]
     .iter()
-    .any(|k| obj.contains_key(*k))
+    .any(|k| obj.contains_key(k))
 }
 
-fn request<'a>(obj: &'a Map<String, Value>, out: &mut Vec<Segment<'a>>) {
-    // Anthropic `system`, responses `instructions`, Gemini `systemInstruction`.
-    for key in [
-        "system",
-        "instructions",
-        "systemInstruction",
-        "system_instruction",
-    ] {
-        if let Some(v) = obj.get(key) {
-            strings(v, key.to_string(), Source::System, out);
-        }
-    }
-    if let Some(Value::Array(messages)) = obj.get("messages") {
-        for (i, m) in messages.iter().enumerate() {
-            message(m, format!("messages[{i}]"), out);
-        }
-    }
-    if let Some(input) = obj.get("input") {
-        match input {
-            Value::String(s) => push(out, Source::User, "input".to_string(), s),
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    response_item(item, format!("input[{i}]"), out);
-                }
-            }
-            other => strings(other, "input".to_string(), Source::User, out),
-        }
-    }
-    if let Some(Value::Array(contents)) = obj.get("contents") {
-        for (i, c) in contents.iter().enumerate() {
-            gemini_content(c, format!("contents[{i}]"), out);
-        }
-    }
-    if let Some(prompt) = obj.get("prompt") {
-        strings(prompt, "prompt".to_string(), Source::User, out);
-    }
-    for key in ["tools", "functions"] {
-        if let Some(tools) = obj.get(key) {
-            descriptions(tools, key.to_string(), out);
-        }
-    }
+/// The source a message's `role` names; `default` without a string role.
+fn role(obj: Object<'_, '_>, default: Source) -> Source {
+    obj.get("role")
+        .and_then(|v| v.as_str())
+        .map_or(default, Source::of_role)
 }
 
-/// A chat message: OpenAI (`content` string or parts, `tool_calls`) or
-/// Anthropic (`content` string or blocks).
-fn message<'a>(m: &'a Value, loc: String, out: &mut Vec<Segment<'a>>) {
-    let Some(obj) = m.as_object() else {
-        return strings(m, loc, Source::Text, out);
-    };
-    let source = obj
-        .get("role")
-        .and_then(Value::as_str)
-        .map_or(Source::Text, Source::of_role);
-    if let Some(content) = obj.get("content") {
-        content_value(content, format!("{loc}.content"), source, out);
-    }
-    if let Some(Value::Array(calls)) = obj.get("tool_calls") {
-        for (i, call) in calls.iter().enumerate() {
-            strings(
-                call,
-                format!("{loc}.tool_calls[{i}]"),
-                Source::Assistant,
-                out,
-            );
-        }
-    }
-    if let Some(call) = obj.get("function_call") {
-        strings(call, format!("{loc}.function_call"), Source::Assistant, out);
-    }
+/// A block's `type`, or `""`.
+fn kind<'t>(obj: Object<'t, '_>) -> &'t str {
+    obj.get("type").and_then(|v| v.as_str()).unwrap_or("")
 }
 
-/// `content` as a string or a list of typed parts/blocks.
-fn content_value<'a>(content: &'a Value, loc: String, source: Source, out: &mut Vec<Segment<'a>>) {
-    match content {
-        Value::String(s) => push(out, source, loc, s),
-        Value::Array(parts) => {
-            for (i, part) in parts.iter().enumerate() {
-                block(part, format!("{loc}[{i}]"), source, out);
-            }
-        }
-        Value::Null => {}
-        other => strings(other, loc, source, out),
-    }
+/// Walks a body by shape, collecting segments. `path` is where the walk
+/// is (`messages[1].content`), grown and cut back as it goes down and up,
+/// so a location is written out only for a segment.
+struct Reader<'t> {
+    out: Vec<Segment<'t>>,
+    path: String,
 }
 
-/// One content part or block, by its `type`.
-fn block<'a>(part: &'a Value, loc: String, source: Source, out: &mut Vec<Segment<'a>>) {
-    let Some(obj) = part.as_object() else {
-        return strings(part, loc, source, out);
-    };
-    let kind = obj.get("type").and_then(Value::as_str).unwrap_or("");
-    match kind {
-        "text" | "input_text" | "output_text" => {
-            if let Some(v) = obj.get("text") {
-                strings(v, format!("{loc}.text"), source, out);
-            }
+impl<'t> Reader<'t> {
+    /// Steps into `key`; returns where to cut the path back to.
+    fn key(&mut self, key: &str) -> usize {
+        let mark = self.path.len();
+        if !self.path.is_empty() {
+            self.path.push('.');
         }
-        // Anthropic: the tool's output, a string or more blocks.
-        "tool_result" | "mcp_tool_result" | "web_search_tool_result" => {
-            if let Some(c) = obj.get("content") {
-                content_value(c, format!("{loc}.content"), Source::ToolResult, out);
-            }
-        }
-        "tool_use" | "server_tool_use" | "function_call" => {
-            if let Some(v) = obj.get("input").or_else(|| obj.get("arguments")) {
-                strings(v, format!("{loc}.input"), Source::Assistant, out);
-            }
-        }
-        "document" | "search_result" => document(obj, loc, out),
-        "thinking" | "redacted_thinking" => {
-            if let Some(v) = obj.get("thinking") {
-                strings(v, format!("{loc}.thinking"), Source::Assistant, out);
-            }
-        }
-        // Pixels and URLs of images and files carry no text the model reads as such.
-        "image" | "image_url" | "input_image" | "input_audio" | "file" | "input_file" => {}
-        _ => strings(part, loc, source, out),
+        self.path.push_str(key);
+        mark
     }
-}
 
-/// An Anthropic `document` or `search_result` block: retrieved text.
-fn document<'a>(obj: &'a Map<String, Value>, loc: String, out: &mut Vec<Segment<'a>>) {
-    for key in ["title", "context"] {
-        if let Some(Value::String(s)) = obj.get(key) {
-            push(out, Source::Document, format!("{loc}.{key}"), s);
-        }
+    /// Steps into element `i`; returns where to cut the path back to.
+    fn index(&mut self, i: usize) -> usize {
+        let mark = self.path.len();
+        self.path.push('[');
+        push_decimal(&mut self.path, i);
+        self.path.push(']');
+        mark
     }
-    if let Some(src) = obj.get("source").and_then(Value::as_object) {
-        // Base64 PDFs are binary; only plain-text sources are read as text.
-        match src.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                if let Some(Value::String(s)) = src.get("data") {
-                    push(out, Source::Document, format!("{loc}.source.data"), s);
-                }
-            }
-            Some("content") => {
-                if let Some(c) = src.get("content") {
-                    content_value(c, format!("{loc}.source.content"), Source::Document, out);
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(c) = obj.get("content") {
-        content_value(c, format!("{loc}.content"), Source::Document, out);
-    }
-}
 
-/// An item of the responses API `input` list.
-fn response_item<'a>(item: &'a Value, loc: String, out: &mut Vec<Segment<'a>>) {
-    let Some(obj) = item.as_object() else {
-        return strings(item, loc, Source::User, out);
-    };
-    let kind = obj.get("type").and_then(Value::as_str).unwrap_or("");
-    if obj.contains_key("role") {
-        return message(item, loc, out);
+    fn back(&mut self, mark: usize) {
+        self.path.truncate(mark);
     }
-    if kind.ends_with("_output") {
-        if let Some(v) = obj.get("output") {
-            content_value(v, format!("{loc}.output"), Source::ToolResult, out);
-        }
-    } else if kind.ends_with("_call") {
-        if let Some(v) = obj.get("arguments").or_else(|| obj.get("input")) {
-            strings(v, format!("{loc}.arguments"), Source::Assistant, out);
-        }
-    } else if kind != "item_reference" && kind != "reasoning" {
-        block(item, loc, Source::User, out);
-    }
-}
 
-/// A Gemini `contents` entry: `role` and `parts`.
-fn gemini_content<'a>(c: &'a Value, loc: String, out: &mut Vec<Segment<'a>>) {
-    let source = c
-        .get("role")
-        .and_then(Value::as_str)
-        .map_or(Source::User, Source::of_role);
-    let Some(Value::Array(parts)) = c.get("parts") else {
-        return strings(c, loc, source, out);
-    };
-    for (i, part) in parts.iter().enumerate() {
-        let loc = format!("{loc}.parts[{i}]");
-        if let Some(Value::String(s)) = part.get("text") {
-            push(out, source, format!("{loc}.text"), s);
-        } else if let Some(r) = part.get("functionResponse") {
-            strings(
-                r,
-                format!("{loc}.functionResponse"),
-                Source::ToolResult,
-                out,
-            );
-        } else if let Some(call) = part.get("functionCall") {
-            strings(call, format!("{loc}.functionCall"), Source::Assistant, out);
+    fn push(&mut self, source: Source, text: &'t str) {
+        if text.is_empty() {
+            return;
         }
-    }
-}
-
-/// Every `description` string under a tool list (names and schemas are
-/// identifiers; descriptions are prose the model reads and follows).
-fn descriptions<'a>(v: &'a Value, loc: String, out: &mut Vec<Segment<'a>>) {
-    match v {
-        Value::Object(obj) => {
-            for (k, v) in obj {
-                match v {
-                    Value::String(s) if k == "description" => {
-                        push(out, Source::ToolDefinition, format!("{loc}.{k}"), s)
-                    }
-                    _ => descriptions(v, format!("{loc}.{k}"), out),
-                }
-            }
-        }
-        Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                descriptions(v, format!("{loc}[{i}]"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Every string value under `v` (object keys are not read).
-fn strings<'a>(v: &'a Value, loc: String, source: Source, out: &mut Vec<Segment<'a>>) {
-    match v {
-        Value::String(s) => push(out, source, loc, s),
-        Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                strings(v, format!("{loc}[{i}]"), source, out);
-            }
-        }
-        Value::Object(obj) => {
-            for (k, v) in obj {
-                if is_structural(k) {
-                    continue;
-                }
-                let loc = if loc.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{loc}.{k}")
-                };
-                strings(v, loc, source, out);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn push<'a>(out: &mut Vec<Segment<'a>>, source: Source, mut location: String, text: &'a str) {
-    if location.is_empty() {
-        location.push('$');
-    }
-    if !text.is_empty() {
-        out.push(Segment {
+        let location = if self.path.is_empty() {
+            "$".to_string()
+        } else {
+            self.path.clone()
+        };
+        self.out.push(Segment {
             source,
             location,
             text: Cow::Borrowed(text),
         });
+    }
+
+    /// `f` on the value at `key` of `obj`, if there is one, with the path
+    /// stepped into the key.
+    fn at_key(&mut self, obj: Object<'t, '_>, key: &str, f: impl FnOnce(&mut Self, Value<'t, '_>)) {
+        if let Some(v) = obj.get(key) {
+            let mark = self.key(key);
+            f(self, v);
+            self.back(mark);
+        }
+    }
+
+    fn request(&mut self, obj: Object<'t, '_>) {
+        // Anthropic `system`, responses `instructions`, Gemini `systemInstruction`.
+        for key in [
+            "system",
+            "instructions",
+            "systemInstruction",
+            "system_instruction",
+        ] {
+            self.at_key(obj, key, |r, v| r.strings(v, Source::System));
+        }
+        if let Some(messages) = obj.get("messages").and_then(|v| v.as_array()) {
+            let mark = self.key("messages");
+            for (i, m) in messages.enumerate() {
+                let inner = self.index(i);
+                self.message(m);
+                self.back(inner);
+            }
+            self.back(mark);
+        }
+        self.at_key(obj, "input", |r, input| {
+            if let Some(s) = input.as_str() {
+                r.push(Source::User, s);
+            } else if let Some(items) = input.as_array() {
+                for (i, item) in items.enumerate() {
+                    let mark = r.index(i);
+                    r.response_item(item);
+                    r.back(mark);
+                }
+            } else {
+                r.strings(input, Source::User);
+            }
+        });
+        if let Some(contents) = obj.get("contents").and_then(|v| v.as_array()) {
+            let mark = self.key("contents");
+            for (i, c) in contents.enumerate() {
+                let inner = self.index(i);
+                self.gemini_content(c);
+                self.back(inner);
+            }
+            self.back(mark);
+        }
+        self.at_key(obj, "prompt", |r, v| r.strings(v, Source::User));
+        for key in ["tools", "functions"] {
+            self.at_key(obj, key, |r, v| r.descriptions(v));
+        }
+    }
+
+    /// A chat message: OpenAI (`content` string or parts, `tool_calls`) or
+    /// Anthropic (`content` string or blocks).
+    fn message(&mut self, m: Value<'t, '_>) {
+        let Some(obj) = m.as_object() else {
+            return self.strings(m, Source::Text);
+        };
+        let source = role(obj, Source::Text);
+        self.at_key(obj, "content", |r, v| r.content_value(v, source));
+        if let Some(calls) = obj.get("tool_calls").and_then(|v| v.as_array()) {
+            let mark = self.key("tool_calls");
+            for (i, call) in calls.enumerate() {
+                let inner = self.index(i);
+                self.strings(call, Source::Assistant);
+                self.back(inner);
+            }
+            self.back(mark);
+        }
+        self.at_key(obj, "function_call", |r, v| r.strings(v, Source::Assistant));
+    }
+
+    /// `content` as a string or a list of typed parts/blocks.
+    fn content_value(&mut self, content: Value<'t, '_>, source: Source) {
+        if let Some(parts) = content.as_array() {
+            for (i, part) in parts.enumerate() {
+                let mark = self.index(i);
+                self.block(part, source);
+                self.back(mark);
+            }
+        } else {
+            // A string is its own text; `null` and other scalars have none.
+            self.strings(content, source);
+        }
+    }
+
+    /// One content part or block, by its `type`.
+    fn block(&mut self, part: Value<'t, '_>, source: Source) {
+        let Some(obj) = part.as_object() else {
+            return self.strings(part, source);
+        };
+        match kind(obj) {
+            "text" | "input_text" | "output_text" => {
+                self.at_key(obj, "text", |r, v| r.strings(v, source));
+            }
+            // Anthropic: the tool's output, a string or more blocks.
+            "tool_result" | "mcp_tool_result" | "web_search_tool_result" => {
+                self.at_key(obj, "content", |r, v| {
+                    r.content_value(v, Source::ToolResult)
+                });
+            }
+            "tool_use" | "server_tool_use" | "function_call" => {
+                // Found under either name, reported as `input`.
+                if let Some(v) = obj.get("input").or_else(|| obj.get("arguments")) {
+                    let mark = self.key("input");
+                    self.strings(v, Source::Assistant);
+                    self.back(mark);
+                }
+            }
+            "document" | "search_result" => self.document(obj),
+            "thinking" | "redacted_thinking" => {
+                self.at_key(obj, "thinking", |r, v| r.strings(v, Source::Assistant));
+            }
+            // Pixels and URLs of images and files carry no text the model reads as such.
+            "image" | "image_url" | "input_image" | "input_audio" | "file" | "input_file" => {}
+            _ => self.strings(part, source),
+        }
+    }
+
+    /// An Anthropic `document` or `search_result` block: retrieved text.
+    fn document(&mut self, obj: Object<'t, '_>) {
+        for key in ["title", "context"] {
+            self.at_key(obj, key, |r, v| {
+                if let Some(s) = v.as_str() {
+                    r.push(Source::Document, s);
+                }
+            });
+        }
+        self.at_key(obj, "source", |r, src| {
+            let Some(src) = src.as_object() else {
+                return;
+            };
+            // Base64 PDFs are binary; only plain-text sources are read as text.
+            match src.get("type").and_then(|v| v.as_str()) {
+                Some("text") => r.at_key(src, "data", |r, v| {
+                    if let Some(s) = v.as_str() {
+                        r.push(Source::Document, s);
+                    }
+                }),
+                Some("content") => {
+                    r.at_key(src, "content", |r, v| r.content_value(v, Source::Document))
+                }
+                _ => {}
+            }
+        });
+        self.at_key(obj, "content", |r, v| r.content_value(v, Source::Document));
+    }
+
+    /// An item of the responses API `input` list.
+    fn response_item(&mut self, item: Value<'t, '_>) {
+        let Some(obj) = item.as_object() else {
+            return self.strings(item, Source::User);
+        };
+        if obj.contains_key("role") {
+            return self.message(item);
+        }
+        let kind = kind(obj);
+        if kind.ends_with("_output") {
+            self.at_key(obj, "output", |r, v| r.content_value(v, Source::ToolResult));
+        } else if kind.ends_with("_call") {
+            // Found under either name, reported as `arguments`.
+            if let Some(v) = obj.get("arguments").or_else(|| obj.get("input")) {
+                let mark = self.key("arguments");
+                self.strings(v, Source::Assistant);
+                self.back(mark);
+            }
+        } else if kind != "item_reference" && kind != "reasoning" {
+            self.block(item, Source::User);
+        }
+    }
+
+    /// A Gemini `contents` entry: `role` and `parts`.
+    fn gemini_content(&mut self, c: Value<'t, '_>) {
+        let source = c
+            .as_object()
+            .map_or(Source::User, |obj| role(obj, Source::User));
+        let Some(parts) = c.get("parts").and_then(|v| v.as_array()) else {
+            return self.strings(c, source);
+        };
+        let mark = self.key("parts");
+        for (i, part) in parts.enumerate() {
+            let inner = self.index(i);
+            if let Some(s) = part.get("text").and_then(|v| v.as_str()) {
+                let text = self.key("text");
+                self.push(source, s);
+                self.back(text);
+            } else if let Some(r) = part.get("functionResponse") {
+                let key = self.key("functionResponse");
+                self.strings(r, Source::ToolResult);
+                self.back(key);
+            } else if let Some(call) = part.get("functionCall") {
+                let key = self.key("functionCall");
+                self.strings(call, Source::Assistant);
+                self.back(key);
+            }
+            self.back(inner);
+        }
+        self.back(mark);
+    }
+
+    /// Every `description` string under a tool list (names and schemas are
+    /// identifiers; descriptions are prose the model reads and follows).
+    fn descriptions(&mut self, v: Value<'t, '_>) {
+        if let Some(obj) = v.as_object() {
+            for (k, v) in obj.entries() {
+                let mark = self.key(k);
+                match v.as_str() {
+                    Some(s) if k == "description" => self.push(Source::ToolDefinition, s),
+                    _ => self.descriptions(v),
+                }
+                self.back(mark);
+            }
+        } else if let Some(items) = v.as_array() {
+            for (i, v) in items.enumerate() {
+                let mark = self.index(i);
+                self.descriptions(v);
+                self.back(mark);
+            }
+        }
+    }
+
+    /// Every string value under `v` (object keys are not read).
+    fn strings(&mut self, v: Value<'t, '_>, source: Source) {
+        if let Some(s) = v.as_str() {
+            self.push(source, s);
+        } else if let Some(items) = v.as_array() {
+            for (i, v) in items.enumerate() {
+                let mark = self.index(i);
+                self.strings(v, source);
+                self.back(mark);
+            }
+        } else if let Some(obj) = v.as_object() {
+            for (k, v) in obj.entries() {
+                if is_structural(k) {
+                    continue;
+                }
+                let mark = self.key(k);
+                self.strings(v, source);
+                self.back(mark);
+            }
+        }
+    }
+}
+
+/// Appends `n` in decimal, without the formatting machinery.
+fn push_decimal(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
     }
 }
 
@@ -360,4 +501,29 @@ fn is_structural(key: &str) -> bool {
         key,
         "type" | "id" | "role" | "media_type" | "mime_type" | "cache_control"
     ) || key.ends_with("_id")
+}
+
+/// `application/x-www-form-urlencoded` to text: `+` is a space, `%XX` a byte.
+fn percent_decode(body: &[u8]) -> String {
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            b'+' => out.push(b' '),
+            b'&' => out.push(b'\n'),
+            b'%' if i + 2 < body.len() => {
+                let hex = std::str::from_utf8(&body[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }

@@ -96,39 +96,10 @@ impl Detector {
     /// Scores a request body. JSON bodies (by content type, or by their first
     /// byte when there is none) are read by API shape; text bodies whole;
     /// form bodies after percent-decoding; other bodies only when they are
-    /// valid UTF-8. Never fails: what cannot be read scores 0.
+    /// valid UTF-8 ([`extract::Body`]). Never fails: what cannot be read
+    /// scores 0.
     pub fn assess(&self, content_type: Option<&str>, body: &[u8]) -> Assessment {
-        let media = content_type
-            .map(|ct| {
-                ct.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
-        let looks_json = body
-            .iter()
-            .find(|b| !b.is_ascii_whitespace())
-            .is_some_and(|b| matches!(b, b'{' | b'['));
-        let json = media == "application/json"
-            || media.ends_with("+json")
-            || (media.is_empty() && looks_json);
-        if json && let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
-            return assess_segments(&extract::json_segments(&value));
-        }
-        if media == "application/x-www-form-urlencoded" {
-            let decoded = percent_decode(body);
-            return assess_segments(&[extract::text_segment(&decoded)]);
-        }
-        let text = match std::str::from_utf8(body) {
-            Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) if media.starts_with("text/") || json || media.is_empty() => {
-                String::from_utf8_lossy(body)
-            }
-            Err(_) => return Assessment::default(),
-        };
-        assess_segments(&[extract::text_segment(&text)])
+        assess_segments(&extract::Body::read(content_type, body).segments())
     }
 
     /// Scores one text as if it came from `source`.
@@ -159,29 +130,4 @@ fn assess_segments(segments: &[Segment<'_>]) -> Assessment {
         score: score::combine(&signals),
         signals,
     }
-}
-
-/// `application/x-www-form-urlencoded` to text: `+` is a space, `%XX` a byte.
-fn percent_decode(body: &[u8]) -> String {
-    let mut out = Vec::with_capacity(body.len());
-    let mut i = 0;
-    while i < body.len() {
-        match body[i] {
-            b'+' => out.push(b' '),
-            b'&' => out.push(b'\n'),
-            b'%' if i + 2 < body.len() => {
-                let hex = std::str::from_utf8(&body[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

@@ -8,6 +8,12 @@
 //! Raw stretches include the structure between strings (keys, numbers,
 //! punctuation): quotes and brackets end every token, and a number outside a
 //! string (`"card": 4111111111111111`) is still found.
+//!
+//! [`tape`] checks a body and lays it out by shape, for readers that need
+//! to know where a string sits (the injection detector's extraction).
+
+mod specials;
+pub(crate) mod tape;
 
 use super::segment::Decoded;
 

@@ -19,7 +19,7 @@ mod chars;
 mod detect;
 mod engine;
 mod form;
-mod json;
+pub(crate) mod json;
 mod kind;
 mod multipart;
 mod segment;

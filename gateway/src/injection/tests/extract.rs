@@ -2,10 +2,12 @@
 
 use serde_json::{Value, json};
 
-use crate::injection::extract::{Source, json_segments};
+use crate::injection::extract::{self, Source};
 
 fn segments(body: Value) -> Vec<(Source, String, String)> {
-    json_segments(&body)
+    let bytes = body.to_string().into_bytes();
+    extract::Body::read(Some("application/json"), &bytes)
+        .segments()
         .into_iter()
         .map(|s| (s.source, s.location, s.text.into_owned()))
         .collect()

@@ -1,7 +1,9 @@
 //! Table tests of the signal families, the extraction of every API shape,
 //! the detector end to end, and a property test on arbitrary bodies.
 
+mod differential;
 mod extract;
+mod oracle;
 mod signals;
 
 use proptest::prelude::*;

@@ -1,0 +1,510 @@
+//! A JSON body checked and laid out as a flat list of nodes (a tape) in one
+//! pass, so readers can walk the document by shape without a tree of
+//! allocations: a string without escapes is read in place, one with escapes
+//! is decoded once, while it is checked, into one buffer for the document.
+//!
+//! A body is accepted exactly when `serde_json::from_slice::<Value>` would
+//! accept it: UTF-8 throughout, the strict JSON grammar, only valid escapes,
+//! `\u` surrogates in pairs, no control character in a string, numbers that
+//! fit an `f64` (no overflow to infinity) and fewer than 128 nested arrays
+//! and objects (serde_json's recursion limit). Readers see what a
+//! `serde_json::Value` would hold: [`Object::get`] finds the last of
+//! duplicate keys and [`Object::entries`] lists keys sorted, each once, as
+//! the `BTreeMap` behind `serde_json::Map` does.
+//!
+//! Strings are scanned with [`Specials`], which stops only at quotes,
+//! backslashes and control characters. The whole body is checked for UTF-8
+//! once up front, so any piece of it between two ASCII bytes is a `&str`.
+
+use super::specials::Specials;
+
+/// serde_json refuses a document whose arrays and objects nest this deep.
+const MAX_DEPTH: usize = 128;
+
+/// One value of the document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Node {
+    /// A number, `true`, `false` or `null`: no text in it.
+    Scalar,
+    /// A string: its content is `body[start..end]`, between the quotes.
+    /// With escapes, its text is `decoded[from..to]` of the tape, given
+    /// here as `Some((from, to))`; without, the content is the text.
+    Str {
+        start: usize,
+        end: usize,
+        decoded: Option<(usize, usize)>,
+    },
+    /// An array: its elements follow; `end` is the index of the first node
+    /// after its last descendant.
+    Array { end: usize },
+    /// An object: keys (strings) and values alternate in the nodes that
+    /// follow, in body order; `end` as for arrays.
+    Object { end: usize },
+}
+
+/// A checked JSON document: the body, its nodes in body order and the text
+/// of its strings that have escapes.
+#[derive(Debug)]
+pub(crate) struct Tape<'a> {
+    body: &'a str,
+    nodes: Vec<Node>,
+    decoded: String,
+}
+
+impl<'a> Tape<'a> {
+    /// Checks `body` and lays it out, or `None` when it is not a JSON
+    /// document serde_json would read.
+    pub(crate) fn parse(body: &'a [u8]) -> Option<Tape<'a>> {
+        let body = std::str::from_utf8(body).ok()?;
+        let mut parser = Parser {
+            text: body,
+            body: body.as_bytes(),
+            at: 0,
+            // About one node per 16 bytes in small bodies (fewer in big ones,
+            // where strings are long): most bodies never grow the list.
+            nodes: Vec::with_capacity((body.len() / 16).clamp(8, 1024)),
+            decoded: String::new(),
+            specials: Specials::new(body.as_bytes()),
+        };
+        parser.whitespace();
+        parser.value(0)?;
+        parser.whitespace();
+        (parser.at == body.len()).then_some(Tape {
+            body,
+            nodes: parser.nodes,
+            decoded: parser.decoded,
+        })
+    }
+
+    /// The document's top value.
+    pub(crate) fn root(&self) -> Value<'_, 'a> {
+        Value { tape: self, at: 0 }
+    }
+
+    /// The index of the node after `at` and all its descendants.
+    fn skip(&self, at: usize) -> usize {
+        match self.nodes[at] {
+            Node::Array { end } | Node::Object { end } => end,
+            _ => at + 1,
+        }
+    }
+
+    /// The text of the string node at `at`.
+    fn text(&self, at: usize) -> Option<&str> {
+        match self.nodes[at] {
+            Node::Str {
+                decoded: Some((from, to)),
+                ..
+            } => Some(&self.decoded[from..to]),
+            Node::Str { start, end, .. } => Some(&self.body[start..end]),
+            _ => None,
+        }
+    }
+}
+
+/// One value in a [`Tape`], to read by shape.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Value<'t, 'a> {
+    tape: &'t Tape<'a>,
+    at: usize,
+}
+
+impl<'t, 'a> Value<'t, 'a> {
+    pub(crate) fn node(&self) -> Node {
+        self.tape.nodes[self.at]
+    }
+
+    /// The string's text (decoded), if this is a string.
+    pub(crate) fn as_str(&self) -> Option<&'t str> {
+        self.tape.text(self.at)
+    }
+
+    /// The elements, if this is an array.
+    pub(crate) fn as_array(&self) -> Option<Items<'t, 'a>> {
+        match self.node() {
+            Node::Array { end } => Some(Items {
+                tape: self.tape,
+                next: self.at + 1,
+                end,
+            }),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_object(&self) -> Option<Object<'t, 'a>> {
+        match self.node() {
+            Node::Object { end } => Some(Object {
+                tape: self.tape,
+                first: self.at + 1,
+                end,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The value at `key` when this is an object holding it.
+    pub(crate) fn get(&self, key: &str) -> Option<Value<'t, 'a>> {
+        self.as_object()?.get(key)
+    }
+}
+
+/// The elements of an array, in order.
+#[derive(Debug, Clone)]
+pub(crate) struct Items<'t, 'a> {
+    tape: &'t Tape<'a>,
+    next: usize,
+    end: usize,
+}
+
+impl<'t, 'a> Iterator for Items<'t, 'a> {
+    type Item = Value<'t, 'a>;
+
+    fn next(&mut self) -> Option<Value<'t, 'a>> {
+        if self.next >= self.end {
+            return None;
+        }
+        let at = self.next;
+        self.next = self.tape.skip(at);
+        Some(Value {
+            tape: self.tape,
+            at,
+        })
+    }
+}
+
+/// An object's members.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Object<'t, 'a> {
+    tape: &'t Tape<'a>,
+    first: usize,
+    end: usize,
+}
+
+impl<'t, 'a> Object<'t, 'a> {
+    /// The members as written, duplicates and all: key node and value.
+    fn members(&self) -> impl Iterator<Item = (usize, Value<'t, 'a>)> + use<'t, 'a> {
+        let tape = self.tape;
+        let end = self.end;
+        let mut key = self.first;
+        std::iter::from_fn(move || {
+            if key >= end {
+                return None;
+            }
+            let value = key + 1;
+            let member = (key, Value { tape, at: value });
+            key = tape.skip(value);
+            Some(member)
+        })
+    }
+
+    /// Whether the key node at `at` is `key`. Looked up often (every
+    /// `get`), so a key without escapes is compared as bytes, length first.
+    fn key_is(&self, at: usize, key: &str) -> bool {
+        match self.tape.nodes[at] {
+            Node::Str {
+                start,
+                end,
+                decoded: None,
+            } => {
+                end - start == key.len() && &self.tape.body.as_bytes()[start..end] == key.as_bytes()
+            }
+            _ => self.tape.text(at) == Some(key),
+        }
+    }
+
+    /// The value of `key`; the last one when the key is repeated.
+    pub(crate) fn get(&self, key: &str) -> Option<Value<'t, 'a>> {
+        self.members()
+            .filter(|&(k, _)| self.key_is(k, key))
+            .last()
+            .map(|(_, v)| v)
+    }
+
+    pub(crate) fn contains_key(&self, key: &str) -> bool {
+        self.members().any(|(k, _)| self.key_is(k, key))
+    }
+
+    /// The members sorted by key, each key once with its last value.
+    pub(crate) fn entries(&self) -> Vec<(&'t str, Value<'t, 'a>)> {
+        let mut entries: Vec<_> = self
+            .members()
+            .filter_map(|(k, v)| Some((self.tape.text(k)?, v)))
+            .collect();
+        // Stable: of equal keys the last written stays last, and is kept.
+        entries.sort_by_key(|(k, _)| *k);
+        let mut out: Vec<(&'t str, Value<'t, 'a>)> = Vec::with_capacity(entries.len());
+        for entry in entries {
+            match out.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => out.push(entry),
+            }
+        }
+        out
+    }
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    body: &'a [u8],
+    at: usize,
+    nodes: Vec<Node>,
+    decoded: String,
+    specials: Specials<'a>,
+}
+
+impl Parser<'_> {
+    fn whitespace(&mut self) {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.body.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.body.get(self.at).copied()
+    }
+
+    /// One value at `self.at` inside `depth` arrays and objects.
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string()?,
+            b'[' => self.array(depth + 1)?,
+            b'{' => self.object(depth + 1)?,
+            b't' => self.literal(b"true")?,
+            b'f' => self.literal(b"false")?,
+            b'n' => self.literal(b"null")?,
+            b'-' | b'0'..=b'9' => self.number()?,
+            _ => return None,
+        }
+        Some(())
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        self.body[self.at..].starts_with(word).then(|| {
+            self.at += word.len();
+            self.nodes.push(Node::Scalar);
+        })
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let index = self.nodes.len();
+        self.nodes.push(Node::Array { end: 0 });
+        self.at += 1;
+        self.whitespace();
+        if self.peek()? == b']' {
+            self.at += 1;
+        } else {
+            loop {
+                self.value(depth)?;
+                self.whitespace();
+                match self.peek()? {
+                    b',' => {
+                        self.at += 1;
+                        self.whitespace();
+                    }
+                    b']' => {
+                        self.at += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        self.nodes[index] = Node::Array {
+            end: self.nodes.len(),
+        };
+        Some(())
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let index = self.nodes.len();
+        self.nodes.push(Node::Object { end: 0 });
+        self.at += 1;
+        self.whitespace();
+        if self.peek()? == b'}' {
+            self.at += 1;
+        } else {
+            loop {
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                self.string()?;
+                self.whitespace();
+                if self.peek()? != b':' {
+                    return None;
+                }
+                self.at += 1;
+                self.whitespace();
+                self.value(depth)?;
+                self.whitespace();
+                match self.peek()? {
+                    b',' => {
+                        self.at += 1;
+                        self.whitespace();
+                    }
+                    b'}' => {
+                        self.at += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        self.nodes[index] = Node::Object {
+            end: self.nodes.len(),
+        };
+        Some(())
+    }
+
+    /// The string whose opening quote is at `self.at`; with escapes, its
+    /// text is decoded into `self.decoded` on the way.
+    fn string(&mut self) -> Option<()> {
+        let start = self.at + 1;
+        let stop = self.specials.next(start);
+        if self.body.get(stop) == Some(&b'"') {
+            // No escape: the common case, the text is the body's.
+            self.nodes.push(Node::Str {
+                start,
+                end: stop,
+                decoded: None,
+            });
+            self.at = stop + 1;
+            return Some(());
+        }
+        self.escaped_string(start, stop)
+    }
+
+    /// The rest of a string from `stop`, its first special byte.
+    fn escaped_string(&mut self, start: usize, mut stop: usize) -> Option<()> {
+        let (body, text) = (self.body, self.text);
+        if self.decoded.capacity() == 0 {
+            // What is left of the body bounds what it decodes to.
+            self.decoded.reserve(body.len() - start);
+        }
+        let decoded = &mut self.decoded;
+        let first_decoded = decoded.len();
+        // Bytes before `copied` are in `decoded`.
+        let mut copied = start;
+        loop {
+            match body.get(stop) {
+                Some(b'\\') => {
+                    let (c, len) = escape(&body[stop..])?;
+                    decoded.push_str(&text[copied..stop]);
+                    decoded.push(c);
+                    copied = stop + len;
+                }
+                Some(b'"') => {
+                    decoded.push_str(&text[copied..stop]);
+                    let range = (first_decoded, decoded.len());
+                    self.nodes.push(Node::Str {
+                        start,
+                        end: stop,
+                        decoded: Some(range),
+                    });
+                    self.at = stop + 1;
+                    return Some(());
+                }
+                // A raw control character, or the end of the body.
+                _ => return None,
+            }
+            stop = self.specials.next(copied);
+        }
+    }
+
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, and in range.
+    fn number(&mut self) -> Option<()> {
+        let start = self.at;
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.peek()? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        let integer_len = self.at - start;
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        let mut exponent = false;
+        if let Some(b'e' | b'E') = self.peek() {
+            exponent = true;
+            self.at += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.at += 1;
+            }
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        // Only an exponent or an integer part past u64 can overflow an f64
+        // (serde_json then refuses the document): leave those rare numbers
+        // to serde_json itself, so the limit is exactly its own.
+        if (exponent || integer_len > 19)
+            && serde_json::from_slice::<serde_json::Value>(&self.body[start..self.at]).is_err()
+        {
+            return None;
+        }
+        self.nodes.push(Node::Scalar);
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.at += 1;
+        }
+    }
+}
+
+/// The valid escape at the start of `s` (a backslash): the character it
+/// stands for and its length, or `None`. A `\u` of a surrogate must be a
+/// high one followed by a low one, as serde_json requires of strings.
+fn escape(s: &[u8]) -> Option<(char, usize)> {
+    let c = match s.get(1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let unit = u32::from(hex4(s.get(2..6)?)?);
+            return match unit {
+                0xD800..=0xDBFF => {
+                    if s.get(6..8)? != b"\\u" {
+                        return None;
+                    }
+                    let low = u32::from(hex4(s.get(8..12)?)?);
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                    Some((char::from_u32(code)?, 12))
+                }
+                // Every other unit is a character; a lone low surrogate is not.
+                _ => Some((char::from_u32(unit)?, 6)),
+            };
+        }
+        _ => return None,
+    };
+    Some((c, 2))
+}
+
+fn hex4(digits: &[u8]) -> Option<u16> {
+    digits.iter().try_fold(0u16, |n, &d| {
+        let v = (d as char).to_digit(16)?;
+        Some(n << 4 | v as u16)
+    })
+}
