@@ -341,7 +341,14 @@ pub const RULES: &[RuleSpec] = &[
         RolePlay,
         0.6,
         &[
-            "grandm", "granny", "grandf", "grandp", "mother", "father", "mom", "dad",
+            "grandm",
+            "granny",
+            "grandf",
+            "grandp",
+            "mother",
+            "father",
+            // Three letters hit too many words ("data", "more") as keys.
+            "{deceased,late,dead} {mom,dad}",
         ],
         r"\b(?:act|pretend|roleplay|role-play|play)\W+(?:as\W+|to be\W+)?(?:my\W+)?(?:deceased|late|dead)\W+(?:grandmother|grandma|granny|grandfather|grandpa|mother|father|mom|dad)\b",
     ),
