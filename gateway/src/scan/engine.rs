@@ -1,11 +1,10 @@
 //! The scanning engine over one stretch of text: a literal prefilter
-//! (aho-corasick over the anchors of every enabled detector, in one pass)
-//! and a vectorizable class scan for what has no literal (digit runs for
+//! ([`anchors`](super::anchors): where every enabled anchored detector may
+//! start) and a vectorizable class scan for what has no literal (digit runs for
 //! numbers and IPs, `@` for email), then the validators on candidates only.
 //! Overlaps between detectors are settled afterwards by [`resolve`].
 
-use aho_corasick::{AhoCorasick, MatchKind};
-
+use super::anchors::{Anchor, Anchors};
 use super::chars::{at, before, is_alnum, is_digit, run_end};
 use super::detect::{card, email, generic, iban, ip, phone, secrets, ssn};
 use super::kind::{Kind, KindSet};
@@ -18,18 +17,10 @@ pub(crate) struct Candidate {
     pub end: usize,
 }
 
-/// What an anchor literal announces.
-#[derive(Debug, Clone, Copy)]
-enum Anchor {
-    Shape(secrets::Shape),
-    Name(generic::Strength, generic::Name),
-}
-
 #[derive(Debug)]
 pub(crate) struct Engine {
     kinds: KindSet,
-    anchors: Option<AhoCorasick>,
-    anchor_of: Vec<Anchor>,
+    anchors: Anchors,
     /// Whether the class scan is needed at all.
     numbers: bool,
     email: bool,
@@ -37,31 +28,6 @@ pub(crate) struct Engine {
 
 impl Engine {
     pub(crate) fn new(kinds: KindSet) -> Result<Engine, aho_corasick::BuildError> {
-        let mut literals: Vec<&str> = Vec::new();
-        let mut anchor_of = Vec::new();
-        for shape in secrets::Shape::ALL {
-            if shape.kinds().iter().any(|k| kinds.contains(*k)) {
-                for literal in shape.anchors() {
-                    literals.push(literal);
-                    anchor_of.push(Anchor::Shape(shape));
-                }
-            }
-        }
-        if kinds.contains(Kind::GenericSecret) {
-            for (literal, strength, name) in generic::NAMES {
-                literals.push(literal);
-                anchor_of.push(Anchor::Name(*strength, *name));
-            }
-        }
-        let anchors = if literals.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostFirst)
-                    .build(&literals)?,
-            )
-        };
         let numbers = [
             Kind::Phone,
             Kind::Ssn,
@@ -73,8 +39,7 @@ impl Engine {
         .any(|k| kinds.contains(*k));
         Ok(Engine {
             kinds,
-            anchors,
-            anchor_of,
+            anchors: Anchors::new(kinds)?,
             numbers,
             email: kinds.contains(Kind::Email),
         })
@@ -83,20 +48,18 @@ impl Engine {
     /// Appends the candidates in `text` to `out` (unresolved: they may
     /// overlap).
     pub(crate) fn scan(&self, text: &[u8], out: &mut Vec<Candidate>) {
-        if let Some(anchors) = &self.anchors {
-            for m in anchors.find_iter(text) {
-                let found = match self.anchor_of[m.pattern().as_usize()] {
-                    Anchor::Shape(shape) => secrets::detect(shape, text, m.start()),
-                    Anchor::Name(strength, name) => {
-                        generic::detect(text, m.start(), m.end(), strength, name)
-                            .map(|(s, e)| (Kind::GenericSecret, s, e))
-                    }
-                };
-                if let Some((kind, start, end)) = found {
-                    self.push(out, kind, (start, end));
+        self.anchors.for_each(text, |hit| {
+            let found = match hit.anchor {
+                Anchor::Shape(shape) => secrets::detect(shape, text, hit.start),
+                Anchor::Name(strength, name) => {
+                    generic::detect(text, hit.start, hit.end, strength, name)
+                        .map(|(s, e)| (Kind::GenericSecret, s, e))
                 }
+            };
+            if let Some((kind, start, end)) = found {
+                self.push(out, kind, (start, end));
             }
-        }
+        });
         if self.numbers || self.email {
             self.scan_classes(text, out);
         }

@@ -15,6 +15,7 @@
 pub mod cli;
 pub mod decode;
 
+mod anchors;
 mod chars;
 mod detect;
 mod engine;

@@ -111,7 +111,7 @@ fn near_misses() {
         "sk-proj-tooShort",
         "xoxb-nodigitsatallhere",
         "xoxb-123",
-        "xoxb-",                   // the prefix alone, at the end
+        "xoxb-", // the prefix alone, at the end
         "xoxb-- and xoxp-.",
         "sk_live_short",
         "pk_live_a9mHCLbbOMp1qnlsjImrtLWq", // publishable, not secret
