@@ -17,6 +17,7 @@ pub mod decode;
 
 mod anchors;
 mod chars;
+mod classes;
 mod detect;
 mod engine;
 mod form;
