@@ -1,12 +1,12 @@
 //! The scanning engine over one stretch of text: a literal prefilter
-//! (aho-corasick over the anchors of every enabled detector, in one pass)
-//! and a vectorizable class scan for what has no literal (digit runs for
+//! ([`anchors`](super::anchors): where every enabled anchored detector may
+//! start) and a vectorized class scan for what has no literal (digit runs for
 //! numbers and IPs, `@` for email), then the validators on candidates only.
 //! Overlaps between detectors are settled afterwards by [`resolve`].
 
-use aho_corasick::{AhoCorasick, MatchKind};
-
-use super::chars::{at, before, is_alnum, is_digit, run_end};
+use super::anchors::{Anchor, Anchors};
+use super::chars::{at, before, is_alnum, is_digit, run_end, starts_token};
+use super::classes::{FirstDigits, pairs};
 use super::detect::{card, email, generic, iban, ip, phone, secrets, ssn};
 use super::kind::{Kind, KindSet};
 
@@ -18,18 +18,10 @@ pub(crate) struct Candidate {
     pub end: usize,
 }
 
-/// What an anchor literal announces.
-#[derive(Debug, Clone, Copy)]
-enum Anchor {
-    Shape(secrets::Shape),
-    Name(generic::Strength, generic::Name),
-}
-
 #[derive(Debug)]
 pub(crate) struct Engine {
     kinds: KindSet,
-    anchors: Option<AhoCorasick>,
-    anchor_of: Vec<Anchor>,
+    anchors: Anchors,
     /// Whether the class scan is needed at all.
     numbers: bool,
     email: bool,
@@ -37,31 +29,6 @@ pub(crate) struct Engine {
 
 impl Engine {
     pub(crate) fn new(kinds: KindSet) -> Result<Engine, aho_corasick::BuildError> {
-        let mut literals: Vec<&str> = Vec::new();
-        let mut anchor_of = Vec::new();
-        for shape in secrets::Shape::ALL {
-            if shape.kinds().iter().any(|k| kinds.contains(*k)) {
-                for literal in shape.anchors() {
-                    literals.push(literal);
-                    anchor_of.push(Anchor::Shape(shape));
-                }
-            }
-        }
-        if kinds.contains(Kind::GenericSecret) {
-            for (literal, strength, name) in generic::NAMES {
-                literals.push(literal);
-                anchor_of.push(Anchor::Name(*strength, *name));
-            }
-        }
-        let anchors = if literals.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostFirst)
-                    .build(&literals)?,
-            )
-        };
         let numbers = [
             Kind::Phone,
             Kind::Ssn,
@@ -73,8 +40,7 @@ impl Engine {
         .any(|k| kinds.contains(*k));
         Ok(Engine {
             kinds,
-            anchors,
-            anchor_of,
+            anchors: Anchors::new(kinds)?,
             numbers,
             email: kinds.contains(Kind::Email),
         })
@@ -83,20 +49,18 @@ impl Engine {
     /// Appends the candidates in `text` to `out` (unresolved: they may
     /// overlap).
     pub(crate) fn scan(&self, text: &[u8], out: &mut Vec<Candidate>) {
-        if let Some(anchors) = &self.anchors {
-            for m in anchors.find_iter(text) {
-                let found = match self.anchor_of[m.pattern().as_usize()] {
-                    Anchor::Shape(shape) => secrets::detect(shape, text, m.start()),
-                    Anchor::Name(strength, name) => {
-                        generic::detect(text, m.start(), m.end(), strength, name)
-                            .map(|(s, e)| (Kind::GenericSecret, s, e))
-                    }
-                };
-                if let Some((kind, start, end)) = found {
-                    self.push(out, kind, (start, end));
+        self.anchors.for_each(text, |hit| {
+            let found = match hit.anchor {
+                Anchor::Shape(shape) => secrets::detect(shape, text, hit.start),
+                Anchor::Name(strength, name) => {
+                    generic::detect(text, hit.start, hit.end, strength, name)
+                        .map(|(s, e)| (Kind::GenericSecret, s, e))
                 }
+            };
+            if let Some((kind, start, end)) = found {
+                self.push(out, kind, (start, end));
             }
-        }
+        });
         if self.numbers || self.email {
             self.scan_classes(text, out);
         }
@@ -108,31 +72,77 @@ impl Engine {
         }
     }
 
-    /// Digit runs and `@` signs, found a vector's width at a time.
+    /// Digit runs and `@` signs, found with the class masks. The scan
+    /// stops where it always did: at every `@`, and at the first digit of
+    /// each word (after a digit run that holds no value nothing numeric
+    /// starts again inside the word: a hash, an id). A value moves the scan
+    /// on to its end, which may be inside a word: that word is then read
+    /// on byte by byte ([`Engine::finish_word`]).
     fn scan_classes(&self, text: &[u8], out: &mut Vec<Candidate>) {
-        let mut i = 0;
-        while let Some(p) = next_interesting(text, i, self.numbers, self.email) {
-            if text[p] == b'@' {
-                if let Some(span) = email::around_at(text, p) {
-                    self.push(out, Kind::Email, span);
+        let digit_stops = if self.numbers { u64::MAX } else { 0 };
+        let at_stops = if self.email { u64::MAX } else { 0 };
+        let mut first_digits = FirstDigits::default();
+        // Nothing before this is looked at again.
+        let mut next = 0;
+        for pair in pairs(text) {
+            let words = first_digits.next(&pair.lo);
+            let mut stops = (words & digit_stops | pair.lo.at & at_stops) & pair.from(next);
+            while stops != 0 {
+                let p = pair.base + stops.trailing_zeros() as usize;
+                stops &= stops - 1;
+                if text[p] == b'@' {
+                    if let Some(span) = email::around_at(text, p) {
+                        self.push(out, Kind::Email, span);
+                    }
+                    continue;
                 }
-                i = p + 1;
-                continue;
+                let q = pair.run_end(text, p, |b| b.digit, is_digit);
+                let digits = pair.digits_ahead(p);
+                let prospects = Prospects::of(text, p, q, digits);
+                if !prospects.any() {
+                    continue;
+                }
+                let end = self.number_at(text, p, digits, prospects, out);
+                if end > q {
+                    next = self.finish_word(text, end, out);
+                    stops &= pair.from(next);
+                }
             }
-            let q = run_end(text, p, usize::MAX, is_digit);
-            let mut next = self.number_at(text, p, q, out).max(q);
-            if next == q && is_alnum(at(text, q)) {
-                // Inside a word or a hash: nothing numeric starts again before
-                // the word ends.
-                next = run_end(text, q, usize::MAX, is_alnum);
-            }
-            i = next;
         }
     }
 
-    /// Runs the numeric validators at the digit run `[p, q)`; returns where
-    /// the longest value found ends (or `p`).
-    fn number_at(&self, text: &[u8], p: usize, q: usize, out: &mut Vec<Candidate>) -> usize {
+    /// Goes on from `i`, the end of a value, the byte-by-byte way while `i`
+    /// is inside a word: its next digit run is a stop too. Returns where
+    /// the first-digit masks hold again (a word's edge).
+    fn finish_word(&self, text: &[u8], mut i: usize, out: &mut Vec<Candidate>) -> usize {
+        while i > 0 && is_alnum(at(text, i - 1)) && is_alnum(at(text, i)) {
+            let word_end = run_end(text, i, usize::MAX, is_alnum);
+            let Some(p) = (i..word_end).find(|&j| is_digit(text[j])) else {
+                return word_end;
+            };
+            let q = run_end(text, p, usize::MAX, is_digit);
+            let digits = digits_ahead(text, p);
+            let prospects = Prospects::of(text, p, q, digits);
+            let mut end = q;
+            if prospects.any() {
+                end = self.number_at(text, p, digits, prospects, out);
+            }
+            i = if end > q { end } else { word_end };
+        }
+        i
+    }
+
+    /// Runs the numeric validators that have `prospects` at the digit run
+    /// from `p`, whose token holds `digits` digits; returns where the
+    /// longest value found ends (or `p`).
+    fn number_at(
+        &self,
+        text: &[u8],
+        p: usize,
+        digits: usize,
+        prospects: Prospects,
+        out: &mut Vec<Candidate>,
+    ) -> usize {
         let mut furthest = p;
         let mut found = |kind: Kind, span: Option<(usize, usize)>| {
             if let Some(span) = span {
@@ -141,18 +151,16 @@ impl Engine {
             }
         };
         let k = self.kinds;
-        // The fewest digits each value has: IPv4 4, phone 8, SSN 9, card 12.
-        let digits = digits_ahead(text, p);
-        if k.contains(Kind::Iban)
-            && p >= 2
-            && text[p - 2].is_ascii_uppercase()
-            && text[p - 1].is_ascii_uppercase()
-        {
+        if k.contains(Kind::Iban) && prospects.iban {
             found(Kind::Iban, iban::at_country(text, p - 2));
         }
-        if k.contains(Kind::IpAddress) && ip::v6_possible(text, p, q) {
+        if k.contains(Kind::IpAddress) && prospects.v6 {
             found(Kind::IpAddress, ip::v6_around(text, p));
         }
+        if !prospects.token {
+            return furthest;
+        }
+        // The fewest digits each value has: IPv4 4, phone 8, SSN 9, card 12.
         if k.contains(Kind::IpAddress) && digits >= 4 {
             found(Kind::IpAddress, ip::v4_at_digit(text, p));
         }
@@ -169,32 +177,11 @@ impl Engine {
     }
 }
 
-/// The first digit or `@` at or after `from` (an `@` only when `at_sign`).
-/// Whole 32-byte blocks are tested branch-free so the compiler vectorizes
-/// the common case: prose with nothing of interest.
-fn next_interesting(text: &[u8], from: usize, digits: bool, at_sign: bool) -> Option<usize> {
-    let wanted = |b: u8| (digits && b.wrapping_sub(b'0') < 10) || (at_sign && b == b'@');
-    let rest = text.get(from..)?;
-    let (blocks, tail) = rest.as_chunks::<32>();
-    for (n, block) in blocks.iter().enumerate() {
-        let mut any = 0u8;
-        for &b in block {
-            any |= u8::from(b.wrapping_sub(b'0') < 10) | u8::from(b == b'@');
-        }
-        if any != 0
-            && let Some(k) = block.iter().position(|&b| wanted(b))
-        {
-            return Some(from + n * 32 + k);
-        }
-    }
-    let k = tail.iter().position(|&b| wanted(b))?;
-    Some(from + blocks.len() * 32 + k)
-}
-
 /// How many digits the number-like token at `start` holds: digits and the
 /// separators numbers are written with, up to 24 bytes. Most numbers in
 /// prose ("in 2023", "45.3%") hold too few digits for any value, and no
-/// validator needs to see them.
+/// validator needs to see them. ([`Pair::digits_ahead`](super::classes::Pair::digits_ahead)
+/// counts the same with masks.)
 fn digits_ahead(text: &[u8], start: usize) -> usize {
     let mut digits = 0;
     for &b in text[start..].iter().take(24) {
@@ -205,6 +192,63 @@ fn digits_ahead(text: &[u8], start: usize) -> usize {
         }
     }
     digits
+}
+
+/// Which numeric validators could find a value at the digit run `[p, q)`.
+/// Each value needs things most numbers in text lack, and a few tests
+/// without a branch per byte tell, so most runs are passed by without
+/// running any validator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Prospects {
+    /// Two capitals before the digits.
+    iban: bool,
+    /// A colon within the hex group, and no group longer than four hex
+    /// digits (`Ipv6Addr` reads no more).
+    v6: bool,
+    /// The run starts a token that holds at least eight digits (phone,
+    /// SSN, card), or is an IPv4 address (four digits or more, one to
+    /// three before a dot).
+    token: bool,
+}
+
+impl Prospects {
+    /// `digits`: how many the token at `p` holds ([`digits_ahead`]).
+    fn of(text: &[u8], p: usize, q: usize, digits: usize) -> Prospects {
+        let v4 = digits >= 4 && q - p <= 3 && at(text, q) == b'.';
+        Prospects {
+            iban: p >= 2 && text[p - 2].is_ascii_uppercase() && text[p - 1].is_ascii_uppercase(),
+            // The colon test is cheap and rules out most numbers; the
+            // exact one follows only for those it lets through.
+            v6: q - p <= 4 && colon_within_four(text, p, q) && ip::v6_possible(text, p, q),
+            token: (digits >= 8 || v4) && starts_token(text, p),
+        }
+    }
+
+    fn any(self) -> bool {
+        self.iban | self.v6 | self.token
+    }
+}
+
+/// Whether a colon is among the four bytes before `p` or from `q`.
+fn colon_within_four(text: &[u8], p: usize, q: usize) -> bool {
+    let four = |from: usize| -> u32 {
+        let mut bytes = [0u8; 4];
+        // `from` wraps around before the text's start: bytes there read 0.
+        if let Some(src) = from.checked_add(4).and_then(|end| text.get(from..end)) {
+            bytes.copy_from_slice(src);
+        } else {
+            for (k, b) in bytes.iter_mut().enumerate() {
+                *b = at(text, from.wrapping_add(k));
+            }
+        }
+        u32::from_le_bytes(bytes)
+    };
+    // A zero byte in `x ^ ':::::'` is a colon (the usual zero-byte test).
+    let has_colon = |x: u32| {
+        let v = x ^ 0x3a3a_3a3a;
+        v.wrapping_sub(0x0101_0101) & !v & 0x8080_8080 != 0
+    };
+    has_colon(four(p.wrapping_sub(4))) | has_colon(four(q))
 }
 
 /// Settles overlaps: the higher-ranked kind wins, then the longer value,
@@ -292,12 +336,53 @@ mod tests {
     }
 
     #[test]
-    fn next_interesting_crosses_block_edges() {
-        for at in [0, 1, 31, 32, 33, 63, 64, 100] {
-            let mut text = vec![b'a'; 101];
-            text[at] = b'7';
-            assert_eq!(next_interesting(&text, 0, true, true), Some(at));
-            assert_eq!(next_interesting(&text, at + 1, true, true), None);
+    fn colon_within_four_table() {
+        let t = b"ab:1234cd:e";
+        assert!(colon_within_four(t, 3, 7)); // ':' just before
+        // Colons five bytes before and after.
+        assert!(!colon_within_four(b"a:bcde1234fghij:k", 6, 10));
+        assert!(colon_within_four(t, 0, 6)); // ':' four on
+        assert!(!colon_within_four(b"1", 0, 1)); // the ends of the text
+        assert!(colon_within_four(b":1", 1, 2));
+        assert!(colon_within_four(b"1:", 0, 1));
+        assert!(!colon_within_four(b"12345", 2, 3));
+    }
+
+    #[test]
+    fn prospects_table() {
+        let run = |text: &str| {
+            let p = text.find(|c: char| c.is_ascii_digit()).expect("a digit");
+            let q = text[p..]
+                .find(|c: char| !c.is_ascii_digit())
+                .map_or(text.len(), |k| p + k);
+            let digits = text[p..]
+                .bytes()
+                .take(24)
+                .take_while(|b| b.is_ascii_digit() || b" -.()".contains(b))
+                .filter(u8::is_ascii_digit)
+                .count();
+            Prospects::of(text.as_bytes(), p, q, digits).any()
+        };
+        for (text, want) in [
+            ("in 2023 we", false),
+            ("grew 45.3%", false),
+            ("took 1234 ms", false),
+            ("ip 10.1.2.3", true),
+            ("v 0.123", true),
+            ("x1.2.3.4", false),
+            ("call 415 555-0132", true),
+            ("id=ab12345678", false),
+            ("GB82 WEST", true),
+            ("at 12:30", true),
+            ("fe80::1", true),
+            ("a 1234:", true),
+            ("a 12345:", false),
+            ("05T12:34", false),
+            ("b:a1", true),
+            ("2025-03-05T12", true),
+            ("1-2-3-4-5-6-7", false),
+        ] {
+            assert_eq!(run(text), want, "{text}");
         }
     }
 

@@ -15,7 +15,9 @@
 pub mod cli;
 pub mod decode;
 
+mod anchors;
 mod chars;
+mod classes;
 mod detect;
 mod engine;
 mod form;
@@ -91,6 +93,10 @@ impl ScanError {
 /// as plain text.
 const MAX_NESTING: u8 = 4;
 
+/// The most decoded bytes room is made for before a scan (they grow past
+/// it when a string is longer).
+const SCRATCH_CAP: usize = 16 << 10;
+
 /// The detectors of one policy, built once.
 #[derive(Debug)]
 pub struct Scanner {
@@ -116,7 +122,9 @@ impl Scanner {
     /// body starts with `{` or `[`, text otherwise).
     pub fn scan(&self, content_type: Option<&str>, body: &[u8]) -> Vec<Finding> {
         let mut candidates = Vec::new();
-        let mut scratch = Decoded::default();
+        // Decoding never lengthens a string. Past a point the buffers grow
+        // as needed: most strings are short.
+        let mut scratch = Decoded::with_capacity(body.len().min(SCRATCH_CAP));
         self.scan_typed(content_type, body, 0, &mut scratch, &mut candidates, 0);
         engine::resolve(candidates)
             .into_iter()

@@ -25,6 +25,16 @@ pub(crate) struct Decoded {
 }
 
 impl Decoded {
+    /// Room for `len` decoded bytes, so a scan does not grow the buffers
+    /// string after string (an escape is a piece every few dozen bytes in
+    /// prose).
+    pub(crate) fn with_capacity(len: usize) -> Decoded {
+        Decoded {
+            text: Vec::with_capacity(len),
+            pieces: Vec::with_capacity(len / 16),
+        }
+    }
+
     pub(crate) fn clear(&mut self) {
         self.text.clear();
         self.pieces.clear();

@@ -188,6 +188,7 @@ fn bodyish() -> impl Strategy<Value = Vec<u8>> {
         Just(b"-----BEGIN PRIVATE KEY-----".to_vec()),
         Just(b"password=".to_vec()),
         Just(b"sk-ant-".to_vec()),
+        Just(b"xoxb-".to_vec()),
         Just(b"\r\n--b\r\n".to_vec()),
         "[0-9 .:()+-]{1,12}".prop_map(String::into_bytes),
     ];

@@ -136,7 +136,9 @@ pub(crate) fn detect(shape: Shape, text: &[u8], anchor: usize) -> Option<(Kind, 
             let mut end = run_end(text, start + 5, 512, |b| {
                 is_alnum(b) || b == b'-' || b == b'.'
             });
-            while matches!(text[end - 1], b'.' | b'-') {
+            // Trailing separators end a sentence, not the token; the prefix
+            // itself (`xoxb-`) is never trimmed.
+            while end > start + 5 && matches!(text[end - 1], b'.' | b'-') {
                 end -= 1;
             }
             let body = &text[start + 5..end];

@@ -111,6 +111,8 @@ fn near_misses() {
         "sk-proj-tooShort",
         "xoxb-nodigitsatallhere",
         "xoxb-123",
+        "xoxb-", // the prefix alone, at the end
+        "xoxb-- and xoxp-.",
         "sk_live_short",
         "pk_live_a9mHCLbbOMp1qnlsjImrtLWq", // publishable, not secret
         "eyJhbGciOiJIUzI1NiJ9",             // a header alone
