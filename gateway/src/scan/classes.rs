@@ -249,19 +249,6 @@ mod tests {
         }
     }
 
-    /// Reference digit count, as the engine's token reading had it.
-    fn digits_ahead_scalar(text: &[u8], start: usize) -> usize {
-        let mut digits = 0;
-        for &b in text[start..].iter().take(24) {
-            match b {
-                b'0'..=b'9' => digits += 1,
-                b' ' | b'-' | b'.' | b'(' | b')' => {}
-                _ => break,
-            }
-        }
-        digits
-    }
-
     /// The pair holding `pos` in its first block.
     fn pair_at(text: &[u8], pos: usize) -> Pair {
         pairs(text).nth(pos / BLOCK).expect("in the text")
@@ -342,7 +329,7 @@ mod tests {
                 padded.extend_from_slice(text);
                 for (p, b) in padded.iter().enumerate() {
                     if b.is_ascii_digit() {
-                        let want = digits_ahead_scalar(&padded, p);
+                        let want = super::super::engine::digits_ahead(&padded, p);
                         assert_eq!(pair_at(&padded, p).digits_ahead(p), want, "{pad} {p}");
                     }
                 }

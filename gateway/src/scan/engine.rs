@@ -182,7 +182,7 @@ impl Engine {
 /// prose ("in 2023", "45.3%") hold too few digits for any value, and no
 /// validator needs to see them. ([`Pair::digits_ahead`](super::classes::Pair::digits_ahead)
 /// counts the same with masks.)
-fn digits_ahead(text: &[u8], start: usize) -> usize {
+pub(super) fn digits_ahead(text: &[u8], start: usize) -> usize {
     let mut digits = 0;
     for &b in text[start..].iter().take(24) {
         match b {
