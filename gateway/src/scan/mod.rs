@@ -126,7 +126,7 @@ impl Scanner {
         // as needed: most strings are short.
         let mut scratch = Decoded::with_capacity(body.len().min(SCRATCH_CAP));
         self.scan_typed(content_type, body, 0, &mut scratch, &mut candidates, 0);
-        engine::resolve(candidates)
+        engine::resolve(&mut candidates)
             .into_iter()
             .map(|c| Finding {
                 kind: c.kind,
