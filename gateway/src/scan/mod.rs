@@ -29,6 +29,8 @@ mod segment;
 pub use decode::{DecodeError, DecodedBody, decode};
 pub use kind::{Kind, KindSet, UnknownKind};
 
+use std::cell::RefCell;
+
 use crate::policy::raw;
 use engine::{Candidate, Engine};
 use segment::Decoded;
@@ -93,9 +95,36 @@ impl ScanError {
 /// as plain text.
 const MAX_NESTING: u8 = 4;
 
-/// The most decoded bytes room is made for before a scan (they grow past
-/// it when a string is longer).
-const SCRATCH_CAP: usize = 16 << 10;
+/// The buffers a scan works in, kept on each thread from one scan to the
+/// next: small bodies (most requests) then cost no allocation but their
+/// findings, where growing them afresh was a tenth of a 1 KiB scan.
+#[derive(Debug, Default)]
+struct Scratch {
+    decoded: Decoded,
+    candidates: Vec<Candidate>,
+}
+
+/// Past this many bytes the buffers are given back after a scan: one huge
+/// body should not pin its size on a thread.
+const SCRATCH_KEEP: usize = 1 << 20;
+
+impl Scratch {
+    fn clear(&mut self) {
+        self.decoded.clear();
+        self.candidates.clear();
+    }
+
+    fn trim(&mut self) {
+        let candidates = self.candidates.capacity() * size_of::<Candidate>();
+        if self.decoded.capacity() + candidates > SCRATCH_KEEP {
+            *self = Scratch::default();
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
+}
 
 /// The detectors of one policy, built once.
 #[derive(Debug)]
@@ -121,19 +150,24 @@ impl Scanner {
     /// request's Content-Type header; a missing one is sniffed (JSON when the
     /// body starts with `{` or `[`, text otherwise).
     pub fn scan(&self, content_type: Option<&str>, body: &[u8]) -> Vec<Finding> {
-        let mut candidates = Vec::new();
-        // Decoding never lengthens a string. Past a point the buffers grow
-        // as needed: most strings are short.
-        let mut scratch = Decoded::with_capacity(body.len().min(SCRATCH_CAP));
-        self.scan_typed(content_type, body, 0, &mut scratch, &mut candidates, 0);
-        engine::resolve(candidates)
-            .into_iter()
-            .map(|c| Finding {
-                kind: c.kind,
-                start: c.start,
-                end: c.end,
-            })
-            .collect()
+        SCRATCH.with_borrow_mut(|scratch| {
+            scratch.clear();
+            let Scratch {
+                decoded,
+                candidates,
+            } = scratch;
+            self.scan_typed(content_type, body, 0, decoded, candidates, 0);
+            let findings = engine::resolve(candidates)
+                .into_iter()
+                .map(|c| Finding {
+                    kind: c.kind,
+                    start: c.start,
+                    end: c.end,
+                })
+                .collect();
+            scratch.trim();
+            findings
+        })
     }
 
     fn scan_typed(

@@ -25,14 +25,9 @@ pub(crate) struct Decoded {
 }
 
 impl Decoded {
-    /// Room for `len` decoded bytes, so a scan does not grow the buffers
-    /// string after string (an escape is a piece every few dozen bytes in
-    /// prose).
-    pub(crate) fn with_capacity(len: usize) -> Decoded {
-        Decoded {
-            text: Vec::with_capacity(len),
-            pieces: Vec::with_capacity(len / 16),
-        }
+    /// Bytes held, text and map.
+    pub(crate) fn capacity(&self) -> usize {
+        self.text.capacity() + self.pieces.capacity() * size_of::<Piece>()
     }
 
     pub(crate) fn clear(&mut self) {
