@@ -19,7 +19,10 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
+};
 use regex::Regex;
 use sluice::injection::Detector;
 use sluice::injection::extract::Body;
@@ -52,6 +55,26 @@ fn naive_scan(regexes: &[Regex], body: &str) -> usize {
     regexes.iter().map(|r| r.find_iter(body).count()).sum()
 }
 
+/// Runs `bench` in group `name` on every API's body at every size, with the
+/// same settings for every group.
+fn each_body(c: &mut Criterion, name: &str, mut bench: impl FnMut(&mut Group<'_>, &str, &[u8])) {
+    let mut group = c.benchmark_group(name);
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(20);
+    for api in [Api::OpenAiChat, Api::AnthropicMessages] {
+        for (label, size) in [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
+            let bytes = body(api, size, 42);
+            group.throughput(Throughput::Bytes(bytes.len() as u64));
+            bench(&mut group, &format!("{}/{label}", api.name()), &bytes);
+        }
+    }
+    group.finish();
+}
+
+type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
 fn scan(c: &mut Criterion) {
     let scanner = Scanner::new(&ScanConfig::all()).expect("scanner");
     let detector = Detector::default();
@@ -59,64 +82,42 @@ fn scan(c: &mut Criterion) {
         .iter()
         .map(|p| Regex::new(p).expect("regex"))
         .collect();
-    let mut group = c.benchmark_group("scan");
-    group
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(20);
-    for api in [Api::OpenAiChat, Api::AnthropicMessages] {
-        for (label, size) in [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
-            let bytes = body(api, size, 42);
-            let text = String::from_utf8(bytes.clone()).expect("utf-8");
-            // The bodies are not trivially clean, and benign: the detector
-            // has to read them all and let them through.
-            assert!(!scanner.scan(JSON, &bytes).is_empty() || size < 4096);
-            assert!(detector.assess(JSON, &bytes).score < detector.threshold());
-            group.throughput(Throughput::Bytes(bytes.len() as u64));
-            let id = format!("{}/{label}", api.name());
-            group.bench_with_input(BenchmarkId::new("pii", &id), &bytes, |b, bytes| {
-                b.iter(|| scanner.scan(JSON, black_box(bytes)))
-            });
-            group.bench_with_input(BenchmarkId::new("injection", &id), &bytes, |b, bytes| {
-                b.iter(|| detector.assess(JSON, black_box(bytes)))
-            });
-            group.bench_with_input(BenchmarkId::new("both", &id), &bytes, |b, bytes| {
-                b.iter(|| {
-                    let findings = scanner.scan(JSON, black_box(bytes));
-                    let assessment = detector.assess(JSON, black_box(bytes));
-                    (findings, assessment)
-                })
-            });
-            group.bench_with_input(BenchmarkId::new("naive_regex", &id), &text, |b, text| {
-                b.iter(|| naive_scan(&regexes, black_box(text)))
-            });
-        }
-    }
-    group.finish();
+    each_body(c, "scan", |group, id, bytes| {
+        let text = std::str::from_utf8(bytes).expect("utf-8");
+        // The bodies are not trivially clean, and benign: the detector
+        // has to read them all and let them through.
+        assert!(!scanner.scan(JSON, bytes).is_empty() || bytes.len() < 4096);
+        assert!(detector.assess(JSON, bytes).score < detector.threshold());
+        group.bench_with_input(BenchmarkId::new("pii", id), bytes, |b, bytes| {
+            b.iter(|| scanner.scan(JSON, black_box(bytes)))
+        });
+        group.bench_with_input(BenchmarkId::new("injection", id), bytes, |b, bytes| {
+            b.iter(|| detector.assess(JSON, black_box(bytes)))
+        });
+        group.bench_with_input(BenchmarkId::new("both", id), bytes, |b, bytes| {
+            b.iter(|| {
+                let findings = scanner.scan(JSON, black_box(bytes));
+                let assessment = detector.assess(JSON, black_box(bytes));
+                (findings, assessment)
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("naive_regex", id), text, |b, text| {
+            b.iter(|| naive_scan(&regexes, black_box(text)))
+        });
+    });
 }
 
 /// Getting the text out of a body for the injection detector, alone.
 fn extract(c: &mut Criterion) {
-    let mut group = c.benchmark_group("extract");
-    group
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(20);
-    for api in [Api::OpenAiChat, Api::AnthropicMessages] {
-        for (label, size) in [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
-            let bytes = body(api, size, 42);
-            group.throughput(Throughput::Bytes(bytes.len() as u64));
-            let id = format!("{}/{label}", api.name());
-            group.bench_with_input(BenchmarkId::new("segments", &id), &bytes, |b, bytes| {
-                b.iter(|| Body::read(JSON, black_box(bytes)).segments().len())
-            });
-            // For comparison: what building a serde_json tree alone costs.
-            group.bench_with_input(BenchmarkId::new("serde_value", &id), &bytes, |b, bytes| {
-                b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(bytes)).is_ok())
-            });
-        }
-    }
-    group.finish();
+    each_body(c, "extract", |group, id, bytes| {
+        group.bench_with_input(BenchmarkId::new("segments", id), bytes, |b, bytes| {
+            b.iter(|| Body::read(JSON, black_box(bytes)).segments().len())
+        });
+        // For comparison: what building a serde_json tree alone costs.
+        group.bench_with_input(BenchmarkId::new("serde_value", id), bytes, |b, bytes| {
+            b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(bytes)).is_ok())
+        });
+    });
 }
 
 criterion_group!(benches, scan, extract);
