@@ -6,7 +6,7 @@
 
 use super::anchors::{Anchor, Anchors};
 use super::chars::{at, before, is_alnum, is_digit, run_end, starts_token};
-use super::classes::{FirstDigits, pairs};
+use super::classes::{Block, FirstDigits, pairs};
 use super::detect::{card, email, generic, iban, ip, phone, secrets, ssn};
 use super::kind::{Kind, KindSet};
 
@@ -82,11 +82,16 @@ impl Engine {
         let digit_stops = if self.numbers { u64::MAX } else { 0 };
         let at_stops = if self.email { u64::MAX } else { 0 };
         let mut first_digits = FirstDigits::default();
+        let mut before = Block::default();
         // Nothing before this is looked at again.
         let mut next = 0;
         for pair in pairs(text) {
             let words = first_digits.next(&pair.lo);
-            let mut stops = (words & digit_stops | pair.lo.at & at_stops) & pair.from(next);
+            // First digits that cannot start a value are no stops: the
+            // exact tests below would pass them by anyway.
+            let numbers = words & pair.may_hold_values(&before) & digit_stops;
+            before = pair.lo;
+            let mut stops = (numbers | pair.lo.at & at_stops) & pair.from(next);
             while stops != 0 {
                 let p = pair.base + stops.trailing_zeros() as usize;
                 stops &= stops - 1;
@@ -308,6 +313,7 @@ fn settle(cluster: &mut [Candidate], kept: &mut Vec<Candidate>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::classes::BLOCK;
     use super::*;
 
     fn scan(text: &str) -> Vec<(Kind, &str)> {
@@ -416,6 +422,69 @@ mod tests {
             ("1-2-3-4-5-6-7", false),
         ] {
             assert_eq!(run(text), want, "{text}");
+        }
+    }
+
+    /// Text of the bytes numbers and their surroundings are made of, the
+    /// rarer ones (capitals, colons, dots) often enough to meet.
+    fn numberish() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        let bytes = proptest::sample::select(b"0123456789 -.():AZa_@x".to_vec());
+        proptest::collection::vec(bytes, 0..300)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        #[test]
+        fn the_value_masks_keep_every_digit_with_prospects(text in numberish()) {
+            let text = &text[..];
+            let mut before = Block::default();
+            for pair in pairs(text) {
+                let may = pair.may_hold_values(&before);
+                before = pair.lo;
+                for k in 0..BLOCK.min(text.len() - pair.base) {
+                    let p = pair.base + k;
+                    if !is_digit(text[p]) {
+                        continue;
+                    }
+                    let q = run_end(text, p, usize::MAX, is_digit);
+                    let prospects = Prospects::of(text, p, q, digits_ahead(text, p));
+                    proptest::prop_assert!(
+                        !prospects.any() || may >> k & 1 == 1,
+                        "{p} in {:?}: {prospects:?}", String::from_utf8_lossy(text)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_value_masks_pass_prose_numbers_by() {
+        let text = b"in 2023 we grew 45.3% and took 1234 ms, at 1.5 or 17 .";
+        let mut before = Block::default();
+        let pair = pairs(text).next().expect("a block");
+        assert_eq!(pair.may_hold_values(&before) & pair.lo.digit, 0);
+        // Each test alone, in a block of its own or across the edge.
+        for (text, at) in [
+            (&b"ip 10.1.2.3"[..], 3),
+            (b"GB82 WEST", 2),
+            (b"at 12:30", 3),
+            (b"call 415 555-0132", 5),
+        ] {
+            for pad in [0, 60, 62, 64] {
+                let mut padded = vec![b'x'; pad];
+                padded.extend_from_slice(text);
+                let p = pad + at;
+                before = Block::default();
+                let mut may = 0;
+                for pair in pairs(&padded) {
+                    if pair.base + BLOCK > p {
+                        may = pair.may_hold_values(&before) >> (p - pair.base);
+                        break;
+                    }
+                    before = pair.lo;
+                }
+                assert_eq!(may & 1, 1, "{pad} {}", String::from_utf8_lossy(text));
+            }
         }
     }
 
