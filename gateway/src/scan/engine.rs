@@ -6,7 +6,9 @@
 
 use super::anchors::{Anchor, Anchors};
 use super::chars::{at, before, is_alnum, is_digit, run_end, starts_token};
-use super::classes::{Block, FirstDigits, pairs};
+#[cfg(target_arch = "x86_64")]
+use super::classes::Avx2;
+use super::classes::{Baseline, Block, Classify, FirstDigits, pairs};
 use super::detect::{card, email, generic, iban, ip, phone, secrets, ssn};
 use super::kind::{Kind, KindSet};
 
@@ -79,13 +81,35 @@ impl Engine {
     /// on to its end, which may be inside a word: that word is then read
     /// on byte by byte ([`Engine::finish_word`]).
     fn scan_classes(&self, text: &[u8], out: &mut Vec<Candidate>) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx2) = Avx2::detect() {
+            return self.scan_classes_avx2(avx2, text, out);
+        }
+        self.scan_classes_with(Baseline, text, out);
+    }
+
+    /// The class scan compiled for AVX2, which `avx2` proves the CPU has.
+    #[cfg(target_arch = "x86_64")]
+    fn scan_classes_avx2(&self, avx2: Avx2, text: &[u8], out: &mut Vec<Candidate>) {
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,lzcnt")]
+        fn with_avx2(engine: &Engine, avx2: Avx2, text: &[u8], out: &mut Vec<Candidate>) {
+            engine.scan_classes_with(avx2, text, out);
+        }
+        // SAFETY: an `Avx2` exists only on a CPU with these features.
+        unsafe { with_avx2(self, avx2, text, out) }
+    }
+
+    /// The class scan, with blocks classified `how` (and inlined here, so
+    /// the loop is compiled for what `how` needs).
+    #[inline(always)]
+    fn scan_classes_with(&self, how: impl Classify, text: &[u8], out: &mut Vec<Candidate>) {
         let digit_stops = if self.numbers { u64::MAX } else { 0 };
         let at_stops = if self.email { u64::MAX } else { 0 };
         let mut first_digits = FirstDigits::default();
         let mut before = Block::default();
         // Nothing before this is looked at again.
         let mut next = 0;
-        for pair in pairs(text) {
+        for pair in pairs(how, text) {
             let words = first_digits.next(&pair.lo);
             // First digits that cannot start a value are no stops: the
             // exact tests below would pass them by anyway.
@@ -438,7 +462,7 @@ mod tests {
         fn the_value_masks_keep_every_digit_with_prospects(text in numberish()) {
             let text = &text[..];
             let mut before = Block::default();
-            for pair in pairs(text) {
+            for pair in pairs(Baseline, text) {
                 let may = pair.may_hold_values(&before);
                 before = pair.lo;
                 for k in 0..BLOCK.min(text.len() - pair.base) {
@@ -461,7 +485,7 @@ mod tests {
     fn the_value_masks_pass_prose_numbers_by() {
         let text = b"in 2023 we grew 45.3% and took 1234 ms, at 1.5 or 17 .";
         let mut before = Block::default();
-        let pair = pairs(text).next().expect("a block");
+        let pair = pairs(Baseline, text).next().expect("a block");
         assert_eq!(pair.may_hold_values(&before) & pair.lo.digit, 0);
         // Each test alone, in a block of its own or across the edge.
         for (text, at) in [
@@ -476,7 +500,7 @@ mod tests {
                 let p = pad + at;
                 before = Block::default();
                 let mut may = 0;
-                for pair in pairs(&padded) {
+                for pair in pairs(Baseline, &padded) {
                     if pair.base + BLOCK > p {
                         may = pair.may_hold_values(&before) >> (p - pair.base);
                         break;
