@@ -10,7 +10,7 @@
 //! it) and byte by byte elsewhere; all agree on every byte (tested). The
 //! engine's class scan is compiled once per way ([`Classify`]), so the
 //! AVX2 one is inlined into a scan loop compiled for AVX2: seven classes
-//! made classifying a third of the scan, and one call per stretch to pick
+//! made classifying a third of the scan, and one call per engine scan to pick
 //! the loop costs next to nothing.
 
 use super::chars::{is_alnum, is_digit, run_end};

@@ -1,9 +1,11 @@
 //! JSON bodies: the strings are what people and models write, so they are
-//! what is scanned. Structure is skipped with `memchr`; a string without a
-//! backslash is scanned in place, as part of the raw stretch around it; a
-//! string with escapes (`\n`, `\u0040`, `\"`) is decoded into a scratch
-//! buffer with a map from each decoded byte back to the body, so findings
-//! point at the original bytes.
+//! what is scanned. Quotes and backslashes are found 64 bytes at a time
+//! ([`specials`]); a string without a backslash is scanned in place, as
+//! part of the raw stretch around it; a string with escapes (`\n`,
+//! `\u0040`, `\"`) is decoded, as its escapes are met, with a map from each
+//! decoded byte back to the body, so findings point at the original bytes.
+//! A body with such strings has all its stretches laid out end to end
+//! ([`lay_out`]) for one engine call that scans each as if alone.
 //!
 //! Raw stretches include the structure between strings (keys, numbers,
 //! punctuation): quotes and brackets end every token, and a number outside a
@@ -15,6 +17,9 @@
 mod specials;
 pub(crate) mod tape;
 
+use std::ops::Range;
+
+use super::engine::SEPARATOR;
 use super::segment::Decoded;
 use specials::Specials;
 
@@ -22,13 +27,43 @@ use specials::Specials;
 pub(crate) enum Stretch {
     /// `body[start..end]` as it is.
     Raw { start: usize, end: usize },
-    /// The decoded content of one string, in `scratch`.
-    Decoded,
+    /// The decoded content of one string: this range of `scratch`.
+    Decoded(Range<usize>),
 }
 
-/// Walks `body`, calling `visit` with each stretch in order. For
-/// [`Stretch::Decoded`], `scratch` holds the decoded string and its map
-/// when `visit` runs.
+/// Lays the stretches of `body` out end to end in `out` (cleared first),
+/// each followed by a [`SEPARATOR`], and lists where each lies in
+/// `stretches`, for one [`Engine::scan_stretches`](super::engine::Engine::scan_stretches)
+/// call. Returns false, having copied nothing, when `body` has no string
+/// with escapes: it is then one raw stretch, to scan in place.
+pub(crate) fn lay_out(body: &[u8], out: &mut Decoded, stretches: &mut Vec<Range<usize>>) -> bool {
+    out.clear();
+    stretches.clear();
+    // Decoding only shrinks; the separators are few.
+    out.reserve(body.len() + 64);
+    let mut escapes = true;
+    walk(body, out, |stretch, out| {
+        let range = match stretch {
+            Stretch::Raw { start, end } if start == 0 && end == body.len() => {
+                escapes = false;
+                return;
+            }
+            Stretch::Raw { start, end } => {
+                let from = out.text().len();
+                out.literal(&body[start..end], start);
+                from..out.text().len()
+            }
+            Stretch::Decoded(range) => range,
+        };
+        stretches.push(range);
+        out.gap(SEPARATOR);
+    });
+    escapes
+}
+
+/// Walks `body`, calling `visit` with each stretch in order. Decoded
+/// strings are appended to `scratch`; for [`Stretch::Decoded`] the string
+/// and its map are there when `visit` runs.
 ///
 /// One pass: [`Specials`] finds the quotes and backslashes 64 bytes at a
 /// time, and a string is decoded as its escapes are met. LLM-API bodies
@@ -36,7 +71,11 @@ pub(crate) enum Stretch {
 /// per escape to find it, then another to decode it, cost a third of the
 /// scan. (Control characters are stops of [`Specials`] too, for the tape's
 /// sake; here they are passed over.)
-pub(crate) fn walk(body: &[u8], scratch: &mut Decoded, mut visit: impl FnMut(Stretch, &Decoded)) {
+pub(crate) fn walk(
+    body: &[u8],
+    scratch: &mut Decoded,
+    mut visit: impl FnMut(Stretch, &mut Decoded),
+) {
     let mut specials = Specials::new(body);
     let mut raw_start = 0;
     let mut i = 0;
@@ -53,6 +92,7 @@ pub(crate) fn walk(body: &[u8], scratch: &mut Decoded, mut visit: impl FnMut(Str
         let content = q + 1;
         // Where the content not yet decoded starts, once an escape is met.
         let mut pending = None;
+        let mut decoded_from = 0;
         let mut j = content;
         let close = loop {
             let k = specials.next(j);
@@ -72,7 +112,7 @@ pub(crate) fn walk(body: &[u8], scratch: &mut Decoded, mut visit: impl FnMut(Str
                                 };
                                 visit(raw, scratch);
                             }
-                            scratch.clear();
+                            decoded_from = scratch.text().len();
                             content
                         }
                     };
@@ -86,7 +126,10 @@ pub(crate) fn walk(body: &[u8], scratch: &mut Decoded, mut visit: impl FnMut(Str
         };
         if let Some(from) = pending {
             scratch.literal(&body[from..close], from);
-            visit(Stretch::Decoded, scratch);
+            visit(
+                Stretch::Decoded(decoded_from..scratch.text().len()),
+                scratch,
+            );
             raw_start = close;
         }
         i = close + 1;
@@ -196,7 +239,7 @@ mod tests {
     fn walk_with_memchr(
         body: &[u8],
         scratch: &mut Decoded,
-        mut visit: impl FnMut(Stretch, &Decoded),
+        mut visit: impl FnMut(Stretch, &mut Decoded),
     ) {
         let mut raw_start = 0;
         let mut i = 0;
@@ -227,7 +270,8 @@ mod tests {
                 }
                 scratch.clear();
                 unescape(&body[content..close], content, scratch);
-                visit(Stretch::Decoded, scratch);
+                let all = 0..scratch.text().len();
+                visit(Stretch::Decoded(all), scratch);
                 raw_start = close;
             }
             i = close + 1;
@@ -244,22 +288,24 @@ mod tests {
         }
     }
 
-    /// Each stretch a walk visits, a decoded one with the body span of
-    /// each of its bytes.
-    fn visits(
-        walk: impl FnOnce(&[u8], &mut Decoded, &mut dyn FnMut(Stretch, &Decoded)),
-        body: &[u8],
-    ) -> Vec<(Vec<u8>, Vec<(usize, usize)>)> {
+    type Visitor<'a> = &'a mut dyn FnMut(Stretch, &mut Decoded);
+    /// A stretch's text and the body span of each of its bytes (a raw
+    /// one's whole span).
+    type Visit = (Vec<u8>, Vec<(usize, usize)>);
+
+    /// Each stretch a walk visits (its text), a decoded one with the body
+    /// span of each of its bytes.
+    fn visits(walk: impl FnOnce(&[u8], &mut Decoded, Visitor<'_>), body: &[u8]) -> Vec<Visit> {
         let mut out = Vec::new();
         let mut scratch = Decoded::default();
         walk(body, &mut scratch, &mut |stretch, decoded| match stretch {
             Stretch::Raw { start, end } => {
                 out.push((body[start..end].to_vec(), vec![(start, end)]))
             }
-            Stretch::Decoded => {
-                let text = decoded.text();
-                let spans = (0..text.len()).map(|d| decoded.span(d, d + 1)).collect();
-                out.push((text.to_vec(), spans));
+            Stretch::Decoded(range) => {
+                let text = decoded.text()[range.clone()].to_vec();
+                let spans = range.map(|d| decoded.span(d, d + 1)).collect();
+                out.push((text, spans));
             }
         });
         out
@@ -294,9 +340,41 @@ mod tests {
         let mut out = Vec::new();
         walk(body.as_bytes(), &mut scratch, |s, d| match s {
             Stretch::Raw { start, end } => out.push(format!("raw {}", &body[start..end])),
-            Stretch::Decoded => out.push(format!("dec {}", String::from_utf8_lossy(d.text()))),
+            Stretch::Decoded(range) => {
+                let text = String::from_utf8_lossy(&d.text()[range]);
+                out.push(format!("dec {text}"))
+            }
         });
         out
+    }
+
+    #[test]
+    fn stretches_are_laid_out_end_to_end_with_separators() {
+        let body = br#"{"a": "x\ny", "b": "z\"", "c": 1}"#;
+        let mut out = Decoded::default();
+        let mut stretches = Vec::new();
+        assert!(lay_out(body, &mut out, &mut stretches));
+        assert_eq!(
+            out.text(),
+            b"{\"a\": \"\0x\ny\0\", \"b\": \"\0z\"\0\", \"c\": 1}\0"
+        );
+        let texts: Vec<&[u8]> = stretches.iter().map(|r| &out.text()[r.clone()]).collect();
+        assert_eq!(
+            texts,
+            [
+                &b"{\"a\": \""[..],
+                b"x\ny",
+                br#"", "b": ""#,
+                b"z\"",
+                br#"", "c": 1}"#
+            ]
+        );
+        // Each maps back to the body: `z"` is `z\"`.
+        let z = stretches[3].start;
+        assert_eq!(out.span(z, z + 2), (20, 23));
+        // A body without escapes is left where it is.
+        assert!(!lay_out(br#"{"a": "b"}"#, &mut out, &mut stretches));
+        assert!(out.text().is_empty() && stretches.is_empty());
     }
 
     #[test]

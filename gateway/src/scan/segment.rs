@@ -30,6 +30,11 @@ impl Decoded {
         self.text.capacity() + self.pieces.capacity() * size_of::<Piece>()
     }
 
+    /// Makes room for `additional` more bytes of text.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.text.reserve(additional);
+    }
+
     pub(crate) fn clear(&mut self) {
         self.text.clear();
         self.pieces.clear();
@@ -60,6 +65,12 @@ impl Decoded {
             escape_len,
         });
         self.text.extend_from_slice(bytes);
+    }
+
+    /// Appends `byte`, which comes from nowhere in the body: it keeps
+    /// stretches laid out end to end apart, and no finding covers it.
+    pub(crate) fn gap(&mut self, byte: u8) {
+        self.text.push(byte);
     }
 
     pub(crate) fn text(&self) -> &[u8] {
