@@ -590,7 +590,7 @@ mod tests {
     /// Text of the bytes numbers and their surroundings are made of, the
     /// rarer ones (capitals, colons, dots) often enough to meet.
     fn numberish() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
-        let bytes = proptest::sample::select(b"0123456789 -.():AZa_@x".to_vec());
+        let bytes = proptest::sample::select(b"0123456789 -.():AZa_@x.com".to_vec());
         proptest::collection::vec(bytes, 0..300)
     }
 
@@ -616,6 +616,30 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+        /// On a CPU with AVX2 the scanner never runs the baseline loop:
+        /// it is checked here against the one that runs.
+        #[test]
+        fn the_baseline_class_scan_finds_what_the_chosen_one_finds(
+            mut text in numberish(),
+            at in 0..300usize,
+        ) {
+            // Values too, anywhere in the blocks.
+            let at = at.min(text.len());
+            text.splice(at..at, b" 415 555-0132 a@b.com 10.1.2.3 fe80::1 GB82WEST12345698765432".to_vec());
+            let engine = Engine::new(KindSet::all()).expect("engine");
+            let whole = 0..text.len();
+            let whole = std::slice::from_ref(&whole);
+            let mut baseline = Vec::new();
+            engine.scan_classes_with(Baseline, &text, whole, &mut baseline);
+            let mut chosen = Vec::new();
+            engine.scan_classes(&text, whole, &mut chosen);
+            proptest::prop_assert!(!chosen.is_empty());
+            proptest::prop_assert_eq!(baseline, chosen);
         }
     }
 
