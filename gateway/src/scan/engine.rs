@@ -333,6 +333,7 @@ struct Prospects {
 
 impl Prospects {
     /// `digits`: how many the token at `p` holds ([`digits_ahead`]).
+    #[inline(always)]
     fn of(text: &[u8], p: usize, q: usize, digits: usize) -> Prospects {
         let v4 = digits >= 4 && q - p <= 3 && at(text, q) == b'.';
         Prospects {
@@ -350,6 +351,7 @@ impl Prospects {
 }
 
 /// Whether a colon is among the four bytes before `p` or from `q`.
+#[inline(always)]
 fn colon_within_four(text: &[u8], p: usize, q: usize) -> bool {
     let four = |from: usize| -> u32 {
         let mut bytes = [0u8; 4];
