@@ -160,10 +160,15 @@ impl Engine {
         // Nothing before this is looked at again.
         let mut next = 0;
         for pair in pairs(how, text) {
-            let words = first_digits.next(&pair.lo);
+            let words = first_digits.next(&pair.lo) & digit_stops;
             // First digits that cannot start a value are no stops: the
-            // exact tests below would pass them by anyway.
-            let numbers = words & pair.may_hold_values(&before) & digit_stops;
+            // exact tests below would pass them by anyway. Half the blocks
+            // of prose have no first digit, and skip the masks' work.
+            let numbers = if words == 0 {
+                0
+            } else {
+                words & pair.may_hold_values(&before)
+            };
             before = pair.lo;
             let mut stops = (numbers | pair.lo.at & at_stops) & pair.from(next);
             while stops != 0 {
