@@ -164,16 +164,11 @@ pub(crate) fn unescape(src: &[u8], base: usize, out: &mut Decoded) {
 /// Appends what the escape at the start of `src` (at `source` in the body)
 /// decodes to; returns its length in `src`.
 fn decode_escape(src: &[u8], source: usize, out: &mut Decoded) -> usize {
-    let (bytes, len) = escape(src);
-    let mut buf = [0u8; 4];
-    let decoded: &[u8] = match bytes {
-        Escaped::Byte(b) => {
-            buf[0] = b;
-            &buf[..1]
-        }
-        Escaped::Char(c) => c.encode_utf8(&mut buf).as_bytes(),
-    };
-    out.escape(decoded, source, len);
+    let (decoded, len) = escape(src);
+    match decoded {
+        Escaped::Byte(b) => out.escape_byte(b, source, len),
+        Escaped::Char(c) => out.escape(c.encode_utf8(&mut [0; 4]).as_bytes(), source, len),
+    }
     len
 }
 

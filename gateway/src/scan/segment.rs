@@ -67,6 +67,17 @@ impl Decoded {
         self.text.extend_from_slice(bytes);
     }
 
+    /// [`Decoded::escape`] of an escape that decodes to one byte (`\n`,
+    /// `\"`, `%20`: most of them), without a copy call for one byte.
+    pub(crate) fn escape_byte(&mut self, byte: u8, source: usize, escape_len: usize) {
+        self.pieces.push(Piece {
+            decoded: self.text.len(),
+            source,
+            escape_len,
+        });
+        self.text.push(byte);
+    }
+
     /// Appends `byte`, which comes from nowhere in the body: it keeps
     /// stretches laid out end to end apart, and no finding covers it.
     pub(crate) fn gap(&mut self, byte: u8) {
