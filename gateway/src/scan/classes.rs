@@ -1,14 +1,17 @@
 //! Byte-class bitmasks: which bytes of a 64-byte block are digits, `@`,
-//! letters or digits, or number separators, one bit per byte. The engine
-//! finds where to stop and how far a run goes with bit operations on these
-//! masks instead of byte loops, whose exits the branch predictor cannot
-//! learn on real text (a digit run, a word: every length differs).
+//! letters or digits, number separators, capitals, colons or dots, one bit
+//! per byte. The engine finds where to stop and how far a run goes with bit
+//! operations on these masks instead of byte loops, whose exits the branch
+//! predictor cannot learn on real text (a digit run, a word: every length
+//! differs).
 //!
-//! A block is classified with SSE2 on x86-64 (every x86-64 CPU has it) and
-//! byte by byte elsewhere; the two agree on every byte (tested). AVX2 was
-//! tried: no faster on large bodies (classifying is not where the time
-//! goes) and slower on small ones (calling a separately compiled scan cost
-//! more per stretch than it saved).
+//! A block is classified with AVX2 where the CPU has it (checked at run
+//! time: [`Avx2::detect`]), else with SSE2 on x86-64 (every x86-64 CPU has
+//! it) and byte by byte elsewhere; all agree on every byte (tested). The
+//! engine's class scan is compiled once per way ([`Classify`]), so the
+//! AVX2 one is inlined into a scan loop compiled for AVX2: seven classes
+//! made classifying a third of the scan, and one call per engine scan to pick
+//! the loop costs next to nothing.
 
 use super::chars::{is_alnum, is_digit, run_end};
 
@@ -23,40 +26,117 @@ pub(crate) struct Block {
     pub alnum: u64,
     /// `' '`, `-`, `.`, `(` and `)`: what numbers are written with.
     pub sep: u64,
+    /// `A`-`Z`, `:` and `.`: what tells a digit run that may start a value
+    /// ([`Pair::may_hold_values`]).
+    pub upper: u64,
+    pub colon: u64,
+    pub dot: u64,
 }
 
 fn is_sep(b: u8) -> bool {
     matches!(b, b' ' | b'-' | b'.' | b'(' | b')')
 }
 
-/// Classifies one block.
-#[inline(always)]
-fn classify(bytes: &[u8; BLOCK]) -> Block {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE2 is part of x86-64.
-    return unsafe { x86::sse2(bytes) };
-    #[cfg(not(target_arch = "x86_64"))]
-    portable(bytes)
+/// A way to classify blocks.
+pub(crate) trait Classify: Copy + 'static {
+    fn block(self, bytes: &[u8; BLOCK]) -> Block;
+}
+
+/// What every CPU of the target can do: SSE2 on x86-64, byte by byte
+/// elsewhere.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Baseline;
+
+impl Classify for Baseline {
+    #[inline(always)]
+    fn block(self, bytes: &[u8; BLOCK]) -> Block {
+        #[cfg(target_arch = "x86_64")]
+        return x86::sse2(bytes);
+        #[cfg(not(target_arch = "x86_64"))]
+        portable(bytes)
+    }
+}
+
+/// AVX2, with the bit instructions that come with it (BMI1, BMI2, POPCNT,
+/// LZCNT). Only [`Avx2::detect`] makes one, on a CPU that has them all, so
+/// holding one is the proof that code compiled for them may run.
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Avx2(());
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2 {
+    /// An `Avx2` when this CPU has the features (the answer is cached by
+    /// `std`: one load after the first call). The list is the engine's
+    /// `target_feature` list for its AVX2 loop.
+    #[inline]
+    pub(crate) fn detect() -> Option<Avx2> {
+        let has = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+            && std::arch::is_x86_feature_detected!("popcnt")
+            && std::arch::is_x86_feature_detected!("lzcnt");
+        has.then_some(Avx2(()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Classify for Avx2 {
+    #[inline(always)]
+    fn block(self, bytes: &[u8; BLOCK]) -> Block {
+        // SAFETY: an `Avx2` exists only on a CPU with AVX2 (`detect`).
+        unsafe { x86::avx2(bytes) }
+    }
 }
 
 /// The block of `text` from `start`; bytes past the end are zero, which is
 /// in no class (as [`super::chars::at`] reads them).
 #[inline(always)]
-fn classify_at(text: &[u8], start: usize) -> Block {
-    match text.get(start..start + BLOCK) {
-        Some(bytes) => classify(bytes.try_into().expect("BLOCK bytes")),
+fn classify_at(how: impl Classify, text: &[u8], start: usize) -> Block {
+    if let Some(bytes) = text.get(start..start + BLOCK) {
+        return how.block(bytes.try_into().expect("BLOCK bytes"));
+    }
+    if start >= text.len() {
         // The block after the last of a short stretch: no need to look.
-        None if start >= text.len() => Block::default(),
-        None => {
-            let mut padded = [0u8; BLOCK];
-            let tail = text.get(start..).unwrap_or_default();
-            padded[..tail.len()].copy_from_slice(tail);
-            classify(&padded)
+        return Block::default();
+    }
+    match text.len().checked_sub(BLOCK) {
+        // The last 64 bytes of the text, less those before `start`: no copy
+        // (a padded copy here, once per stretch, was a tenth of the scan).
+        Some(last) => how
+            .block(text[last..].try_into().expect("BLOCK bytes"))
+            .shifted(start - last),
+        None => how.block(&padded(&text[start..])),
+    }
+}
+
+/// `tail` followed by zeros. Kept out of line: inlined, the copy was
+/// turned into a byte-by-byte shuffle.
+#[inline(never)]
+fn padded(tail: &[u8]) -> [u8; BLOCK] {
+    let mut padded = [0u8; BLOCK];
+    padded[..tail.len()].copy_from_slice(tail);
+    padded
+}
+
+impl Block {
+    /// The classes of the bytes from `k` on (`k < 64`): bytes shifted in
+    /// at the end are in no class.
+    #[inline(always)]
+    fn shifted(self, k: usize) -> Block {
+        Block {
+            digit: self.digit >> k,
+            at: self.at >> k,
+            alnum: self.alnum >> k,
+            sep: self.sep >> k,
+            upper: self.upper >> k,
+            colon: self.colon >> k,
+            dot: self.dot >> k,
         }
     }
 }
 
-/// Byte by byte: the reference the vector variant is tested against.
+/// Byte by byte: the reference the vector variants are tested against.
 #[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "tests only"))]
 fn portable(bytes: &[u8; BLOCK]) -> Block {
     let mut out = Block::default();
@@ -67,6 +147,9 @@ fn portable(bytes: &[u8; BLOCK]) -> Block {
         set(&mut out.at, b == b'@');
         set(&mut out.alnum, is_alnum(b));
         set(&mut out.sep, is_sep(b));
+        set(&mut out.upper, b.is_ascii_uppercase());
+        set(&mut out.colon, b == b':');
+        set(&mut out.dot, b == b'.');
     }
     out
 }
@@ -82,11 +165,13 @@ pub(crate) struct Pair {
 }
 
 impl Pair {
+    #[inline(always)]
     fn bits(&self, class: impl Fn(&Block) -> u64) -> u128 {
         u128::from(class(&self.lo)) | u128::from(class(&self.hi)) << BLOCK
     }
 
     /// The bits of the first block at or after `pos` in the text.
+    #[inline(always)]
     pub(crate) fn from(&self, pos: usize) -> u64 {
         match pos.checked_sub(self.base) {
             None => u64::MAX,
@@ -97,6 +182,7 @@ impl Pair {
 
     /// End of the run of `class` bytes of `text` from `from` (in the first
     /// block); `scalar` is the same class, for a run past the second.
+    #[inline(always)]
     pub(crate) fn run_end(
         &self,
         text: &[u8],
@@ -118,6 +204,7 @@ impl Pair {
 
     /// How many digits the number-like token at `start` (in the first
     /// block) holds: digits and separators, up to 24 bytes.
+    #[inline(always)]
     pub(crate) fn digits_ahead(&self, start: usize) -> usize {
         let offset = start - self.base;
         debug_assert!(offset < BLOCK);
@@ -125,6 +212,48 @@ impl Pair {
         let len = (!token).trailing_zeros().min(24);
         let digits = (self.bits(|b| b.digit) >> offset) as u32 & ((1u32 << len) - 1);
         count_ones_24(digits)
+    }
+
+    /// The bytes of the first block that the numeric validators may start
+    /// a value at, given `before`, the block before it (all zero at the
+    /// start): a superset, tested, of the digits where the engine's exact
+    /// tests (`Prospects`) pass. Most numbers in prose ("in 2023", "53.4%")
+    /// fail all three tests below, and are then passed by without looking
+    /// at a byte of them.
+    ///
+    /// A digit at `p` may start a value when it has
+    /// - two capitals just before it (an IBAN's country), or
+    /// - a colon within four bytes before it or seven after (an IPv6 group:
+    ///   the run is at most four digits and the colon within four bytes
+    ///   of either end), or
+    /// - a run of digits and separators from it at least eight bytes long
+    ///   (eight digits: phone, SSN, card), or five long with a dot one to
+    ///   three bytes on (IPv4: four digits, one to three before a dot).
+    #[inline(always)]
+    pub(crate) fn may_hold_values(&self, before: &Block) -> u64 {
+        // The lookbehind tests see the previous block in the low half.
+        let behind = |class: fn(&Block) -> u64| -> u128 {
+            u128::from(class(before)) | u128::from(class(&self.lo)) << BLOCK
+        };
+        let upper = behind(|b| b.upper);
+        let capitals = (upper << 1 & upper << 2) >> BLOCK;
+        let colon = behind(|b| b.colon);
+        let colon_before = colon << 1 | colon << 2;
+        let colon_before = (colon_before | colon_before << 2) >> BLOCK;
+        // The lookahead tests see the next block in the high half.
+        let colon = self.bits(|b| b.colon);
+        let colon_after = colon >> 1 | colon >> 2;
+        let colon_after = colon_after | colon_after >> 2;
+        let colon_after = colon_after | colon_after >> 3;
+        let run = self.bits(|b| b.digit | b.sep);
+        let run2 = run & run >> 1;
+        let run4 = run2 & run2 >> 2;
+        let run5 = run4 & run >> 4;
+        let run8 = run4 & run4 >> 4;
+        let dot = self.bits(|b| b.dot);
+        let dot_soon = dot >> 1 | dot >> 2 | dot >> 3;
+        let may = capitals | colon_before | colon_after | run8 | run5 & dot_soon;
+        may as u64
     }
 }
 
@@ -144,12 +273,13 @@ fn count_ones_24(x: u32) -> usize {
     usize::from(TABLE[usize::from(a)] + TABLE[usize::from(b)] + TABLE[usize::from(c)])
 }
 
-/// The pairs of `text`, one per block.
-pub(crate) fn pairs(text: &[u8]) -> impl Iterator<Item = Pair> + '_ {
-    let mut next = classify_at(text, 0);
+/// The pairs of `text`, one per block, classified `how`.
+#[inline(always)]
+pub(crate) fn pairs(how: impl Classify, text: &[u8]) -> impl Iterator<Item = Pair> + '_ {
+    let mut next = classify_at(how, text, 0);
     (0..text.len()).step_by(BLOCK).map(move |base| {
         let lo = next;
-        next = classify_at(text, base + BLOCK);
+        next = classify_at(how, text, base + BLOCK);
         Pair { base, lo, hi: next }
     })
 }
@@ -171,6 +301,7 @@ pub(crate) struct FirstDigits {
 
 impl FirstDigits {
     /// The first digits in `block`, which follows the previous one.
+    #[inline(always)]
     pub(crate) fn next(&mut self, block: &Block) -> u64 {
         let letters = block.alnum & !block.digit;
         let starts = block.alnum & !(block.alnum << 1 | u64::from(self.in_word));
@@ -188,35 +319,79 @@ mod x86 {
 
     use super::{BLOCK, Block};
 
-    #[inline]
-    #[target_feature(enable = "sse2")]
+    // SSE2 is part of x86-64: these need no `target_feature` of their own,
+    // so they can be inlined into the scan loop (a call per block returning
+    // seven masks through memory cost a sixth of the scan).
+    #[inline(always)]
     pub(super) fn sse2(bytes: &[u8; BLOCK]) -> Block {
         let mut out = Block::default();
         for (k, chunk) in bytes.as_chunks::<16>().0.iter().enumerate() {
-            // SAFETY: `chunk` is 16 readable bytes and the load is unaligned.
-            let x = unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) };
-            let mask = |v: __m128i| u64::from(_mm_movemask_epi8(v) as u16) << (16 * k);
-            let eq = |x: __m128i, b: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8));
+            // SAFETY: SSE2 is part of x86-64, so every intrinsic here is
+            // available; `chunk` is 16 readable bytes and the load is
+            // unaligned.
+            unsafe {
+                let x = _mm_loadu_si128(chunk.as_ptr().cast());
+                let mask = |v: __m128i| u64::from(_mm_movemask_epi8(v) as u16) << (16 * k);
+                let eq = |x: __m128i, b: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8));
+                let digit = in_range(x, b'0', 10);
+                let letter = in_range(_mm_or_si128(x, _mm_set1_epi8(0x20)), b'a', 26);
+                // `(`/`)` differ in the low bit; `-`/`.` are adjacent.
+                let paren = eq(_mm_and_si128(x, _mm_set1_epi8(!1)), b'(');
+                let sep = _mm_or_si128(_mm_or_si128(eq(x, b' '), paren), in_range(x, b'-', 2));
+                out.digit |= mask(digit);
+                out.alnum |= mask(_mm_or_si128(digit, letter));
+                out.at |= mask(eq(x, b'@'));
+                out.sep |= mask(sep);
+                out.upper |= mask(in_range(x, b'A', 26));
+                out.colon |= mask(eq(x, b':'));
+                out.dot |= mask(eq(x, b'.'));
+            }
+        }
+        out
+    }
+
+    /// The same, 32 bytes at a time.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn avx2(bytes: &[u8; BLOCK]) -> Block {
+        let mut out = Block::default();
+        for (k, chunk) in bytes.as_chunks::<32>().0.iter().enumerate() {
+            // SAFETY: `chunk` is 32 readable bytes and the load is unaligned.
+            let x = unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) };
+            let mask = |v: __m256i| u64::from(_mm256_movemask_epi8(v) as u32) << (32 * k);
+            let eq = |x: __m256i, b: u8| _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b as i8));
+            let in_range = |x: __m256i, lo: u8, len: u8| {
+                let d = _mm256_sub_epi8(x, _mm256_set1_epi8(lo as i8));
+                _mm256_cmpeq_epi8(_mm256_min_epu8(d, _mm256_set1_epi8((len - 1) as i8)), d)
+            };
             let digit = in_range(x, b'0', 10);
-            let letter = in_range(_mm_or_si128(x, _mm_set1_epi8(0x20)), b'a', 26);
-            // `(`/`)` differ in the low bit; `-`/`.` are adjacent.
-            let paren = eq(_mm_and_si128(x, _mm_set1_epi8(!1)), b'(');
-            let sep = _mm_or_si128(_mm_or_si128(eq(x, b' '), paren), in_range(x, b'-', 2));
+            let letter = in_range(_mm256_or_si256(x, _mm256_set1_epi8(0x20)), b'a', 26);
+            let paren = eq(_mm256_and_si256(x, _mm256_set1_epi8(!1)), b'(');
+            let space = eq(x, b' ');
+            let sep = _mm256_or_si256(_mm256_or_si256(space, paren), in_range(x, b'-', 2));
             out.digit |= mask(digit);
-            out.alnum |= mask(_mm_or_si128(digit, letter));
+            out.alnum |= mask(_mm256_or_si256(digit, letter));
             out.at |= mask(eq(x, b'@'));
             out.sep |= mask(sep);
+            out.upper |= mask(in_range(x, b'A', 26));
+            out.colon |= mask(eq(x, b':'));
+            out.dot |= mask(eq(x, b'.'));
         }
         out
     }
 
     /// Lanes of `x` in `lo..lo + len` (unsigned): subtract, then the
     /// difference is its own minimum with `len - 1` only when below `len`.
-    #[inline]
-    #[target_feature(enable = "sse2")]
-    fn in_range(x: __m128i, lo: u8, len: u8) -> __m128i {
-        let d = _mm_sub_epi8(x, _mm_set1_epi8(lo as i8));
-        _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8((len - 1) as i8)), d)
+    ///
+    /// # Safety
+    /// Needs SSE2, which every x86-64 CPU has.
+    #[inline(always)]
+    unsafe fn in_range(x: __m128i, lo: u8, len: u8) -> __m128i {
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe {
+            let d = _mm_sub_epi8(x, _mm_set1_epi8(lo as i8));
+            _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8((len - 1) as i8)), d)
+        }
     }
 }
 
@@ -233,6 +408,7 @@ mod tests {
         assert_eq!(b.digit, 1 << 1 | 1 << 63);
         assert_eq!(b.at, 1 << 2);
         assert_eq!(b.sep, 0b1_1111 << 4);
+        assert_eq!((b.upper, b.colon, b.dot), (1 << 9, 1 << 3, 1 << 6));
         // Letters and digits, not `_` nor high bytes; the 'x' filler counts.
         assert_eq!(b.alnum, !(0b111_1111 << 2) & !(0b11 << 10));
     }
@@ -244,14 +420,40 @@ mod tests {
             for low in 0..4 {
                 let block: [u8; BLOCK] =
                     std::array::from_fn(|i| ((i + shift) * 4 % 256 + low) as u8);
-                assert_eq!(classify(&block), portable(&block));
+                let want = portable(&block);
+                assert_eq!(Baseline.block(&block), want);
+                #[cfg(target_arch = "x86_64")]
+                if let Some(avx2) = Avx2::detect() {
+                    assert_eq!(avx2.block(&block), want);
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_way_classifies_random_blocks_alike(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(b"09:.@ -()AZaz_/`[{".to_vec()),
+                    proptest::num::u8::ANY,
+                ],
+                BLOCK,
+            )
+        ) {
+            let block: [u8; BLOCK] = bytes.try_into().expect("BLOCK bytes");
+            let want = portable(&block);
+            proptest::prop_assert_eq!(Baseline.block(&block), want);
+            #[cfg(target_arch = "x86_64")]
+            if let Some(avx2) = Avx2::detect() {
+                proptest::prop_assert_eq!(avx2.block(&block), want);
             }
         }
     }
 
     /// The pair holding `pos` in its first block.
     fn pair_at(text: &[u8], pos: usize) -> Pair {
-        pairs(text).nth(pos / BLOCK).expect("in the text")
+        pairs(Baseline, text).nth(pos / BLOCK).expect("in the text")
     }
 
     #[test]
@@ -264,7 +466,7 @@ mod tests {
     #[test]
     fn pairs_cover_the_text_block_by_block() {
         let text = vec![b'7'; 200];
-        let all: Vec<Pair> = pairs(&text).collect();
+        let all: Vec<Pair> = pairs(Baseline, &text).collect();
         assert_eq!(
             all.iter().map(|p| p.base).collect::<Vec<_>>(),
             [0, 64, 128, 192]
@@ -272,7 +474,7 @@ mod tests {
         assert_eq!(all[2].hi.digit, 0xff);
         assert_eq!(all[3].lo.digit, 0xff);
         assert_eq!(all[3].hi, Block::default());
-        assert_eq!(pairs(b"").count(), 0);
+        assert_eq!(pairs(Baseline, b"").count(), 0);
     }
 
     #[test]
@@ -355,7 +557,7 @@ mod tests {
     fn first_digits(text: &[u8]) -> Vec<usize> {
         let mut words = FirstDigits::default();
         let mut out = Vec::new();
-        for pair in pairs(text) {
+        for pair in pairs(Baseline, text) {
             let mut bits = words.next(&pair.lo);
             while bits != 0 {
                 out.push(pair.base + bits.trailing_zeros() as usize);
@@ -403,14 +605,34 @@ mod tests {
     }
 
     #[test]
+    fn the_last_block_of_a_long_text_is_classified_as_if_padded() {
+        let text: Vec<u8> = (0..200u32)
+            .map(|i| b"a1@: -.()Z_x"[i as usize % 12])
+            .collect();
+        for len in [64, 65, 100, 127, 128, 129, 200] {
+            let text = &text[..len];
+            for start in (0..len).step_by(7).chain([len - 1]) {
+                let mut padded = [0u8; BLOCK];
+                let tail = &text[start..(start + BLOCK).min(len)];
+                padded[..tail.len()].copy_from_slice(tail);
+                assert_eq!(
+                    classify_at(Baseline, text, start),
+                    portable(&padded),
+                    "{len} {start}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_short_tail_is_padded_with_bytes_in_no_class() {
         let text = b"12 ab";
-        let b = classify_at(text, 0);
+        let b = classify_at(Baseline, text, 0);
         assert_eq!(b.digit, 0b11);
         assert_eq!(b.alnum, 0b11011);
         assert_eq!(b.sep, 0b100);
-        assert_eq!(classify_at(text, 3).alnum, 0b11);
-        assert_eq!(classify_at(text, 5), Block::default());
-        assert_eq!(classify_at(text, 99), Block::default());
+        assert_eq!(classify_at(Baseline, text, 3).alnum, 0b11);
+        assert_eq!(classify_at(Baseline, text, 5), Block::default());
+        assert_eq!(classify_at(Baseline, text, 99), Block::default());
     }
 }

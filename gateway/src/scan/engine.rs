@@ -1,12 +1,18 @@
-//! The scanning engine over one stretch of text: a literal prefilter
-//! ([`anchors`](super::anchors): where every enabled anchored detector may
-//! start) and a vectorized class scan for what has no literal (digit runs for
-//! numbers and IPs, `@` for email), then the validators on candidates only.
-//! Overlaps between detectors are settled afterwards by [`resolve`].
+//! The scanning engine over a text, or over stretches of one scanned each
+//! as if alone (a JSON body's strings and what lies between them): a
+//! literal prefilter ([`anchors`](super::anchors): where every enabled
+//! anchored detector may start) and a vectorized class scan for what has
+//! no literal (digit runs for numbers and IPs, `@` for email), then the
+//! validators on candidates only. Overlaps between detectors are settled
+//! afterwards by [`resolve`].
+
+use std::ops::Range;
 
 use super::anchors::{Anchor, Anchors};
 use super::chars::{at, before, is_alnum, is_digit, run_end, starts_token};
-use super::classes::{FirstDigits, pairs};
+#[cfg(target_arch = "x86_64")]
+use super::classes::Avx2;
+use super::classes::{Baseline, Block, Classify, FirstDigits, pairs};
 use super::detect::{card, email, generic, iban, ip, phone, secrets, ssn};
 use super::kind::{Kind, KindSet};
 
@@ -49,20 +55,45 @@ impl Engine {
     /// Appends the candidates in `text` to `out` (unresolved: they may
     /// overlap).
     pub(crate) fn scan(&self, text: &[u8], out: &mut Vec<Candidate>) {
+        let whole = 0..text.len();
+        self.scan_stretches(text, std::slice::from_ref(&whole), out);
+    }
+
+    /// Appends the candidates in each stretch `text[r]` of `stretches`,
+    /// found as if each stretch were scanned alone, at their offsets in
+    /// `text`. The stretches are in order and apart, and a [`SEPARATOR`]
+    /// follows each but the last.
+    ///
+    /// One call for the many stretches of a JSON body (a string with
+    /// escapes, the raw text between two such) saves each its own start of
+    /// the prefilter and of the class scan, which were a fifth of the scan
+    /// of an LLM-API body (a thousand stretches a megabyte). Every search
+    /// stops at the separator as at the end of a text; each validator is
+    /// given its stretch alone.
+    pub(crate) fn scan_stretches(
+        &self,
+        text: &[u8],
+        stretches: &[Range<usize>],
+        out: &mut Vec<Candidate>,
+    ) {
+        let mut stretch = Stretches::new(stretches);
         self.anchors.for_each(text, |hit| {
+            // No anchor holds the separator: a hit is inside one stretch.
+            let r = stretch.holding(hit.start);
+            let (local, start) = (&text[r.clone()], hit.start - r.start);
             let found = match hit.anchor {
-                Anchor::Shape(shape) => secrets::detect(shape, text, hit.start),
+                Anchor::Shape(shape) => secrets::detect(shape, local, start),
                 Anchor::Name(strength, name) => {
-                    generic::detect(text, hit.start, hit.end, strength, name)
+                    generic::detect(local, start, hit.end - r.start, strength, name)
                         .map(|(s, e)| (Kind::GenericSecret, s, e))
                 }
             };
             if let Some((kind, start, end)) = found {
-                self.push(out, kind, (start, end));
+                self.push(out, kind, (r.start + start, r.start + end));
             }
         });
         if self.numbers || self.email {
-            self.scan_classes(text, out);
+            self.scan_classes(text, stretches, out);
         }
     }
 
@@ -78,35 +109,94 @@ impl Engine {
     /// starts again inside the word: a hash, an id). A value moves the scan
     /// on to its end, which may be inside a word: that word is then read
     /// on byte by byte ([`Engine::finish_word`]).
-    fn scan_classes(&self, text: &[u8], out: &mut Vec<Candidate>) {
+    fn scan_classes(&self, text: &[u8], stretches: &[Range<usize>], out: &mut Vec<Candidate>) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx2) = Avx2::detect() {
+            return self.scan_classes_avx2(avx2, text, stretches, out);
+        }
+        self.scan_classes_with(Baseline, text, stretches, out);
+    }
+
+    /// The class scan compiled for AVX2, which `avx2` proves the CPU has.
+    #[cfg(target_arch = "x86_64")]
+    fn scan_classes_avx2(
+        &self,
+        avx2: Avx2,
+        text: &[u8],
+        stretches: &[Range<usize>],
+        out: &mut Vec<Candidate>,
+    ) {
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,lzcnt")]
+        fn with_avx2(
+            engine: &Engine,
+            avx2: Avx2,
+            text: &[u8],
+            stretches: &[Range<usize>],
+            out: &mut Vec<Candidate>,
+        ) {
+            engine.scan_classes_with(avx2, text, stretches, out);
+        }
+        // SAFETY: an `Avx2` exists only on a CPU with these features.
+        unsafe { with_avx2(self, avx2, text, stretches, out) }
+    }
+
+    /// The class scan, with blocks classified `how` (and inlined here, so
+    /// the loop is compiled for what `how` needs). The masks run over the
+    /// separators (in no class, so no run nor word goes through one); at
+    /// each stop the validators get the stop's stretch alone.
+    #[inline(always)]
+    fn scan_classes_with(
+        &self,
+        how: impl Classify,
+        text: &[u8],
+        stretches: &[Range<usize>],
+        out: &mut Vec<Candidate>,
+    ) {
         let digit_stops = if self.numbers { u64::MAX } else { 0 };
         let at_stops = if self.email { u64::MAX } else { 0 };
         let mut first_digits = FirstDigits::default();
+        let mut before = Block::default();
+        let mut stretch = Stretches::new(stretches);
         // Nothing before this is looked at again.
         let mut next = 0;
-        for pair in pairs(text) {
-            let words = first_digits.next(&pair.lo);
-            let mut stops = (words & digit_stops | pair.lo.at & at_stops) & pair.from(next);
+        for pair in pairs(how, text) {
+            let words = first_digits.next(&pair.lo) & digit_stops;
+            // First digits that cannot start a value are no stops: the
+            // exact tests below would pass them by anyway. Half the blocks
+            // of prose have no first digit, and skip the masks' work.
+            let numbers = if words == 0 {
+                0
+            } else {
+                words & pair.may_hold_values(&before)
+            };
+            before = pair.lo;
+            let mut stops = (numbers | pair.lo.at & at_stops) & pair.from(next);
             while stops != 0 {
                 let p = pair.base + stops.trailing_zeros() as usize;
                 stops &= stops - 1;
+                let r = stretch.holding(p);
+                let (local, lp) = (&text[r.clone()], p - r.start);
+                let from = out.len();
                 if text[p] == b'@' {
-                    if let Some(span) = email::around_at(text, p) {
+                    if let Some(span) = email::around_at(local, lp) {
                         self.push(out, Kind::Email, span);
                     }
+                    shift(&mut out[from..], r.start);
                     continue;
                 }
-                let q = pair.run_end(text, p, |b| b.digit, is_digit);
+                // The masks stop a run at the separator as at the end.
+                let q = pair.run_end(text, p, |b| b.digit, is_digit) - r.start;
                 let digits = pair.digits_ahead(p);
-                let prospects = Prospects::of(text, p, q, digits);
+                let prospects = Prospects::of(local, lp, q, digits);
                 if !prospects.any() {
                     continue;
                 }
-                let end = self.number_at(text, p, digits, prospects, out);
+                let end = self.number_at(local, lp, digits, prospects, out);
                 if end > q {
-                    next = self.finish_word(text, end, out);
+                    next = r.start + self.finish_word(local, end, out);
                     stops &= pair.from(next);
                 }
+                shift(&mut out[from..], r.start);
             }
         }
     }
@@ -177,6 +267,41 @@ impl Engine {
     }
 }
 
+/// What follows each stretch but the last in [`Engine::scan_stretches`]: a
+/// NUL, which is in no byte class and in no anchor.
+pub(crate) const SEPARATOR: u8 = 0;
+
+/// The stretch holding each of a rising sequence of positions.
+struct Stretches<'a> {
+    stretches: &'a [Range<usize>],
+    i: usize,
+}
+
+impl<'a> Stretches<'a> {
+    fn new(stretches: &'a [Range<usize>]) -> Stretches<'a> {
+        Stretches { stretches, i: 0 }
+    }
+
+    /// The stretch holding `pos`, which is in one and not before the
+    /// position asked for last.
+    #[inline(always)]
+    fn holding(&mut self, pos: usize) -> Range<usize> {
+        while self.stretches[self.i].end <= pos {
+            self.i += 1;
+        }
+        debug_assert!(self.stretches[self.i].contains(&pos));
+        self.stretches[self.i].clone()
+    }
+}
+
+/// Moves candidates found in a stretch to the text's coordinates.
+fn shift(candidates: &mut [Candidate], by: usize) {
+    for c in candidates {
+        c.start += by;
+        c.end += by;
+    }
+}
+
 /// How many digits the number-like token at `start` holds: digits and the
 /// separators numbers are written with, up to 24 bytes. Most numbers in
 /// prose ("in 2023", "45.3%") hold too few digits for any value, and no
@@ -213,6 +338,7 @@ struct Prospects {
 
 impl Prospects {
     /// `digits`: how many the token at `p` holds ([`digits_ahead`]).
+    #[inline(always)]
     fn of(text: &[u8], p: usize, q: usize, digits: usize) -> Prospects {
         let v4 = digits >= 4 && q - p <= 3 && at(text, q) == b'.';
         Prospects {
@@ -230,6 +356,7 @@ impl Prospects {
 }
 
 /// Whether a colon is among the four bytes before `p` or from `q`.
+#[inline(always)]
 fn colon_within_four(text: &[u8], p: usize, q: usize) -> bool {
     let four = |from: usize| -> u32 {
         let mut bytes = [0u8; 4];
@@ -308,6 +435,7 @@ fn settle(cluster: &mut [Candidate], kept: &mut Vec<Candidate>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::classes::BLOCK;
     use super::*;
 
     fn scan(text: &str) -> Vec<(Kind, &str)> {
@@ -353,6 +481,53 @@ mod tests {
         assert_eq!(
             scan("iban GB82 WEST 1234 5698 7654 32"),
             [(Kind::Iban, "GB82 WEST 1234 5698 7654 32")]
+        );
+    }
+
+    #[test]
+    fn the_separator_is_in_no_class_and_no_anchor() {
+        use super::super::detect::{generic, secrets};
+        assert_eq!(Baseline.block(&[SEPARATOR; BLOCK]), Block::default());
+        let shapes = secrets::Shape::ALL.iter().flat_map(|s| s.anchors().iter());
+        let names = generic::NAMES.iter().map(|(literal, _, _)| literal);
+        for literal in shapes.chain(names) {
+            assert!(!literal.as_bytes().contains(&SEPARATOR), "{literal:?}");
+        }
+    }
+
+    #[test]
+    fn stretches_are_scanned_as_if_alone() {
+        let engine = Engine::new(KindSet::all()).expect("engine");
+        // Context, a number and a name cut by the separator.
+        let text =
+            b"ssn \x00376852672, card 4111 1111 11\x0011 1111, passw\x00ord=Tr0ub4dor&3, a@b.co";
+        let mut stretches = Vec::new();
+        let mut start = 0;
+        for (i, &b) in text.iter().enumerate() {
+            if b == SEPARATOR {
+                stretches.push(start..i);
+                start = i + 1;
+            }
+        }
+        stretches.push(start..text.len());
+        let mut out = Vec::new();
+        engine.scan_stretches(text, &stretches, &mut out);
+        let found: Vec<(Kind, &[u8])> = resolve(&mut out)
+            .into_iter()
+            .map(|c| (c.kind, &text[c.start..c.end]))
+            .collect();
+        assert_eq!(found, [(Kind::Email, &b"a@b.co"[..])]);
+        // Scanned as one text, the pieces would be values.
+        let joined = String::from_utf8_lossy(text).replace('\0', "");
+        let kinds: Vec<Kind> = scan(&joined).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::Ssn,
+                Kind::CreditCard,
+                Kind::GenericSecret,
+                Kind::Email
+            ]
         );
     }
 
@@ -416,6 +591,93 @@ mod tests {
             ("1-2-3-4-5-6-7", false),
         ] {
             assert_eq!(run(text), want, "{text}");
+        }
+    }
+
+    /// Text of the bytes numbers and their surroundings are made of, the
+    /// rarer ones (capitals, colons, dots) often enough to meet.
+    fn numberish() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        let bytes = proptest::sample::select(b"0123456789 -.():AZa_@x.com".to_vec());
+        proptest::collection::vec(bytes, 0..300)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        #[test]
+        fn the_value_masks_keep_every_digit_with_prospects(text in numberish()) {
+            let text = &text[..];
+            let mut before = Block::default();
+            for pair in pairs(Baseline, text) {
+                let may = pair.may_hold_values(&before);
+                before = pair.lo;
+                for k in 0..BLOCK.min(text.len() - pair.base) {
+                    let p = pair.base + k;
+                    if !is_digit(text[p]) {
+                        continue;
+                    }
+                    let q = run_end(text, p, usize::MAX, is_digit);
+                    let prospects = Prospects::of(text, p, q, digits_ahead(text, p));
+                    proptest::prop_assert!(
+                        !prospects.any() || may >> k & 1 == 1,
+                        "{p} in {:?}: {prospects:?}", String::from_utf8_lossy(text)
+                    );
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+        /// On a CPU with AVX2 the scanner never runs the baseline loop:
+        /// it is checked here against the one that runs.
+        #[test]
+        fn the_baseline_class_scan_finds_what_the_chosen_one_finds(
+            mut text in numberish(),
+            at in 0..300usize,
+        ) {
+            // Values too, anywhere in the blocks.
+            let at = at.min(text.len());
+            text.splice(at..at, b" 415 555-0132 a@b.com 10.1.2.3 fe80::1 GB82WEST12345698765432".to_vec());
+            let engine = Engine::new(KindSet::all()).expect("engine");
+            let whole = 0..text.len();
+            let whole = std::slice::from_ref(&whole);
+            let mut baseline = Vec::new();
+            engine.scan_classes_with(Baseline, &text, whole, &mut baseline);
+            let mut chosen = Vec::new();
+            engine.scan_classes(&text, whole, &mut chosen);
+            proptest::prop_assert!(!chosen.is_empty());
+            proptest::prop_assert_eq!(baseline, chosen);
+        }
+    }
+
+    #[test]
+    fn the_value_masks_pass_prose_numbers_by() {
+        let text = b"in 2023 we grew 45.3% and took 1234 ms, at 1.5 or 17 .";
+        let mut before = Block::default();
+        let pair = pairs(Baseline, text).next().expect("a block");
+        assert_eq!(pair.may_hold_values(&before) & pair.lo.digit, 0);
+        // Each test alone, in a block of its own or across the edge.
+        for (text, at) in [
+            (&b"ip 10.1.2.3"[..], 3),
+            (b"GB82 WEST", 2),
+            (b"at 12:30", 3),
+            (b"call 415 555-0132", 5),
+        ] {
+            for pad in [0, 60, 62, 64] {
+                let mut padded = vec![b'x'; pad];
+                padded.extend_from_slice(text);
+                let p = pad + at;
+                before = Block::default();
+                let mut may = 0;
+                for pair in pairs(Baseline, &padded) {
+                    if pair.base + BLOCK > p {
+                        may = pair.may_hold_values(&before) >> (p - pair.base);
+                        break;
+                    }
+                    before = pair.lo;
+                }
+                assert_eq!(may & 1, 1, "{pad} {}", String::from_utf8_lossy(text));
+            }
         }
     }
 

@@ -20,7 +20,7 @@ pub(crate) fn decode(body: &[u8], out: &mut Decoded) {
         i += k;
         match (hex(body.get(i + 1)), hex(body.get(i + 2))) {
             (Some(hi), Some(lo)) => {
-                out.escape(&[hi << 4 | lo], i, 3);
+                out.escape_byte(hi << 4 | lo, i, 3);
                 i += 3;
             }
             _ => {

@@ -30,6 +30,7 @@ pub use decode::{DecodeError, DecodedBody, decode};
 pub use kind::{Kind, KindSet, UnknownKind};
 
 use std::cell::RefCell;
+use std::ops::Range;
 
 use crate::policy::raw;
 use engine::{Candidate, Engine};
@@ -100,23 +101,36 @@ const MAX_NESTING: u8 = 4;
 /// findings, where growing them afresh was a tenth of a 1 KiB scan.
 #[derive(Debug, Default)]
 struct Scratch {
-    decoded: Decoded,
+    text: Text,
     candidates: Vec<Candidate>,
 }
 
+/// Decoded text (a form's, a JSON body's stretches laid end to end) and,
+/// for JSON, where each stretch lies in it.
+#[derive(Debug, Default)]
+struct Text {
+    decoded: Decoded,
+    stretches: Vec<Range<usize>>,
+}
+
 /// Past this many bytes the buffers are given back after a scan: one huge
-/// body should not pin its size on a thread.
-const SCRATCH_KEEP: usize = 1 << 20;
+/// body should not pin its size on a thread. A JSON body with escapes is
+/// laid out whole (about its size again, and a map entry per escape), so
+/// this keeps what a body of a megabyte or so needs: growing it afresh
+/// for each such body cost a tenth of its scan.
+const SCRATCH_KEEP: usize = 4 << 20;
 
 impl Scratch {
     fn clear(&mut self) {
-        self.decoded.clear();
+        self.text.decoded.clear();
+        self.text.stretches.clear();
         self.candidates.clear();
     }
 
     fn trim(&mut self) {
         let candidates = self.candidates.capacity() * size_of::<Candidate>();
-        if self.decoded.capacity() + candidates > SCRATCH_KEEP {
+        let stretches = self.text.stretches.capacity() * size_of::<Range<usize>>();
+        if self.text.decoded.capacity() + stretches + candidates > SCRATCH_KEEP {
             *self = Scratch::default();
         }
     }
@@ -152,11 +166,8 @@ impl Scanner {
     pub fn scan(&self, content_type: Option<&str>, body: &[u8]) -> Vec<Finding> {
         SCRATCH.with_borrow_mut(|scratch| {
             scratch.clear();
-            let Scratch {
-                decoded,
-                candidates,
-            } = scratch;
-            self.scan_typed(content_type, body, 0, decoded, candidates, 0);
+            let Scratch { text, candidates } = scratch;
+            self.scan_typed(content_type, body, 0, text, candidates, 0);
             let findings = engine::resolve(candidates)
                 .into_iter()
                 .map(|c| Finding {
@@ -175,7 +186,7 @@ impl Scanner {
         content_type: Option<&str>,
         body: &[u8],
         base: usize,
-        scratch: &mut Decoded,
+        scratch: &mut Text,
         out: &mut Vec<Candidate>,
         depth: u8,
     ) {
@@ -215,28 +226,38 @@ impl Scanner {
     fn scan_decoded(&self, decoded: &Decoded, base: usize, out: &mut Vec<Candidate>) {
         let from = out.len();
         self.engine.scan(decoded.text(), out);
-        for c in &mut out[from..] {
-            let (start, end) = decoded.span(c.start, c.end);
-            c.start = base + start;
-            c.end = base + end;
+        map_back(decoded, base, &mut out[from..]);
+    }
+
+    /// A JSON body's stretches are scanned in one engine call, laid out
+    /// end to end; a body without escapes in place.
+    fn scan_json(&self, body: &[u8], base: usize, scratch: &mut Text, out: &mut Vec<Candidate>) {
+        let Text { decoded, stretches } = scratch;
+        if !json::lay_out(body, decoded, stretches) {
+            return self.scan_raw(body, base, out);
         }
+        let from = out.len();
+        self.engine.scan_stretches(decoded.text(), stretches, out);
+        map_back(decoded, base, &mut out[from..]);
     }
 
-    fn scan_json(&self, body: &[u8], base: usize, scratch: &mut Decoded, out: &mut Vec<Candidate>) {
-        json::walk(body, scratch, |stretch, decoded| match stretch {
-            json::Stretch::Raw { start, end } => {
-                self.scan_raw(&body[start..end], base + start, out)
-            }
-            json::Stretch::Decoded => self.scan_decoded(decoded, base, out),
-        });
-    }
-
-    fn scan_form(&self, body: &[u8], base: usize, scratch: &mut Decoded, out: &mut Vec<Candidate>) {
+    fn scan_form(&self, body: &[u8], base: usize, scratch: &mut Text, out: &mut Vec<Candidate>) {
         if !form::needs_decoding(body) {
             return self.scan_raw(body, base, out);
         }
-        form::decode(body, scratch);
-        self.scan_decoded(scratch, base, out);
+        let decoded = &mut scratch.decoded;
+        form::decode(body, decoded);
+        self.scan_decoded(decoded, base, out);
+    }
+}
+
+/// Moves candidates found in `decoded` to the body's coordinates (`base`
+/// where the decoded part starts in the body).
+fn map_back(decoded: &Decoded, base: usize, candidates: &mut [Candidate]) {
+    for c in candidates {
+        let (start, end) = decoded.span(c.start, c.end);
+        c.start = base + start;
+        c.end = base + end;
     }
 }
 

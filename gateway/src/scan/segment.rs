@@ -30,6 +30,11 @@ impl Decoded {
         self.text.capacity() + self.pieces.capacity() * size_of::<Piece>()
     }
 
+    /// Makes room for `additional` more bytes of text.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.text.reserve(additional);
+    }
+
     pub(crate) fn clear(&mut self) {
         self.text.clear();
         self.pieces.clear();
@@ -60,6 +65,23 @@ impl Decoded {
             escape_len,
         });
         self.text.extend_from_slice(bytes);
+    }
+
+    /// [`Decoded::escape`] of an escape that decodes to one byte (`\n`,
+    /// `\"`, `%20`: most of them), without a copy call for one byte.
+    pub(crate) fn escape_byte(&mut self, byte: u8, source: usize, escape_len: usize) {
+        self.pieces.push(Piece {
+            decoded: self.text.len(),
+            source,
+            escape_len,
+        });
+        self.text.push(byte);
+    }
+
+    /// Appends `byte`, which comes from nowhere in the body: it keeps
+    /// stretches laid out end to end apart, and no finding covers it.
+    pub(crate) fn gap(&mut self, byte: u8) {
+        self.text.push(byte);
     }
 
     pub(crate) fn text(&self) -> &[u8] {

@@ -229,9 +229,106 @@ fn the_scratch_is_reused_but_not_kept_huge() {
     let first = scanner.scan(Some("application/json"), body.as_bytes());
     assert_eq!(first.len(), 1);
     // The huge string was given back; a small body scans the same again.
-    SCRATCH.with_borrow(|s| assert!(s.decoded.capacity() < SCRATCH_KEEP));
+    SCRATCH.with_borrow(|s| assert!(s.text.decoded.capacity() < SCRATCH_KEEP));
     let small = br#"{"a": "mail a@example.com\n"}"#;
     let twice = [(); 2].map(|_| scanner.scan(Some("application/json"), small));
     assert_eq!(twice[0], twice[1]);
     assert_eq!(twice[0].len(), 1);
+}
+
+/// The findings of a JSON body scanned stretch by stretch, each stretch
+/// alone: how bodies were scanned before their stretches were laid out
+/// end to end for one engine call.
+fn json_stretch_by_stretch(scanner: &Scanner, body: &[u8]) -> Vec<Finding> {
+    let mut decoded = Decoded::default();
+    let mut found = Vec::new();
+    json::walk(body, &mut decoded, |stretch, decoded| {
+        let mut out = Vec::new();
+        match stretch {
+            json::Stretch::Raw { start, end } => {
+                scanner.engine.scan(&body[start..end], &mut out);
+                for c in &mut out {
+                    (c.start, c.end) = (c.start + start, c.end + start);
+                }
+            }
+            json::Stretch::Decoded(range) => {
+                scanner
+                    .engine
+                    .scan(&decoded.text()[range.clone()], &mut out);
+                for c in &mut out {
+                    (c.start, c.end) = decoded.span(range.start + c.start, range.start + c.end);
+                }
+            }
+        }
+        found.extend(out);
+    });
+    engine::resolve(&mut found)
+        .into_iter()
+        .map(|c| Finding {
+            kind: c.kind,
+            start: c.start,
+            end: c.end,
+        })
+        .collect()
+}
+
+/// JSON strings of values, their context words and escapes, in pieces that
+/// put values right at the edges of stretches.
+fn json_bodyish() -> impl Strategy<Value = Vec<u8>> {
+    let pieces = proptest::sample::select(vec![
+        r#"{"a": ""#,
+        r#"", "ssn": ""#,
+        r#"",""#,
+        r#""}"#,
+        r#"":"#,
+        r#"\n"#,
+        r#"\""#,
+        r#"\u0040"#,
+        r#"\\"#,
+        "\"",
+        " ",
+        "ssn ",
+        "call ",
+        "phone: ",
+        "376-85-2672",
+        "415 555-0132",
+        "(415) 555-0132",
+        "+44 20 8919 6125",
+        "4111 1111 1111 1111",
+        "GB82 WEST 1234 5698 7654 32",
+        "10.1.2.3",
+        "fe80::1",
+        "12:30",
+        "a.b@example.com",
+        "jane",
+        "@example.com",
+        "AKIAIOSFODNN7EXAMPLE",
+        "password=Tr0ub4dor&3",
+        "api_key",
+        "=q8Zr2LmP0xVb7TnKw4Yd",
+        "ghp_sruUav0V4T6eVEpm8mLYs58eyzGuOXPYUa2h",
+        "12345678",
+        "x",
+        "AB",
+        ".",
+        "-",
+        "1",
+    ]);
+    (proptest::collection::vec(pieces, 0..40), 0..70usize).prop_map(|(v, pad)| {
+        // Padding moves the pieces across the 64-byte blocks.
+        format!("{}{}", " ".repeat(pad), v.concat()).into_bytes()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn json_stretches_laid_end_to_end_find_what_each_alone_finds(body in json_bodyish()) {
+        let scanner = scanner();
+        prop_assert_eq!(
+            scanner.scan(Some("application/json"), &body),
+            json_stretch_by_stretch(&scanner, &body)
+        );
+    }
 }
