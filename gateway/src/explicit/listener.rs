@@ -88,6 +88,8 @@ impl ExplicitProxy {
     }
 
     async fn handle(&self, mut client: TcpStream) {
+        // As on the steered listener: whole messages, no Nagle delay.
+        let _ = client.set_nodelay(true);
         if self.drain.is_draining() {
             return;
         }
