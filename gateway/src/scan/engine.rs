@@ -6,6 +6,7 @@
 //! validators on candidates only. Overlaps between detectors are settled
 //! afterwards by [`resolve`].
 
+use std::cmp::Ordering;
 use std::ops::Range;
 
 use super::anchors::{Anchor, Anchors};
@@ -295,7 +296,7 @@ impl<'a> Stretches<'a> {
 }
 
 /// Moves candidates found in a stretch to the text's coordinates.
-fn shift(candidates: &mut [Candidate], by: usize) {
+pub(super) fn shift(candidates: &mut [Candidate], by: usize) {
     for c in candidates {
         c.start += by;
         c.end += by;
@@ -407,6 +408,16 @@ pub(crate) fn resolve(candidates: &mut [Candidate]) -> Vec<Candidate> {
     kept
 }
 
+/// Which of two overlapping candidates is kept: the higher-ranked kind,
+/// then the longer value, then the earlier one.
+fn precedence(a: &Candidate, b: &Candidate) -> Ordering {
+    b.kind
+        .rank()
+        .cmp(&a.kind.rank())
+        .then((b.end - b.start).cmp(&(a.end - a.start)))
+        .then(a.start.cmp(&b.start))
+}
+
 /// Settles one cluster of overlapping candidates, appending the kept ones
 /// to `kept` in order of start.
 fn settle(cluster: &mut [Candidate], kept: &mut Vec<Candidate>) {
@@ -414,13 +425,7 @@ fn settle(cluster: &mut [Candidate], kept: &mut Vec<Candidate>) {
         kept.push(*only);
         return;
     }
-    cluster.sort_by(|a, b| {
-        b.kind
-            .rank()
-            .cmp(&a.kind.rank())
-            .then((b.end - b.start).cmp(&(a.end - a.start)))
-            .then(a.start.cmp(&b.start))
-    });
+    cluster.sort_by(precedence);
     let from = kept.len();
     for &c in cluster.iter() {
         let ours = &kept[from..];
@@ -683,13 +688,7 @@ mod tests {
 
     /// The rule over all candidates at once, as it was first written.
     fn resolve_all_at_once(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
-        candidates.sort_by(|a, b| {
-            b.kind
-                .rank()
-                .cmp(&a.kind.rank())
-                .then((b.end - b.start).cmp(&(a.end - a.start)))
-                .then(a.start.cmp(&b.start))
-        });
+        candidates.sort_by(precedence);
         let mut kept: Vec<Candidate> = Vec::new();
         for c in candidates {
             let i = kept.partition_point(|k| k.start < c.start);

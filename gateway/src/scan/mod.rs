@@ -217,10 +217,7 @@ impl Scanner {
     fn scan_raw(&self, text: &[u8], base: usize, out: &mut Vec<Candidate>) {
         let from = out.len();
         self.engine.scan(text, out);
-        for c in &mut out[from..] {
-            c.start += base;
-            c.end += base;
-        }
+        engine::shift(&mut out[from..], base);
     }
 
     fn scan_decoded(&self, decoded: &Decoded, base: usize, out: &mut Vec<Candidate>) {
