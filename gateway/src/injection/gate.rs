@@ -8,16 +8,18 @@
 //! byte of a non-ASCII character. The keys are looked up at every token
 //! start in three levels, each rarer than the one before:
 //!
-//! 1. a sieve: the first four bytes (letters folded to one case) hashed into
-//!    a bit set of the long keys' heads, and for keys of one to three bytes
-//!    a class per byte position (at most eight classes: which first bytes
-//!    may go with which second and third). With AVX-512 ([`Avx512`]) a
-//!    64-byte block's token starts are found, their words gathered and the
-//!    sieve's bits fetched sixteen starts at a time; elsewhere one start at
-//!    a time. Both write the same list of positions (tested).
-//! 2. whole keys of four to eight bytes hashed with their length into a
-//!    second bit set (a start that passed the sieve tests every length), so
-//!    "update f" of "update from" rather than the everyday "upda";
+//! 1. a sieve: the first four bytes (letters folded to one case) hashed to
+//!    an entry of a table of the long keys' heads, whose bits say which
+//!    hashes of the next one to four bytes follow that head in a key (one
+//!    byte of bits per key length); and for keys of one to three bytes a
+//!    class per byte position (at most eight classes: which first bytes may
+//!    go with which second and third). With AVX-512 ([`Avx512`]) a 64-byte
+//!    block's token starts are found and packed with their words, and the
+//!    entries gathered sixteen starts at a time; elsewhere one start at a
+//!    time. Both write the same candidates (tested).
+//! 2. whole keys of four to eight bytes hashed with their length into a bit
+//!    set, for the lengths the sieve let through, so "update f" of "update
+//!    from" rather than the everyday "upda";
 //! 3. the key itself in a table that lists the literals keyed on it and at
 //!    which offset: each is compared with the text, ignoring ASCII case.
 //!
@@ -35,9 +37,9 @@
 
 use std::cmp::Reverse;
 
-/// Bits of the hashed set of the long keys' first four bytes (16 KiB: stays
-/// in L1 beside the text).
-const BITS4: u32 = 17;
+/// Bits of the hash of the long keys' first four bytes: the sieve's table
+/// has a 32-bit entry per hash (16 KiB: stays in L1 beside the text).
+const HEAD_BITS: u32 = 12;
 /// Bits of the hashed set of whole keys of four to eight bytes (8 KiB).
 const BITS8: u32 = 16;
 /// Positions sieved before their candidates are confirmed: the candidates'
@@ -82,8 +84,10 @@ pub(crate) struct Gate {
 
 /// Level 1, what every token start is checked against.
 struct Sieve {
-    /// The long keys' first four bytes, folded and hashed.
-    fours: Box<[u64]>,
+    /// Per hash of a long key's first four bytes (folded), the hashes of
+    /// what follows them in the keys: the bits of [`tail_bits`] in the
+    /// byte of the key's length (5 to 8); all of them for a key of four.
+    heads: Box<[u32]>,
     /// The short keys: per byte position, per folded byte (its low seven
     /// bits), the classes whose keys may have it there; a start passes when
     /// one class has all three bytes.
@@ -94,11 +98,27 @@ struct Sieve {
 /// which only adds candidates).
 const FOLD: u64 = 0x2020_2020_2020_2020;
 
-/// Multiplier of the four-byte hash (the vector path uses it too).
-const MUL4: u32 = 0x9E37_79B1;
+/// Multipliers of the hashes of a folded word's first four bytes and of
+/// the four after them (the vector path uses them too).
+const MUL_HEAD: u32 = 0x9E37_79B1;
+const MUL_TAIL: u32 = 0x85EB_CA6B;
 
-fn hash4(x: u32) -> usize {
-    (x.wrapping_mul(MUL4) >> (32 - BITS4)) as usize
+/// The sieve's entry for the folded word `w`.
+fn head(w: u64) -> usize {
+    ((w as u32).wrapping_mul(MUL_HEAD) >> (32 - HEAD_BITS)) as usize
+}
+
+/// One bit in each byte, for bytes 4 to 4 + k of the folded word `w` in
+/// byte k: the low bytes of a product depend only on the low bytes of the
+/// factors, so byte k of the tail's product hashes the first k + 1 bytes
+/// of the tail (its top three bits pick the bit).
+fn tail_bits(w: u64) -> u32 {
+    let product = ((w >> 32) as u32).wrapping_mul(MUL_TAIL);
+    let mut bits = 0;
+    for k in 0..4 {
+        bits |= 1 << (8 * k + ((product >> (8 * k + 5)) & 7));
+    }
+    bits
 }
 
 /// The first `len` (1..=8) bytes of a folded eight-byte word.
@@ -251,11 +271,25 @@ fn starts(window: &[u8; 65]) -> u64 {
     gather(&flags)
 }
 
+/// The lengths of the long keys a start may begin (bit `len`), from the
+/// bits its head's entry and its tail have in common: byte `k` for length
+/// `k + 5`, every byte for a key of four.
+fn lengths_of(common: u32) -> u16 {
+    let mut lengths = 0;
+    for k in 0..4 {
+        lengths |= u16::from((common >> (8 * k)) & 0xFF != 0) << (5 + k);
+    }
+    if lengths == 0b1111 << 5 {
+        lengths |= 1 << 4;
+    }
+    lengths
+}
+
 impl Sieve {
-    /// Whether the folded word at a token start may begin a key.
+    /// The bits of the folded word's head entry that its tail has.
     #[inline]
-    fn passes(&self, w: u64) -> bool {
-        has(&self.fours, hash4(w as u32)) || self.short(w)
+    fn common(&self, w: u64) -> u32 {
+        self.heads[head(w)] & tail_bits(w)
     }
 
     /// Whether the folded word may begin a key of one to three bytes.
@@ -266,12 +300,16 @@ impl Sieve {
     }
 
     /// Level 1 one start at a time: the token starts in `from..to` whose
-    /// words pass, into `out` (as offsets from `from`); returns how many.
-    fn portable(&self, text: &[u8], from: usize, to: usize, out: &mut [u32]) -> usize {
+    /// words pass, into `out` (as offsets from `from`, and their
+    /// [`Sieve::common`] bits); returns how many.
+    fn portable(&self, text: &[u8], (from, to): (usize, usize), out: [&mut [u32]; 2]) -> usize {
+        let [at, common] = out;
         let mut n = 0;
         let mut visit = |i: usize| {
-            out[n] = (i - from) as u32;
-            n += usize::from(self.passes(word_at(text, i) | FOLD));
+            let w = word_at(text, i) | FOLD;
+            at[n] = (i - from) as u32;
+            common[n] = self.common(w);
+            n += usize::from(common[n] != 0 || self.short(w));
         };
         let mut i = from;
         while i + 64 <= to {
@@ -384,7 +422,7 @@ impl Gate {
     /// must then read everything).
     pub(crate) fn new<S: AsRef<[u8]>>(literals: &[S]) -> Option<Gate> {
         let mut sieve = Sieve {
-            fours: vec![0; (1 << BITS4) / 64].into_boxed_slice(),
+            heads: vec![0; 1 << HEAD_BITS].into_boxed_slice(),
             classes: [[0; 128]; 3],
         };
         let mut longs = vec![0; (1 << BITS8) / 64].into_boxed_slice();
@@ -398,7 +436,10 @@ impl Gate {
             let folded = key_of(key) | FOLD;
             let len = key.len();
             if len >= 4 {
-                set(&mut sieve.fours, hash4(folded as u32));
+                sieve.heads[head(folded)] |= match len {
+                    4 => !0,
+                    _ => tail_bits(folded) & (0xFF << (8 * (len - 5))),
+                };
                 set(&mut longs, hash_long(folded, len));
                 long_lengths |= 1 << len;
             } else {
@@ -476,16 +517,17 @@ impl Gate {
         // Kept per thread: zeroing it for each text cost more than the sieve
         // of a short one. (A nested call would find it taken and allocate.)
         let mut buffer = BUFFER.take();
-        if buffer.len() < 3 * room {
-            buffer = vec![0; 3 * (CHUNK + SLACK)];
+        if buffer.len() < 5 * room {
+            buffer = vec![0; 5 * (CHUNK + SLACK)];
         }
-        let (candidates, scratch) = buffer.split_at_mut(room);
+        let (at, rest) = buffer.split_at_mut(room);
+        let (common, scratch) = rest.split_at_mut(room);
         let mut from = 0;
         while from < text.len() {
             let to = (from + CHUNK).min(text.len());
-            let n = self.sieve(text, (from, to), candidates, scratch);
-            for &i in &candidates[..n] {
-                self.confirm(text, from + i as usize, &mut hits);
+            let n = self.sieve(text, (from, to), [at, common], scratch);
+            for (&i, &common) in at[..n].iter().zip(&common[..n]) {
+                self.confirm(text, from + i as usize, common, &mut hits);
             }
             from = to;
         }
@@ -509,13 +551,13 @@ impl Gate {
     }
 
     /// Level 1 over the positions `from..to` (at most [`CHUNK`]): the token
-    /// starts that pass the sieve, into `out` as offsets from `from`;
-    /// returns how many.
+    /// starts that pass the sieve, into `out` as offsets from `from` with
+    /// their [`Sieve::common`] bits; returns how many.
     fn sieve(
         &self,
         text: &[u8],
         (from, to): (usize, usize),
-        out: &mut [u32],
+        out: [&mut [u32]; 2],
         scratch: &mut [u32],
     ) -> usize {
         #[cfg(target_arch = "x86_64")]
@@ -523,21 +565,23 @@ impl Gate {
             return avx512.sieve(&self.sieve, text, (from, to), out, scratch);
         }
         let _ = scratch;
-        self.sieve.portable(text, from, to, out)
+        self.sieve.portable(text, (from, to), out)
     }
 
     /// Levels 2 and 3 for token start `i`: the literals keyed there that
     /// occur, into `hits`.
     #[inline]
-    fn confirm(&self, text: &[u8], i: usize, hits: &mut Vec<Hit>) {
+    fn confirm(&self, text: &[u8], i: usize, common: u32, hits: &mut Vec<Hit>) {
         let w = word_at(text, i) | FOLD;
-        // Every length at once, without a branch per length: few starts
-        // get past this.
+        // The lengths the sieve let through (mostly one), without a branch
+        // per length.
         let mut lengths = 0;
-        for len in 4..9 {
+        let mut sieved = lengths_of(common) & self.long_lengths;
+        while sieved != 0 {
+            let len = sieved.trailing_zeros() as usize;
+            sieved &= sieved - 1;
             lengths |= u16::from(has(&self.longs, hash_long(w, len))) << len;
         }
-        lengths &= self.long_lengths;
         if self.sieve.short(w) {
             lengths |= self.short_lengths;
         }
@@ -600,23 +644,33 @@ impl Avx512 {
         has.then_some(Avx512(()))
     }
 
-    /// [`Sieve::portable`] 64 positions at a time; `scratch` holds twice
-    /// as many words as `out`.
+    /// [`Sieve::portable`] 64 positions at a time; `scratch` holds three
+    /// times as many words as `out` needs.
     fn sieve(
         self,
         sieve: &Sieve,
         text: &[u8],
         (from, to): (usize, usize),
-        out: &mut [u32],
+        [at, common]: [&mut [u32]; 2],
         scratch: &mut [u32],
     ) -> usize {
         let room = to - from + SLACK;
-        assert!(to <= text.len() && to - from <= CHUNK && out.len() >= room);
-        let (words, at) = scratch.split_at_mut(scratch.len() / 2);
-        assert!(at.len() >= room && words.len() >= room);
+        assert!(to <= text.len() && to - from <= CHUNK);
+        assert!(at.len() >= room && common.len() >= room);
+        let (offsets, rest) = scratch.split_at_mut(room);
+        let (heads, tails) = rest.split_at_mut(room);
+        assert!(tails.len() >= room);
         // SAFETY: an `Avx512` exists only on a CPU with the features
         // (`detect`); the bounds are asserted above.
-        unsafe { x86::sieve(sieve, text, (from, to), out, words, at) }
+        unsafe {
+            x86::sieve(
+                sieve,
+                text,
+                (from, to),
+                [at, common],
+                [offsets, heads, tails],
+            )
+        }
     }
 }
 
@@ -624,7 +678,7 @@ impl Avx512 {
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{BITS4, MUL4, Sieve, is_letter};
+    use super::{HEAD_BITS, MUL_HEAD, MUL_TAIL, Sieve, is_letter};
 
     /// Per group of sixteen token starts `g`, byte `4m + t` picks start
     /// `16g + m` of the packed offsets ...
@@ -641,7 +695,8 @@ mod x86 {
         }
         pick
     };
-    /// ... and adds `t`: the dword of start `16g + m` is its four bytes.
+    /// ... and adds `t`: the dword of start `16g + m` is its four bytes
+    /// (and with four more, the four after them).
     const STEP: [u8; 64] = {
         let mut step = [0; 64];
         let mut k = 0;
@@ -665,6 +720,18 @@ mod x86 {
     const IOTA: [u8; 64] = shifted(0);
     const NEXT1: [u8; 64] = shifted(1);
     const NEXT2: [u8; 64] = shifted(2);
+    /// Byte `b` (below eight) of each 16-byte lane is `1 << b`.
+    const POW2: [u8; 64] = {
+        let mut pow = [0; 64];
+        let mut k = 0;
+        while k < 64 {
+            if k % 16 < 8 {
+                pow[k] = 1 << (k % 16);
+            }
+            k += 1;
+        }
+        pow
+    };
 
     /// The lowest `n` bits (`n` up to 64).
     fn low_bits(n: usize) -> u64 {
@@ -673,16 +740,15 @@ mod x86 {
 
     /// # Safety
     /// The CPU has the features enabled here; `to <= text.len()`,
-    /// `to - from <= CHUNK` and `out`, `words` and `at` are each at least
-    /// `to - from + SLACK` long.
+    /// `to - from <= CHUNK` and `at`, `common`, `offsets`, `heads` and
+    /// `tails` are each at least `to - from + SLACK` long.
     #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vbmi,avx512vbmi2,bmi1,bmi2,popcnt")]
     pub(super) unsafe fn sieve(
         sieve: &Sieve,
         text: &[u8],
         (from, to): (usize, usize),
-        out: &mut [u32],
-        words: &mut [u32],
-        at: &mut [u32],
+        [at, common]: [&mut [u32]; 2],
+        [offsets, heads, tails]: [&mut [u32]; 3],
     ) -> usize {
         let load = |bytes: &[u8; 64]| {
             // SAFETY: 64 readable bytes, unaligned load.
@@ -697,15 +763,17 @@ mod x86 {
         });
         let (pick, step) = (PICK.map(|p| load(&p)), load(&STEP));
         let (iota, next1, next2) = (load(&IOTA), load(&NEXT1), load(&NEXT2));
+        let pow2 = load(&POW2);
         let fold = _mm512_set1_epi8(0x20);
         let ptr = text.as_ptr();
 
-        // The token starts, packed: each one's folded word and its offset
-        // from `from`, with the top bit set when it may begin a short key.
+        // The token starts, packed: each one's offset from `from` (with the
+        // top bit set when it may begin a short key), its first four bytes
+        // and the four after them (folded).
         let mut m = 0;
         let mut b = from;
         while b < to {
-            // This block and the three bytes after it; zeros past the text.
+            // This block and the seven bytes after it; zeros past the text.
             let avail = text.len() - b;
             // SAFETY: the masks cover only bytes of the text (masked-off
             // bytes are not read, so the addresses may pass its end).
@@ -713,7 +781,7 @@ mod x86 {
                 (
                     _mm512_maskz_loadu_epi8(low_bits(avail), ptr.wrapping_add(b).cast()),
                     _mm512_maskz_loadu_epi8(
-                        low_bits(avail.saturating_sub(64).min(3)),
+                        low_bits(avail.saturating_sub(64).min(7)),
                         ptr.wrapping_add(b + 64).cast(),
                     ),
                 )
@@ -745,13 +813,15 @@ mod x86 {
             let packed = _mm512_maskz_compress_epi8(starts, iota);
             let count = starts.count_ones() as usize;
             let base = _mm512_set1_epi32((b - from) as i32);
-            // Two groups of sixteen whatever the count (prose has about
-            // fourteen starts a block), more only when needed.
-            let groups = if count > 32 { 4 } else { 2 };
+            // Prose has about twelve starts a block: mostly one group.
+            let groups = count.div_ceil(16);
             for (g, &pick) in pick.iter().enumerate().take(groups) {
-                // Four byte indexes per start: its word.
+                // Four byte indexes per start: its first four bytes, and
+                // with four added the next four.
                 let idx = _mm512_add_epi8(_mm512_permutexvar_epi8(pick, packed), step);
                 let word = _mm512_permutex2var_epi8(f, idx, fhi);
+                let tail =
+                    _mm512_permutex2var_epi8(f, _mm512_add_epi8(idx, _mm512_set1_epi8(4)), fhi);
                 let offset = _mm512_add_epi32(_mm512_and_si512(idx, _mm512_set1_epi32(0xFF)), base);
                 let offset = _mm512_mask_or_epi32(
                     offset,
@@ -762,46 +832,56 @@ mod x86 {
                 // SAFETY: `m + 16 * g + 16` is at most the positions before
                 // this block plus 64, within the buffers (SLACK).
                 unsafe {
-                    _mm512_storeu_si512(words.as_mut_ptr().add(m + 16 * g).cast(), word);
-                    _mm512_storeu_si512(at.as_mut_ptr().add(m + 16 * g).cast(), offset);
+                    _mm512_storeu_si512(offsets.as_mut_ptr().add(m + 16 * g).cast(), offset);
+                    _mm512_storeu_si512(heads.as_mut_ptr().add(m + 16 * g).cast(), word);
+                    _mm512_storeu_si512(tails.as_mut_ptr().add(m + 16 * g).cast(), tail);
                 }
             }
             m += count;
             b += 64;
         }
 
-        // The sieve's bit for each, sixteen at a time.
-        let fours: *const i32 = sieve.fours.as_ptr().cast();
+        // The sieve's entry for each, sixteen at a time.
+        let table: *const i32 = sieve.heads.as_ptr().cast();
         let mut n = 0;
         let mut k = 0;
         while k < m {
             let lanes = low_bits(m - k) as u16;
             // SAFETY: sixteen lanes from `k < m` are within the buffers
-            // (SLACK); every gathered index is below 2^BITS4 / 32, within
-            // `fours`; sixteen lanes from `n <= k` fit in `out`.
+            // (SLACK); every gathered index is below 2^HEAD_BITS, within
+            // the table; sixteen lanes from `n <= k` fit in `at` and
+            // `common`.
             unsafe {
-                let word = _mm512_loadu_si512(words.as_ptr().add(k).cast());
-                let offset = _mm512_loadu_si512(at.as_ptr().add(k).cast());
-                let h = _mm512_srli_epi32::<{ 32 - BITS4 }>(_mm512_mullo_epi32(
+                let offset = _mm512_loadu_si512(offsets.as_ptr().add(k).cast());
+                let word = _mm512_loadu_si512(heads.as_ptr().add(k).cast());
+                let tail = _mm512_loadu_si512(tails.as_ptr().add(k).cast());
+                let head = _mm512_srli_epi32::<{ 32 - HEAD_BITS }>(_mm512_mullo_epi32(
                     word,
-                    _mm512_set1_epi32(MUL4 as i32),
+                    _mm512_set1_epi32(MUL_HEAD as i32),
                 ));
-                let bits = _mm512_mask_i32gather_epi32::<4>(
-                    _mm512_setzero_si512(),
-                    lanes,
-                    _mm512_srli_epi32::<5>(h),
-                    fours,
+                let entry =
+                    _mm512_mask_i32gather_epi32::<4>(_mm512_setzero_si512(), lanes, head, table);
+                // Per byte `k` of the tail's product, its top three bits
+                // as one bit of the byte (`tail_bits`).
+                let product = _mm512_mullo_epi32(tail, _mm512_set1_epi32(MUL_TAIL as i32));
+                let three = _mm512_and_si512(
+                    _mm512_srli_epi32::<5>(product),
+                    _mm512_set1_epi32(0x0707_0707),
                 );
-                let bit = _mm512_srlv_epi32(bits, _mm512_and_si512(h, _mm512_set1_epi32(31)));
-                let pass = (_mm512_test_epi32_mask(bit, _mm512_set1_epi32(1))
-                    | _mm512_movepi32_mask(offset))
-                    & lanes;
+                let tail_bits = _mm512_shuffle_epi8(pow2, three);
+                let both = _mm512_and_si512(entry, tail_bits);
+                let pass =
+                    (_mm512_test_epi32_mask(both, both) | _mm512_movepi32_mask(offset)) & lanes;
                 _mm512_storeu_si512(
-                    out.as_mut_ptr().add(n).cast(),
+                    at.as_mut_ptr().add(n).cast(),
                     _mm512_maskz_compress_epi32(
                         pass,
                         _mm512_and_si512(offset, _mm512_set1_epi32(i32::MAX)),
                     ),
+                );
+                _mm512_storeu_si512(
+                    common.as_mut_ptr().add(n).cast(),
+                    _mm512_maskz_compress_epi32(pass, both),
                 );
                 n += pass.count_ones() as usize;
             }
@@ -903,28 +983,33 @@ pub(crate) mod tests {
         Oracle::new(literals).assert_exact(text);
     }
 
-    /// The sieve's candidates, by every way this CPU has, for every chunk.
-    fn sieved(gate: &Gate, text: &[u8]) -> Vec<Vec<u32>> {
+    /// The sieve's candidates (positions and common bits), by every way
+    /// this CPU has, for every chunk.
+    fn sieved(gate: &Gate, text: &[u8]) -> Vec<Vec<(u32, u32)>> {
         let mut ways = Vec::new();
+        let mut at = vec![0; CHUNK + SLACK];
+        let mut common = vec![0; CHUNK + SLACK];
         let mut portable = Vec::new();
-        let mut out = vec![0; CHUNK + SLACK];
         let mut from = 0;
         while from < text.len() {
             let to = (from + CHUNK).min(text.len());
-            let n = gate.sieve.portable(text, from, to, &mut out);
-            portable.extend(out[..n].iter().map(|&i| i + from as u32));
+            let n = gate
+                .sieve
+                .portable(text, (from, to), [&mut at, &mut common]);
+            portable.extend((0..n).map(|k| (at[k] + from as u32, common[k])));
             from = to;
         }
         ways.push(portable);
         #[cfg(target_arch = "x86_64")]
         if let Some(avx512) = Avx512::detect() {
             let mut vector = Vec::new();
-            let mut scratch = vec![0; 2 * (CHUNK + SLACK)];
+            let mut scratch = vec![0; 3 * (CHUNK + SLACK)];
             let mut from = 0;
             while from < text.len() {
                 let to = (from + CHUNK).min(text.len());
-                let n = avx512.sieve(&gate.sieve, text, (from, to), &mut out, &mut scratch);
-                vector.extend(out[..n].iter().map(|&i| i + from as u32));
+                let out = [&mut at[..], &mut common[..]];
+                let n = avx512.sieve(&gate.sieve, text, (from, to), out, &mut scratch);
+                vector.extend((0..n).map(|k| (at[k] + from as u32, common[k])));
                 from = to;
             }
             ways.push(vector);
