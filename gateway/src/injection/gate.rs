@@ -304,13 +304,8 @@ impl Sieve {
     /// [`Sieve::common`] bits); returns how many.
     fn portable(&self, text: &[u8], (from, to): (usize, usize), out: [&mut [u32]; 2]) -> usize {
         let [at, common] = out;
-        let mut n = 0;
-        let mut visit = |i: usize| {
-            let w = word_at(text, i) | FOLD;
-            at[n] = (i - from) as u32;
-            common[n] = self.common(w);
-            n += usize::from(common[n] != 0 || self.short(w));
-        };
+        // The token starts first, then their words (as the vector path).
+        let mut m = 0;
         let mut i = from;
         while i + 64 <= to {
             // Each block is read with the byte before it (a boundary before
@@ -322,17 +317,25 @@ impl Sieve {
             window[1..].copy_from_slice(&text[i..i + 64]);
             let mut mask = starts(&window);
             while mask != 0 {
-                visit(i + mask.trailing_zeros() as usize);
+                at[m] = (i - from) as u32 + mask.trailing_zeros();
+                m += 1;
                 mask &= mask - 1;
             }
             i += 64;
         }
         while i < to {
             let prev = if i == 0 { b' ' } else { text[i - 1] };
-            if starts_token(prev, text[i]) {
-                visit(i);
-            }
+            at[m] = (i - from) as u32;
+            m += usize::from(starts_token(prev, text[i]));
             i += 1;
+        }
+        let mut n = 0;
+        for k in 0..m {
+            let offset = at[k];
+            let w = word_at(text, from + offset as usize) | FOLD;
+            at[n] = offset;
+            common[n] = self.common(w);
+            n += usize::from((common[n] != 0) | self.short(w));
         }
         n
     }
