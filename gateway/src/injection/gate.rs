@@ -50,8 +50,8 @@ const CHUNK: usize = 1024;
 const SLACK: usize = 64;
 
 thread_local! {
-    /// The buffers of [`Gate::find`]: candidates, and the vector sieve's
-    /// words and offsets.
+    /// The buffers of [`Gate::find`]: the candidates' positions and sieve
+    /// bits, and the vector sieve's packed starts (offsets, heads, tails).
     static BUFFER: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
