@@ -1,13 +1,16 @@
 //! The compiled rules and the scan of one text.
 //!
-//! One Aho-Corasick automaton holds every rule's anchors, the rot13 forms of
-//! the longer ones, and the markup anchors of image exfiltration. A text is
-//! swept for the keys of those literals at its token starts ([`Gate`]) and
-//! read by the automaton only around them (leftmost-longest hits, resuming after each
-//! hit's first byte; a literal stands in for the shorter literals it
-//! contains); a rule's regex then runs only on windows around its
-//! anchors' hits (merged when they overlap), so text with no anchor costs one
-//! automaton pass, and a rule never reads more than the text's length.
+//! The anchor literals are every rule's anchors, the rot13 forms of the
+//! longer ones, and the markup anchors of image exfiltration. A text is
+//! swept for the keys of those literals at its token starts and each
+//! literal keyed there is compared with the text ([`Gate`]): at each
+//! position where one occurs, the longest there is a hit (what a
+//! leftmost-longest automaton resumed after each hit's first byte reports;
+//! a literal stands in for the shorter literals it contains). A rule's
+//! regex then runs only on windows around its anchors' hits (merged when
+//! they overlap), so text with no anchor costs one sweep, and a rule never
+//! reads more than the text's length. When a literal has no key, an
+//! Aho-Corasick automaton reads the whole text instead.
 //! Hidden Unicode is stripped before (non-ASCII text only); base64, hex and
 //! rot13 spans are decoded and scanned again, to a bounded depth.
 
@@ -19,7 +22,7 @@ use regex::bytes::Regex;
 
 use super::encoded;
 use super::exfil;
-use super::gate::Gate;
+use super::gate::{Gate, Hit};
 use super::lang;
 use super::rules::{self, RuleSpec};
 use super::signal::SignalKind;
@@ -95,8 +98,9 @@ struct AnchorUse {
 
 pub struct Scanner {
     rules: Vec<Rule>,
-    /// Where the anchors can occur (`None`: anywhere).
+    /// Finds the anchors (`None`: the automaton reads everything).
     gate: Option<Gate>,
+    /// The same literals, leftmost-longest.
     anchors: AhoCorasick,
     uses: Vec<AnchorUse>,
 }
@@ -215,17 +219,11 @@ impl Scanner {
         };
         let text = text.as_ref();
 
-        // Each search resumes one byte after the last hit's start, so a hit
-        // that begins inside another ("orders from" in "new orders from") is
-        // still found; a shorter one at the same start is stood in for.
-        // The automaton reads only where the prefilter says an anchor may
-        // be; every occurrence lies whole in one region, so the hits are
-        // those of a search over the whole text.
-        let regions = match &self.gate {
-            Some(gate) => gate.regions(text.as_bytes()),
-            None => vec![(0, text.len())],
+        let hits = match &self.gate {
+            Some(gate) => gate.find(text.as_bytes()),
+            None => self.every_hit(text),
         };
-        let rot13 = !regions.is_empty() && self.match_rules(text, &regions, found);
+        let rot13 = !hits.is_empty() && self.match_rules(text, &hits, found);
 
         if depth < MAX_DEPTH {
             if rot13 {
@@ -237,28 +235,42 @@ impl Scanner {
         }
     }
 
-    /// Reads the anchors in `regions`, checks the rules they announce and
-    /// the image markup; true when a rot13 form of an anchor was seen.
-    fn match_rules(&self, text: &str, regions: &[(usize, usize)], found: &mut Found) -> bool {
+    /// The automaton's hits over the whole text. Each search resumes one
+    /// byte after the last hit's start, so a hit that begins inside another
+    /// ("orders from" in "new orders from") is still found; a shorter one
+    /// at the same start is stood in for.
+    fn every_hit(&self, text: &str) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        let mut from = 0;
+        while let Some(hit) = self.anchors.find(Input::new(text).range(from..)) {
+            from = hit.start() + 1;
+            hits.push(Hit {
+                start: hit.start(),
+                end: hit.end(),
+                literal: hit.pattern().as_usize(),
+            });
+        }
+        hits
+    }
+
+    /// Checks the rules that the anchor `hits` announce and the image
+    /// markup; true when a rot13 form of an anchor was seen.
+    fn match_rules(&self, text: &str, hits: &[Hit], found: &mut Found) -> bool {
         let mut windows = Windows::new(self.rules.len());
         // Per rule, 0 (no match yet), MENTION (only quoted) or 1.
         let mut fired = vec![0.0_f64; self.rules.len()];
         let mut markup = Vec::new();
         let mut rot13 = false;
-        for &(start, end) in regions {
-            let mut from = start;
-            while let Some(hit) = self.anchors.find(Input::new(text).range(from..end)) {
-                from = hit.start() + 1;
-                let uses = &self.uses[hit.pattern().as_usize()];
-                for &r in &uses.rules {
-                    if fired[r] < 1.0 && windows.open(r, hit.start(), hit.end(), text.len()) {
-                        fired[r] = fired[r].max(self.check(r, text, windows.take(r)));
-                    }
+        for hit in hits {
+            let uses = &self.uses[hit.literal];
+            for &r in &uses.rules {
+                if fired[r] < 1.0 && windows.open(r, hit.start, hit.end, text.len()) {
+                    fired[r] = fired[r].max(self.check(r, text, windows.take(r)));
                 }
-                rot13 |= uses.rot13;
-                if uses.markup {
-                    markup.push(hit.start());
-                }
+            }
+            rot13 |= uses.rot13;
+            if uses.markup {
+                markup.push(hit.start);
             }
         }
         for (r, rule) in self.rules.iter().enumerate() {
@@ -389,11 +401,7 @@ mod prefilter_tests {
         scanner
     }
 
-    /// Every text, and every text cut at each anchor-sized offset from its
-    /// ends, scores the same with and without the prefilter.
-    #[test]
-    fn the_prefilter_changes_no_score() {
-        let plain = unfiltered();
+    fn texts() -> Vec<String> {
         let mut texts: Vec<String> = include_str!("tests/generalization.jsonl")
             .lines()
             .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
@@ -412,7 +420,15 @@ mod prefilter_tests {
             ]
             .map(str::to_owned),
         );
-        for text in &texts {
+        texts
+    }
+
+    /// Every text, and every text cut at each anchor-sized offset from its
+    /// ends, scores the same with and without the prefilter.
+    #[test]
+    fn the_prefilter_changes_no_score() {
+        let plain = unfiltered();
+        for text in &texts() {
             for cut in [0, 1, 2, 3, 5, 8, 13] {
                 let ends = [
                     text.get(cut..).unwrap_or(""),
@@ -422,6 +438,29 @@ mod prefilter_tests {
                     assert_eq!(SCANNER.scan(part), plain.scan(part), "{part}");
                 }
             }
+        }
+    }
+
+    /// With the scanner's literals, the gate finds what an automaton over
+    /// the whole text finds where a key starts a token (and nothing else),
+    /// on the texts above and on the benchmark's bodies.
+    #[test]
+    fn the_gate_hits_as_the_automaton() {
+        use crate::injection::extract::Body;
+        use sluice_scan_bench::{Api, body};
+
+        let oracle = crate::injection::gate::tests::Oracle::of(
+            SCANNER.gate.as_ref().expect("every literal has a key"),
+        );
+        let mut texts = texts();
+        for api in [Api::OpenAiChat, Api::AnthropicMessages] {
+            let bytes = body(api, 64 << 10, 42);
+            let read = Body::read(Some("application/json"), &bytes);
+            texts.extend(read.segments().into_iter().map(|s| s.text.into_owned()));
+        }
+        for text in &texts {
+            oracle.assert_exact(text.as_bytes());
+            oracle.assert_exact(&text.as_bytes()[text.len() / 3..]);
         }
     }
 }
