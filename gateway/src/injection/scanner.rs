@@ -295,6 +295,12 @@ impl Scanner {
         let haystack = &text.as_bytes()[..floor_boundary(text, end)];
         let mut at = floor_boundary(text, start);
         let mut best: f64 = 0.0;
+        // A rule with a precheck cannot match where its precheck does not.
+        if let Some(precheck) = rules::precheck(self.rules[r].spec.name)
+            && !precheck(haystack, at)
+        {
+            return 0.0;
+        }
         // `find_at` reads the text before `at` for `\b` and `^`.
         while let Some(m) = self.rules[r].regex.find_at(haystack, at) {
             if !quoted(text, m.start(), m.end()) {
