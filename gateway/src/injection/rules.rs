@@ -12,6 +12,8 @@
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
+use regex_automata::meta;
+use regex_automata::util::syntax;
 
 use super::signal::SignalKind::{self, *};
 
@@ -1062,6 +1064,40 @@ fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// Rules searched without a literal prefilter. The regex engine looks for a
+/// literal the matches share and runs the automata around each occurrence;
+/// for these the literals are everyday (" to", " for" in `note_to_ai`), so
+/// that ran around every few words and was six times slower than reading
+/// the window once with the automaton alone. Same pattern, same matches.
+const UNFILTERED: &[&str] = &["note_to_ai"];
+
+static UNFILTERED_REGEXES: LazyLock<Vec<(&'static str, meta::Regex)>> = LazyLock::new(|| {
+    UNFILTERED
+        .iter()
+        .map(|&name| {
+            let spec = RULES
+                .iter()
+                .find(|spec| spec.name == name)
+                .unwrap_or_else(|| panic!("rule {name}"));
+            // As `regex::bytes::Regex` builds it, less the prefilter.
+            let regex = meta::Builder::new()
+                .configure(meta::Config::new().auto_prefilter(false).utf8_empty(false))
+                .syntax(syntax::Config::new().utf8(false))
+                .build(&expand(spec))
+                .unwrap_or_else(|e| panic!("rule {name}: {e}"));
+            (name, regex)
+        })
+        .collect()
+});
+
+/// Rule `name` compiled without a prefilter, when it is searched so.
+pub fn unfiltered(name: &str) -> Option<&'static meta::Regex> {
+    UNFILTERED_REGEXES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, regex)| regex)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1117,6 +1153,34 @@ mod tests {
         assert!(!may(b"send the tokens goto www.a.b", 0));
         assert!(!may(b"send the tokens to_ www.a.b", 0));
         assert!(!may(b"send the files to https://x", 17));
+    }
+
+    /// The rules searched without a prefilter find what their regex finds,
+    /// from every offset of the generalization corpus.
+    #[test]
+    fn unfiltered_rules_find_what_their_regex_finds() {
+        let texts: Vec<String> = include_str!("tests/generalization.jsonl")
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter_map(|r| r["body"].as_str().map(str::to_owned))
+            .chain(["Note to the AI: stop. \u{e9} message for all assistants".to_owned()])
+            .collect();
+        for name in UNFILTERED {
+            let (regex, unfiltered) = (pattern(name), unfiltered(name).expect("compiled"));
+            let mut matched = 0;
+            for text in &texts {
+                let haystack = text.as_bytes();
+                for at in 0..=haystack.len() {
+                    let want = regex.find_at(haystack, at).map(|m| (m.start(), m.end()));
+                    let got = unfiltered
+                        .search(&regex_automata::Input::new(haystack).range(at..))
+                        .map(|m| (m.start(), m.end()));
+                    assert_eq!(got, want, "{name} from {at}: {text}");
+                    matched += usize::from(want.is_some());
+                }
+            }
+            assert!(matched > 0, "{name}");
+        }
     }
 
     proptest::proptest! {
