@@ -307,13 +307,25 @@ impl Scanner {
         let haystack = &text.as_bytes()[..floor_boundary(text, end)];
         let mut at = floor_boundary(text, start);
         let mut best: f64 = 0.0;
-        // `find_at` reads the text before `at` for `\b` and `^`.
-        while let Some(m) = self.rules[r].regex.find_at(haystack, at) {
-            if !quoted(text, m.start(), m.end()) {
+        // A rule with a precheck cannot match where its precheck does not.
+        if let Some(precheck) = rules::precheck(self.rules[r].spec.name)
+            && !precheck(haystack, at)
+        {
+            return 0.0;
+        }
+        let unfiltered = rules::unfiltered(self.rules[r].spec.name);
+        // Both searches read the text before `at` for `\b` and `^`.
+        while let Some((m_start, m_end)) = match unfiltered {
+            Some(regex) => regex
+                .search(&regex_automata::Input::new(haystack).range(at..))
+                .map(|m| (m.start(), m.end())),
+            None => (self.rules[r].regex.find_at(haystack, at)).map(|m| (m.start(), m.end())),
+        } {
+            if !quoted(text, m_start, m_end) {
                 return 1.0;
             }
             best = MENTION;
-            at = m.end().max(ceil_boundary(text, m.start() + 1));
+            at = m_end.max(ceil_boundary(text, m_start + 1));
             if at >= haystack.len() {
                 break;
             }
