@@ -98,22 +98,35 @@ struct AnchorUse {
 
 pub struct Scanner {
     rules: Vec<Rule>,
-    /// Finds the anchors (`None`: the automaton reads everything).
-    gate: Option<Gate>,
-    /// The same literals, leftmost-longest.
-    anchors: AhoCorasick,
+    finder: Finder,
     uses: Vec<AnchorUse>,
+}
+
+/// How the anchor literals are found.
+enum Finder {
+    /// From their keys at the token starts.
+    Gate(Box<Gate>),
+    /// By an automaton that reads every byte (leftmost-longest): only when a
+    /// literal has no key, or as the tests' reference. Its DFA holds ~10 MB
+    /// and takes ~0.15 s to build, so it is not built beside the gate.
+    Automaton(AhoCorasick),
 }
 
 /// Built once per process: policies share it.
 pub static SCANNER: LazyLock<Scanner> = LazyLock::new(Scanner::build);
 
 impl Scanner {
+    fn build() -> Scanner {
+        Scanner::build_with(true)
+    }
+
+    /// The scanner, finding its anchors with the gate when `gate` is true
+    /// and every literal has a key, with the automaton otherwise.
     #[expect(
         clippy::expect_used,
         reason = "static patterns; a unit test builds them"
     )]
-    fn build() -> Scanner {
+    fn build_with(gate: bool) -> Scanner {
         let specs = rules::RULES.iter().chain(lang::RULES);
         let rules: Vec<Rule> = specs
             .map(|spec| Rule {
@@ -179,19 +192,23 @@ impl Scanner {
                 }
             }
         }
-        let anchors = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::LeftmostLongest)
-            .kind(Some(AhoCorasickKind::DFA))
-            // Thousands of literals leave no rare byte to skip ahead to: a
-            // prefilter would only interrupt the automaton.
-            .prefilter(false)
-            .build(&literals)
-            .expect("anchor automaton");
+        let finder = match Gate::new(&literals).filter(|_| gate) {
+            Some(gate) => Finder::Gate(Box::new(gate)),
+            None => Finder::Automaton(
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    // Thousands of literals leave no rare byte to skip ahead
+                    // to: a prefilter would only interrupt the automaton.
+                    .prefilter(false)
+                    .build(&literals)
+                    .expect("anchor automaton"),
+            ),
+        };
         Scanner {
             rules,
-            gate: Gate::new(&literals),
-            anchors,
+            finder,
             uses,
         }
     }
@@ -219,9 +236,9 @@ impl Scanner {
         };
         let text = text.as_ref();
 
-        let hits = match &self.gate {
-            Some(gate) => gate.find(text.as_bytes()),
-            None => self.every_hit(text),
+        let hits = match &self.finder {
+            Finder::Gate(gate) => gate.find(text.as_bytes()),
+            Finder::Automaton(anchors) => every_hit(anchors, text),
         };
         let rot13 = !hits.is_empty() && self.match_rules(text, &hits, found);
 
@@ -233,24 +250,6 @@ impl Scanner {
                 self.scan_decoded(&decoded, depth, found);
             }
         }
-    }
-
-    /// The automaton's hits over the whole text. Each search resumes one
-    /// byte after the last hit's start, so a hit that begins inside another
-    /// ("orders from" in "new orders from") is still found; a shorter one
-    /// at the same start is stood in for.
-    fn every_hit(&self, text: &str) -> Vec<Hit> {
-        let mut hits = Vec::new();
-        let mut from = 0;
-        while let Some(hit) = self.anchors.find(Input::new(text).range(from..)) {
-            from = hit.start() + 1;
-            hits.push(Hit {
-                start: hit.start(),
-                end: hit.end(),
-                literal: hit.pattern().as_usize(),
-            });
-        }
-        hits
     }
 
     /// Checks the rules that the anchor `hits` announce and the image
@@ -339,6 +338,24 @@ impl Scanner {
     }
 }
 
+/// The automaton's hits over the whole text. Each search resumes one
+/// byte after the last hit's start, so a hit that begins inside another
+/// ("orders from" in "new orders from") is still found; a shorter one
+/// at the same start is stood in for.
+fn every_hit(anchors: &AhoCorasick, text: &str) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    let mut from = 0;
+    while let Some(hit) = anchors.find(Input::new(text).range(from..)) {
+        from = hit.start() + 1;
+        hits.push(Hit {
+            start: hit.start(),
+            end: hit.end(),
+            literal: hit.pattern().as_usize(),
+        });
+    }
+    hits
+}
+
 /// Per rule, the window around its anchor hits not yet checked; a new hit
 /// that overlaps extends it, one that does not closes it for checking.
 struct Windows {
@@ -408,9 +425,7 @@ mod prefilter_tests {
 
     /// The same rules with the automaton reading every byte.
     fn unfiltered() -> Scanner {
-        let mut scanner = Scanner::build();
-        scanner.gate = None;
-        scanner
+        Scanner::build_with(false)
     }
 
     fn texts() -> Vec<String> {
@@ -461,9 +476,10 @@ mod prefilter_tests {
         use crate::injection::extract::Body;
         use sluice_scan_bench::{Api, body};
 
-        let oracle = crate::injection::gate::tests::Oracle::of(
-            SCANNER.gate.as_ref().expect("every literal has a key"),
-        );
+        let Finder::Gate(gate) = &SCANNER.finder else {
+            panic!("every literal has a key");
+        };
+        let oracle = crate::injection::gate::tests::Oracle::of(gate);
         let mut texts = texts();
         for api in [Api::OpenAiChat, Api::AnthropicMessages] {
             let bytes = body(api, 64 << 10, 42);

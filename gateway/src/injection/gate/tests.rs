@@ -1,0 +1,303 @@
+use super::*;
+use aho_corasick::{AhoCorasick, Input, MatchKind};
+use proptest::prelude::*;
+
+/// What the gate must find, from the literals alone: the hits of a
+/// leftmost-longest automaton over the whole text, resumed one byte
+/// after each hit's start, where a literal occurs with its key at a
+/// token start.
+pub(crate) struct Oracle {
+    literals: Vec<Box<[u8]>>,
+    automaton: AhoCorasick,
+    gate: Gate,
+    /// The same gate sieving one start at a time.
+    portable: Gate,
+}
+
+impl Oracle {
+    pub(crate) fn new<S: AsRef<[u8]>>(literals: &[S]) -> Oracle {
+        let gate = Gate::new(literals).expect("gate");
+        #[allow(unused_mut)]
+        let mut portable = Gate::new(literals).expect("gate");
+        #[cfg(target_arch = "x86_64")]
+        {
+            portable.avx512 = None;
+        }
+        Oracle {
+            literals: literals.iter().map(|l| l.as_ref().into()).collect(),
+            automaton: AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(literals)
+                .expect("automaton"),
+            gate,
+            portable,
+        }
+    }
+
+    /// The oracle of `gate`'s literals.
+    pub(crate) fn of(gate: &Gate) -> Oracle {
+        Oracle::new(&gate.literals)
+    }
+
+    fn want(&self, text: &[u8]) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        let mut from = 0;
+        while let Some(m) = self.automaton.find(Input::new(text).range(from..)) {
+            from = m.start() + 1;
+            if self.keyed_at(text, m.start()) {
+                hits.push(Hit {
+                    start: m.start(),
+                    end: m.end(),
+                    literal: m.pattern().as_usize(),
+                });
+            }
+        }
+        hits
+    }
+
+    /// Whether a literal occurs at `start` with its key at a token start.
+    fn keyed_at(&self, text: &[u8], start: usize) -> bool {
+        self.literals.iter().any(|literal| {
+            let (offset, _) = key(literal).expect("a key");
+            let at = start + offset;
+            let occurs = text
+                .get(start..start + literal.len())
+                .is_some_and(|t| t.eq_ignore_ascii_case(literal));
+            occurs && starts_token(if at == 0 { b' ' } else { text[at - 1] }, text[at])
+        })
+    }
+
+    /// The gate finds what it must, with the vector sieve and without.
+    #[track_caller]
+    pub(crate) fn assert_exact(&self, text: &[u8]) {
+        let want = self.want(text);
+        let shown = || String::from_utf8_lossy(text).into_owned();
+        assert_eq!(self.gate.find(text), want, "text: {}", shown());
+        assert_eq!(
+            self.portable.find(text),
+            want,
+            "portable; text: {}",
+            shown()
+        );
+    }
+}
+
+#[track_caller]
+fn assert_exact<S: AsRef<[u8]>>(literals: &[S], text: &[u8]) {
+    Oracle::new(literals).assert_exact(text);
+}
+
+/// The sieve's candidates (positions and common bits), by every way
+/// this CPU has, for every chunk.
+fn sieved(gate: &Gate, text: &[u8]) -> Vec<Vec<(u32, u32)>> {
+    let mut ways = Vec::new();
+    let mut at = vec![0; CHUNK + SLACK];
+    let mut common = vec![0; CHUNK + SLACK];
+    let mut portable = Vec::new();
+    let mut from = 0;
+    while from < text.len() {
+        let to = (from + CHUNK).min(text.len());
+        let n = gate
+            .sieve
+            .portable(text, (from, to), [&mut at, &mut common]);
+        portable.extend((0..n).map(|k| (at[k] + from as u32, common[k])));
+        from = to;
+    }
+    ways.push(portable);
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx512) = Avx512::detect() {
+        let mut vector = Vec::new();
+        let mut scratch = vec![0; 3 * (CHUNK + SLACK)];
+        let mut from = 0;
+        while from < text.len() {
+            let to = (from + CHUNK).min(text.len());
+            let out = [&mut at[..], &mut common[..]];
+            let n = avx512.sieve(&gate.sieve, text, (from, to), out, &mut scratch);
+            vector.extend((0..n).map(|k| (at[k] + from as u32, common[k])));
+            from = to;
+        }
+        ways.push(vector);
+    }
+    ways
+}
+
+#[track_caller]
+fn assert_sieves_agree(gate: &Gate, text: &[u8]) {
+    let ways = sieved(gate, text);
+    for way in &ways[1..] {
+        assert_eq!(way, &ways[0], "text: {:?}", String::from_utf8_lossy(text));
+    }
+}
+
+const LITERALS: &[&str] = &[
+    "ignore previous",
+    "ignore",
+    "<|",
+    "what",
+    "dan",
+    "\"}",
+    "orders from",
+    "new orders from",
+    "n't follow",
+    "système",
+    "@",
+    "![",
+    "ai:",
+    "summarizing this",
+    "summarizing the",
+    "without customer",
+    "a b c d e qzxjvkwy",
+    "b c",
+];
+
+#[test]
+fn hits_are_the_automatons_where_a_key_starts_a_token() {
+    let oracle = Oracle::new(LITERALS);
+    for text in [
+        "we should IGNORE PREVIOUS advice, then What? and <|im_start|> for a few",
+        "new orders from the top; take Orders From nobody; don't follow them",
+        "le Système and Dan, dan, abundant, sedan. ai: hi <| |> mail@x ![a](b)",
+        "summarizing these and summarizing this, without customers, customer",
+        "a b c d e qzxjvkwy and a b c",
+        "ignore ignore previous ignoreprevious xignore previous",
+        "",
+        "@",
+        "dan",
+    ] {
+        oracle.assert_exact(text.as_bytes());
+    }
+}
+
+/// Literals at every offset around the 64-byte blocks, the chunks and
+/// the text's ends.
+#[test]
+fn literals_anywhere_are_found() {
+    let oracle = Oracle::new(LITERALS);
+    for needle in [
+        "dan",
+        "ignore",
+        "\"}",
+        "<|",
+        "@",
+        "summarizing the",
+        "système",
+    ] {
+        for at in (0..140).chain(CHUNK - 70..CHUNK + 10) {
+            for tail in [0, 1, 5] {
+                let mut text = "x".repeat(at);
+                if at > 0 {
+                    text.pop();
+                    text.push(' ');
+                }
+                text.push_str(needle);
+                text.push_str(&" y".repeat(tail));
+                let hits = oracle.gate.find(text.as_bytes());
+                assert!(
+                    hits.iter().any(|h| h.start == at),
+                    "{needle} at {at}: {hits:?}"
+                );
+                oracle.assert_exact(text.as_bytes());
+            }
+        }
+    }
+}
+
+/// Where literals that are equal but for case occur, the automaton
+/// reports the first; so does the gate.
+#[test]
+fn equal_literals_report_the_first() {
+    assert_exact(&["Dan", "dan", "DAN is", "dan is"], b"so dan is here, DAN");
+}
+
+#[test]
+fn prose_without_the_keys_has_no_hit() {
+    let gate = Gate::new(&["ignore", "<|", "orders from"]).expect("gate");
+    for text in [
+        "the report is due on friday, shipped from the warehouse",
+        "",
+        "g",
+    ] {
+        assert!(gate.find(text.as_bytes()).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn a_literal_without_a_key_disables_the_gate() {
+    assert!(Gate::new(&["ab", "  "]).is_none());
+    assert!(Gate::new(&["ab", "9"]).is_none());
+}
+
+#[test]
+fn token_starts_are_word_beginnings_marks_and_characters() {
+    let text = b" an_x9b, \xc3\xa9t\xc3\xa9 a";
+    let mut window = [b' '; 65];
+    window[1..1 + text.len()].copy_from_slice(text);
+    let mask = starts(&window);
+    let found: Vec<usize> = (0..64).filter(|k| mask & (1 << k) != 0).collect();
+    // "an" 1, "_" 3, "x" 4, "b" 6, "," 7, "é" 9, "t" 11, "é" 12, "a" 15.
+    assert_eq!(found, [1, 3, 4, 6, 7, 9, 11, 12, 15]);
+}
+
+/// Every byte value at every offset of a block, before and after
+/// letters, at the text's end and across chunks.
+#[test]
+fn the_sieves_agree_on_every_byte_everywhere() {
+    let gate = Gate::new(LITERALS).expect("gate");
+    for len in (0..200).chain([CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 67]) {
+        for seed in 0..4_usize {
+            let text: Vec<u8> = (0..len)
+                .map(|i| {
+                    let x = (i * 37 + seed * 101) ^ (i >> 3);
+                    if x % 3 == 0 {
+                        b"ig<|\"}@da!`"[x % 11]
+                    } else {
+                        x as u8
+                    }
+                })
+                .collect();
+            assert_sieves_agree(&gate, &text);
+        }
+    }
+}
+
+fn texts() -> impl Strategy<Value = Vec<u8>> {
+    let pieces = prop_oneof![
+        proptest::sample::select(LITERALS.to_vec()).prop_map(|s| s.as_bytes().to_vec()),
+        proptest::sample::select(vec![
+            " ",
+            "x",
+            "Ignore",
+            "DAN",
+            "an",
+            "'",
+            "<",
+            "|",
+            "\n",
+            "é",
+            "summarizing ",
+            "orders",
+        ])
+        .prop_map(|s| s.as_bytes().to_vec()),
+        proptest::collection::vec(proptest::num::u8::ANY, 1..4),
+    ];
+    proptest::collection::vec(pieces, 0..80).prop_map(|p| p.concat())
+}
+
+proptest! {
+    #[test]
+    fn random_texts_hit_as_the_automaton(text in texts()) {
+        thread_local! {
+            static ORACLE: Oracle = Oracle::new(LITERALS);
+        }
+        ORACLE.with(|oracle| oracle.assert_exact(&text));
+    }
+
+    #[test]
+    fn random_texts_sieve_alike(text in texts()) {
+        thread_local! {
+            static GATE: Gate = Gate::new(LITERALS).expect("gate");
+        }
+        GATE.with(|gate| assert_sieves_agree(gate, &text));
+    }
+}

@@ -1,0 +1,262 @@
+//! Level 1 of the gate with AVX-512: a 64-byte block's token starts found,
+//! packed with their words and sieved sixteen at a time. Compiled for
+//! x86-64 only; [`Avx512::detect`] decides at run time whether it runs.
+
+use std::arch::x86_64::*;
+
+use super::{CHUNK, HEAD_BITS, MUL_HEAD, MUL_TAIL, SLACK, Sieve, is_letter};
+
+/// Per group of sixteen token starts `g`, byte `4m + t` picks start
+/// `16g + m` of the packed offsets ...
+const PICK: [[u8; 64]; 4] = {
+    let mut pick = [[0; 64]; 4];
+    let mut g = 0;
+    while g < 4 {
+        let mut k = 0;
+        while k < 64 {
+            pick[g][k] = (16 * g + k / 4) as u8;
+            k += 1;
+        }
+        g += 1;
+    }
+    pick
+};
+/// ... and adds `t`: the dword of start `16g + m` is its four bytes
+/// (and with four more, the four after them).
+const STEP: [u8; 64] = {
+    let mut step = [0; 64];
+    let mut k = 0;
+    while k < 64 {
+        step[k] = (k % 4) as u8;
+        k += 1;
+    }
+    step
+};
+/// Byte `k` is `k + shift`: the block moved `shift` bytes towards its
+/// start, the next block's bytes coming in.
+const fn shifted(shift: usize) -> [u8; 64] {
+    let mut idx = [0; 64];
+    let mut k = 0;
+    while k < 64 {
+        idx[k] = (k + shift) as u8;
+        k += 1;
+    }
+    idx
+}
+const IOTA: [u8; 64] = shifted(0);
+const NEXT1: [u8; 64] = shifted(1);
+const NEXT2: [u8; 64] = shifted(2);
+/// Byte `b` (below eight) of each 16-byte lane is `1 << b`.
+const POW2: [u8; 64] = {
+    let mut pow = [0; 64];
+    let mut k = 0;
+    while k < 64 {
+        if k % 16 < 8 {
+            pow[k] = 1 << (k % 16);
+        }
+        k += 1;
+    }
+    pow
+};
+
+/// The lowest `n` bits (`n` up to 64).
+fn low_bits(n: usize) -> u64 {
+    if n >= 64 { !0 } else { (1 << n) - 1 }
+}
+
+/// # Safety
+/// The CPU has the features enabled here; `to <= text.len()`,
+/// `to - from <= CHUNK` and `at`, `common`, `offsets`, `heads` and
+/// `tails` are each at least `to - from + SLACK` long.
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vbmi,avx512vbmi2,bmi1,bmi2,popcnt")]
+unsafe fn sieve(
+    sieve: &Sieve,
+    text: &[u8],
+    (from, to): (usize, usize),
+    [at, common]: [&mut [u32]; 2],
+    [offsets, heads, tails]: [&mut [u32]; 3],
+) -> usize {
+    let load = |bytes: &[u8; 64]| {
+        // SAFETY: 64 readable bytes, unaligned load.
+        unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
+    };
+    let classes = sieve.classes.map(|c| {
+        let (lo, hi) = c.split_at(64);
+        (
+            load(lo.try_into().expect("64")),
+            load(hi.try_into().expect("64")),
+        )
+    });
+    let (pick, step) = (PICK.map(|p| load(&p)), load(&STEP));
+    let (iota, next1, next2) = (load(&IOTA), load(&NEXT1), load(&NEXT2));
+    let pow2 = load(&POW2);
+    let fold = _mm512_set1_epi8(0x20);
+    let ptr = text.as_ptr();
+
+    // The token starts, packed: each one's offset from `from` (with the
+    // top bit set when it may begin a short key), its first four bytes
+    // and the four after them (folded).
+    let mut m = 0;
+    let mut b = from;
+    while b < to {
+        // This block and the seven bytes after it; zeros past the text.
+        let avail = text.len() - b;
+        // SAFETY: the masks cover only bytes of the text (masked-off
+        // bytes are not read, so the addresses may pass its end).
+        let (lo, hi) = unsafe {
+            (
+                _mm512_maskz_loadu_epi8(low_bits(avail), ptr.wrapping_add(b).cast()),
+                _mm512_maskz_loadu_epi8(
+                    low_bits(avail.saturating_sub(64).min(7)),
+                    ptr.wrapping_add(b + 64).cast(),
+                ),
+            )
+        };
+        let f = _mm512_or_si512(lo, fold);
+        let fhi = _mm512_or_si512(hi, fold);
+        let below = |x: __m512i, lo: u8, len: u8| {
+            _mm512_cmplt_epu8_mask(
+                _mm512_sub_epi8(x, _mm512_set1_epi8(lo as i8)),
+                _mm512_set1_epi8(len as i8),
+            )
+        };
+        let letters = below(f, b'a', 26);
+        let marks = below(lo, b'!', 94) & !letters & !below(lo, b'0', 10);
+        let high = _mm512_cmpge_epu8_mask(lo, _mm512_set1_epi8(0xC0_u8 as i8));
+        let after_letter = (letters << 1) | u64::from(b > 0 && is_letter(text[b - 1]));
+        let starts = ((letters & !after_letter) | marks | high) & low_bits(to - b);
+
+        // Short keys: the classes of the byte at each position and of
+        // the two after it.
+        let class = |k: usize, x: __m512i| _mm512_permutex2var_epi8(classes[k].0, x, classes[k].1);
+        let f1 = _mm512_permutex2var_epi8(f, next1, fhi);
+        let f2 = _mm512_permutex2var_epi8(f, next2, fhi);
+        let common = _mm512_and_si512(_mm512_and_si512(class(0, f), class(1, f1)), class(2, f2));
+        let short = _pext_u64(_mm512_test_epi8_mask(common, common) & starts, starts);
+
+        let packed = _mm512_maskz_compress_epi8(starts, iota);
+        let count = starts.count_ones() as usize;
+        let base = _mm512_set1_epi32((b - from) as i32);
+        // Prose has about twelve starts a block: mostly one group.
+        let groups = count.div_ceil(16);
+        for (g, &pick) in pick.iter().enumerate().take(groups) {
+            // Four byte indexes per start: its first four bytes, and
+            // with four added the next four.
+            let idx = _mm512_add_epi8(_mm512_permutexvar_epi8(pick, packed), step);
+            let word = _mm512_permutex2var_epi8(f, idx, fhi);
+            let tail = _mm512_permutex2var_epi8(f, _mm512_add_epi8(idx, _mm512_set1_epi8(4)), fhi);
+            let offset = _mm512_add_epi32(_mm512_and_si512(idx, _mm512_set1_epi32(0xFF)), base);
+            let offset = _mm512_mask_or_epi32(
+                offset,
+                (short >> (16 * g)) as u16,
+                offset,
+                _mm512_set1_epi32(i32::MIN),
+            );
+            // SAFETY: `m + 16 * g + 16` is at most the positions before
+            // this block plus 64, within the buffers (SLACK).
+            unsafe {
+                _mm512_storeu_si512(offsets.as_mut_ptr().add(m + 16 * g).cast(), offset);
+                _mm512_storeu_si512(heads.as_mut_ptr().add(m + 16 * g).cast(), word);
+                _mm512_storeu_si512(tails.as_mut_ptr().add(m + 16 * g).cast(), tail);
+            }
+        }
+        m += count;
+        b += 64;
+    }
+
+    // The sieve's entry for each, sixteen at a time.
+    let table: *const i32 = sieve.heads.as_ptr().cast();
+    let mut n = 0;
+    let mut k = 0;
+    while k < m {
+        let lanes = low_bits(m - k) as u16;
+        // SAFETY: sixteen lanes from `k < m` are within the buffers
+        // (SLACK); every gathered index is below 2^HEAD_BITS, within
+        // the table; sixteen lanes from `n <= k` fit in `at` and
+        // `common`.
+        unsafe {
+            let offset = _mm512_loadu_si512(offsets.as_ptr().add(k).cast());
+            let word = _mm512_loadu_si512(heads.as_ptr().add(k).cast());
+            let tail = _mm512_loadu_si512(tails.as_ptr().add(k).cast());
+            let head = _mm512_srli_epi32::<{ 32 - HEAD_BITS }>(_mm512_mullo_epi32(
+                word,
+                _mm512_set1_epi32(MUL_HEAD as i32),
+            ));
+            let entry =
+                _mm512_mask_i32gather_epi32::<4>(_mm512_setzero_si512(), lanes, head, table);
+            // Per byte `k` of the tail's product, its top three bits
+            // as one bit of the byte (`tail_bits`).
+            let product = _mm512_mullo_epi32(tail, _mm512_set1_epi32(MUL_TAIL as i32));
+            let three = _mm512_and_si512(
+                _mm512_srli_epi32::<5>(product),
+                _mm512_set1_epi32(0x0707_0707),
+            );
+            let tail_bits = _mm512_shuffle_epi8(pow2, three);
+            let both = _mm512_and_si512(entry, tail_bits);
+            let pass = (_mm512_test_epi32_mask(both, both) | _mm512_movepi32_mask(offset)) & lanes;
+            _mm512_storeu_si512(
+                at.as_mut_ptr().add(n).cast(),
+                _mm512_maskz_compress_epi32(
+                    pass,
+                    _mm512_and_si512(offset, _mm512_set1_epi32(i32::MAX)),
+                ),
+            );
+            _mm512_storeu_si512(
+                common.as_mut_ptr().add(n).cast(),
+                _mm512_maskz_compress_epi32(pass, both),
+            );
+            n += pass.count_ones() as usize;
+        }
+        k += 16;
+    }
+    n
+}
+
+/// AVX-512 (F, BW, DQ) with the byte permutes and compressions (VBMI,
+/// VBMI2) and the bit instructions. Only [`Avx512::detect`] makes one, on a CPU that has
+/// them all, so holding one is the proof that code compiled for them may
+/// run.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Avx512(());
+
+impl Avx512 {
+    pub(super) fn detect() -> Option<Avx512> {
+        let has = std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+            && std::arch::is_x86_feature_detected!("avx512vbmi")
+            && std::arch::is_x86_feature_detected!("avx512vbmi2")
+            && std::arch::is_x86_feature_detected!("bmi2")
+            && std::arch::is_x86_feature_detected!("popcnt");
+        has.then_some(Avx512(()))
+    }
+
+    /// [`Sieve::portable`] 64 positions at a time; `scratch` holds three
+    /// times as many words as `out` needs.
+    pub(super) fn sieve(
+        self,
+        sieve: &Sieve,
+        text: &[u8],
+        (from, to): (usize, usize),
+        [at, common]: [&mut [u32]; 2],
+        scratch: &mut [u32],
+    ) -> usize {
+        let room = to - from + SLACK;
+        assert!(to <= text.len() && to - from <= CHUNK);
+        assert!(at.len() >= room && common.len() >= room);
+        let (offsets, rest) = scratch.split_at_mut(room);
+        let (heads, tails) = rest.split_at_mut(room);
+        assert!(tails.len() >= room);
+        // SAFETY: an `Avx512` exists only on a CPU with the features
+        // (`detect`); the bounds are asserted above.
+        unsafe {
+            self::sieve(
+                sieve,
+                text,
+                (from, to),
+                [at, common],
+                [offsets, heads, tails],
+            )
+        }
+    }
+}
