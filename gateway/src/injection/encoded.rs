@@ -281,6 +281,11 @@ fn decode(run: &str) -> Option<String> {
     if !(upper && lower) {
         return None;
     }
+    base64(run)
+}
+
+/// The readable text `run` holds as base64 (either alphabet, padded or not).
+fn base64(run: &str) -> Option<String> {
     // A length of 4n+1 is never valid: drop the stray character.
     let trimmed = if run.len() % 4 == 1 {
         &run[..run.len() - 1]
@@ -405,7 +410,8 @@ mod tests {
     }
 
     /// How runs were decoded before candidates were screened (one pass per
-    /// question, every hex run decoded): the reference for [`decode`].
+    /// question, every hex run decoded): the reference for [`decode`]'s
+    /// screening (the base64 decoding itself is shared).
     fn unscreened_decode(run: &str) -> Option<String> {
         if run.len().is_multiple_of(2)
             && run.bytes().all(|b| b.is_ascii_hexdigit())
@@ -418,21 +424,7 @@ mod tests {
         if !(has_upper && has_lower) {
             return None;
         }
-        let trimmed = if run.len() % 4 == 1 {
-            &run[..run.len() - 1]
-        } else {
-            run
-        };
-        let engine = if run.bytes().any(|b| b == b'-' || b == b'_') {
-            &URL_SAFE
-        } else {
-            &STANDARD
-        };
-        engine
-            .decode(trimmed)
-            .ok()
-            .or_else(|| general_purpose::STANDARD_NO_PAD.decode(trimmed).ok())
-            .and_then(readable)
+        base64(run)
     }
 
     fn unscreened_decoded_runs(text: &str) -> Vec<String> {

@@ -12,6 +12,16 @@ use serde_json::json;
 use super::eval::{Record, predict};
 use super::{Detector, Source};
 
+/// The bodies of the generalization corpus: texts the rules were not
+/// written from, which the exactness tests read at every offset.
+pub(crate) fn generalization_bodies() -> Vec<String> {
+    include_str!("generalization.jsonl")
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|r| r["body"].as_str().map(str::to_owned))
+        .collect()
+}
+
 fn score(body: &serde_json::Value) -> f64 {
     Detector::default()
         .assess(Some("application/json"), body.to_string().as_bytes())
