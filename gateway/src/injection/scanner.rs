@@ -86,6 +86,11 @@ impl Found {
 struct Rule {
     spec: &'static RuleSpec,
     regex: Regex,
+    /// A cheaper test every window where the rule matches passes.
+    precheck: Option<rules::Precheck>,
+    /// The same pattern without a literal prefilter, searched instead of
+    /// `regex` where its literals are everyday words.
+    unfiltered: Option<&'static regex_automata::meta::Regex>,
 }
 
 /// What an anchor is for.
@@ -133,6 +138,8 @@ impl Scanner {
                 spec,
                 regex: Regex::new(&rules::expand(spec))
                     .unwrap_or_else(|e| panic!("rule {}: {e}", spec.name)),
+                precheck: rules::precheck(spec.name),
+                unfiltered: rules::unfiltered(spec.name),
             })
             .collect();
 
@@ -306,19 +313,19 @@ impl Scanner {
         let haystack = &text.as_bytes()[..floor_boundary(text, end)];
         let mut at = floor_boundary(text, start);
         let mut best: f64 = 0.0;
+        let rule = &self.rules[r];
         // A rule with a precheck cannot match where its precheck does not.
-        if let Some(precheck) = rules::precheck(self.rules[r].spec.name)
+        if let Some(precheck) = rule.precheck
             && !precheck(haystack, at)
         {
             return 0.0;
         }
-        let unfiltered = rules::unfiltered(self.rules[r].spec.name);
         // Both searches read the text before `at` for `\b` and `^`.
-        while let Some((m_start, m_end)) = match unfiltered {
+        while let Some((m_start, m_end)) = match rule.unfiltered {
             Some(regex) => regex
                 .search(&regex_automata::Input::new(haystack).range(at..))
                 .map(|m| (m.start(), m.end())),
-            None => (self.rules[r].regex.find_at(haystack, at)).map(|m| (m.start(), m.end())),
+            None => (rule.regex.find_at(haystack, at)).map(|m| (m.start(), m.end())),
         } {
             if !quoted(text, m_start, m_end) {
                 return 1.0;
