@@ -5,6 +5,7 @@
 use base64::Engine;
 
 use super::gate::gather;
+use crate::scan::classes::block_at;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::{DecodePaddingMode, general_purpose};
 
@@ -81,7 +82,7 @@ fn long_runs(bytes: &[u8], sink: Sink<'_>) {
 #[inline(always)]
 fn long_runs_with(bytes: &[u8], class: impl Fn(&[u8; 64]) -> u64, sink: Sink<'_>) {
     const _: () = assert!(MIN_RUN == 16, "the shifts below find runs of 16");
-    let block = |at: usize| mask_at(bytes, at, &class);
+    let block = |at: usize| block_at(bytes, at, &class, |mask, k| mask >> k);
     // Blocks start at multiples of 64; runs start at or after `from`.
     let (mut at, mut from) = (0_usize, 0_usize);
     let mut lo = block(at);
@@ -134,31 +135,6 @@ fn long_runs_with(bytes: &[u8], class: impl Fn(&[u8; 64]) -> u64, sink: Sink<'_>
             lo = hi;
         }
     }
-}
-
-/// The class mask of `bytes[at..at + 64]`, the bytes past the end read as
-/// zeros (in no class).
-#[inline(always)]
-fn mask_at(bytes: &[u8], at: usize, class: impl Fn(&[u8; 64]) -> u64) -> u64 {
-    if let Some(block) = bytes.get(at..at + 64) {
-        return <&[u8; 64]>::try_from(block).map_or(0, class);
-    }
-    if at >= bytes.len() {
-        return 0;
-    }
-    match bytes.len().checked_sub(64) {
-        // The last 64 bytes, less those before `at`: no copy.
-        Some(last) => <&[u8; 64]>::try_from(&bytes[last..]).map_or(0, class) >> (at - last),
-        None => class(&padded(&bytes[at..])),
-    }
-}
-
-/// `tail` followed by zeros.
-#[inline(never)]
-fn padded(tail: &[u8]) -> [u8; 64] {
-    let mut padded = [0u8; 64];
-    padded[..tail.len()].copy_from_slice(tail);
-    padded
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -93,20 +93,36 @@ impl Classify for Avx2 {
 /// in no class (as [`super::chars::at`] reads them).
 #[inline(always)]
 fn classify_at(how: impl Classify, text: &[u8], start: usize) -> Block {
+    block_at(text, start, |bytes| how.block(bytes), Block::shifted)
+}
+
+/// `classify` of the 64 bytes of `text` from `start`, the bytes past its end
+/// read as zeros: `shift(c, k)` must give the classes of the bytes from `k`
+/// on of a block classified as `c`, with zeros shifted in, and a zero byte
+/// must be in no class (`T::default()`). The text's own bytes are read
+/// where it has 64 from `start`, or its last 64 and a shift; a padded copy
+/// only for a text shorter than a block (a copy per stretch was a tenth of
+/// the PII scan).
+#[inline(always)]
+pub(crate) fn block_at<T: Default>(
+    text: &[u8],
+    start: usize,
+    classify: impl Fn(&[u8; BLOCK]) -> T,
+    shift: impl Fn(T, usize) -> T,
+) -> T {
     if let Some(bytes) = text.get(start..start + BLOCK) {
-        return how.block(bytes.try_into().expect("BLOCK bytes"));
+        return classify(bytes.try_into().expect("BLOCK bytes"));
     }
     if start >= text.len() {
         // The block after the last of a short stretch: no need to look.
-        return Block::default();
+        return T::default();
     }
     match text.len().checked_sub(BLOCK) {
-        // The last 64 bytes of the text, less those before `start`: no copy
-        // (a padded copy here, once per stretch, was a tenth of the scan).
-        Some(last) => how
-            .block(text[last..].try_into().expect("BLOCK bytes"))
-            .shifted(start - last),
-        None => how.block(&padded(&text[start..])),
+        Some(last) => shift(
+            classify(text[last..].try_into().expect("BLOCK bytes")),
+            start - last,
+        ),
+        None => classify(&padded(&text[start..])),
     }
 }
 

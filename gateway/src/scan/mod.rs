@@ -17,7 +17,7 @@ pub mod decode;
 
 mod anchors;
 mod chars;
-mod classes;
+pub(crate) mod classes;
 mod detect;
 mod engine;
 mod form;
