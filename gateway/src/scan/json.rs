@@ -221,13 +221,12 @@ fn escape(src: &[u8]) -> (Escaped, usize) {
     (Escaped::Byte(b'\\'), 1)
 }
 
+/// The four hex digits at the start of `s` (`\u` escapes), as a number.
 fn hex4(s: &[u8]) -> Option<u16> {
-    let digits = s.get(..4)?;
-    let text = std::str::from_utf8(digits).ok()?;
-    if !digits.iter().all(u8::is_ascii_hexdigit) {
-        return None;
-    }
-    u16::from_str_radix(text, 16).ok()
+    s.get(..4)?.iter().try_fold(0u16, |n, &d| {
+        let v = (d as char).to_digit(16)?;
+        Some(n << 4 | v as u16)
+    })
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! once up front, so any piece of it between two ASCII bytes is a `&str`.
 
 use super::specials::Specials;
+use super::{SIMPLE, hex4};
 
 /// serde_json refuses a document whose arrays and objects nest this deep.
 const MAX_DEPTH: usize = 128;
@@ -470,41 +471,28 @@ impl Parser<'_> {
 /// stands for and its length, or `None`. A `\u` of a surrogate must be a
 /// high one followed by a low one, as serde_json requires of strings.
 fn escape(s: &[u8]) -> Option<(char, usize)> {
-    let c = match s.get(1)? {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
-        b'u' => {
-            let unit = u32::from(hex4(s.get(2..6)?)?);
-            return match unit {
-                0xD800..=0xDBFF => {
-                    if s.get(6..8)? != b"\\u" {
-                        return None;
-                    }
-                    let low = u32::from(hex4(s.get(8..12)?)?);
-                    if !(0xDC00..=0xDFFF).contains(&low) {
-                        return None;
-                    }
-                    let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                    Some((char::from_u32(code)?, 12))
-                }
-                // Every other unit is a character; a lone low surrogate is not.
-                _ => Some((char::from_u32(unit)?, 6)),
-            };
+    let next = *s.get(1)?;
+    let simple = SIMPLE[usize::from(next)];
+    if simple != 0 {
+        return Some((char::from(simple), 2));
+    }
+    if next != b'u' {
+        return None;
+    }
+    let unit = u32::from(hex4(s.get(2..)?)?);
+    match unit {
+        0xD800..=0xDBFF => {
+            if s.get(6..8)? != b"\\u" {
+                return None;
+            }
+            let low = u32::from(hex4(s.get(8..)?)?);
+            if !(0xDC00..=0xDFFF).contains(&low) {
+                return None;
+            }
+            let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+            Some((char::from_u32(code)?, 12))
         }
-        _ => return None,
-    };
-    Some((c, 2))
-}
-
-fn hex4(digits: &[u8]) -> Option<u16> {
-    digits.iter().try_fold(0u16, |n, &d| {
-        let v = (d as char).to_digit(16)?;
-        Some(n << 4 | v as u16)
-    })
+        // Every other unit is a character; a lone low surrogate is not.
+        _ => Some((char::from_u32(unit)?, 6)),
+    }
 }
