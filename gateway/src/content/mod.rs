@@ -8,6 +8,7 @@
 //! policy's [`Stages`] and says what to forward or why to refuse; the
 //! interceptor (`intercept::content`) collects, decodes, counts and audits.
 
+mod read;
 pub mod sse;
 pub mod transform;
 pub mod vault;
@@ -18,6 +19,7 @@ use crate::injection::{Assessment, Detector};
 use crate::policy::compiled::CompiledPolicy;
 use crate::policy::raw::{self, InjectionAction, PiiAction};
 use crate::scan::{ScanConfig, Scanner};
+pub use read::Read;
 use transform::Rules;
 use vault::Vault;
 
@@ -124,8 +126,9 @@ pub fn inspect(
 ) -> Inspection {
     let mut inspection = Inspection::default();
     let mut current: Option<Vec<u8>> = None;
+    let read = Read::new(content_type, body, stages.injection.is_some());
     if let Some(pii) = &stages.pii {
-        let findings = pii.scanner.scan(content_type, body);
+        let findings = read.pii(&pii.scanner);
         let mut blocked = Vec::new();
         let mut out = Vec::with_capacity(body.len());
         let mut at = 0;
@@ -166,7 +169,7 @@ pub fn inspect(
         }
     }
     if let Some(injection) = &stages.injection {
-        let assessment = injection.detector.assess(content_type, body);
+        let assessment = read.injection(&injection.detector);
         if assessment.score >= injection.threshold {
             if injection.action == InjectionAction::Block {
                 inspection.refusal = Some(Refusal::Injection {

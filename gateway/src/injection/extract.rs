@@ -122,6 +122,14 @@ impl<'a> Body<'a> {
         })
     }
 
+    /// The body checked and laid out, when it was read as JSON.
+    pub(crate) fn tape(&self) -> Option<&Tape<'a>> {
+        match &self.0 {
+            Readable::Json(tape) => Some(tape),
+            _ => None,
+        }
+    }
+
     /// The pieces of text in the body, in reading order.
     pub fn segments(&self) -> Vec<Segment<'_>> {
         match &self.0 {

@@ -99,7 +99,12 @@ impl Detector {
     /// valid UTF-8 ([`extract::Body`]). Never fails: what cannot be read
     /// scores 0.
     pub fn assess(&self, content_type: Option<&str>, body: &[u8]) -> Assessment {
-        assess_segments(&extract::Body::read(content_type, body).segments())
+        self.assess_body(&extract::Body::read(content_type, body))
+    }
+
+    /// Scores a body already read ([`extract::Body::read`]).
+    pub fn assess_body(&self, body: &extract::Body<'_>) -> Assessment {
+        assess_segments(&body.segments())
     }
 
     /// Scores one text as if it came from `source`.

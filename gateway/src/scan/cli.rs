@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{Finding, ScanConfig, Scanner, decode};
+use crate::content;
 use crate::injection::Detector;
 use crate::policy::load::load_file;
 
@@ -175,11 +176,13 @@ fn corpus(
         })?;
         let body = record.body.as_bytes();
         let content_type = record.content_type.as_deref();
-        let findings = scanner.scan(content_type, body);
+        // Read once for both, as the pipeline reads a body.
+        let read = content::Read::new(content_type, body, true);
+        let findings = read.pii(scanner);
         let prediction = Prediction {
             id: &record.id,
             findings: show(&findings, body, values),
-            injection_score: detector.assess(content_type, body).score,
+            injection_score: read.injection(detector).score,
         };
         serde_json::to_writer(&mut *out, &prediction).map_err(|e| CliError::Write(e.into()))?;
         writeln!(out).map_err(CliError::Write)?;

@@ -34,6 +34,7 @@ use std::ops::Range;
 
 use crate::policy::raw;
 use engine::{Candidate, Engine};
+use json::tape::Tape;
 use segment::Decoded;
 
 /// One value found: its kind and its byte span in the scanned body (end
@@ -164,10 +165,32 @@ impl Scanner {
     /// request's Content-Type header; a missing one is sniffed (JSON when the
     /// body starts with `{` or `[`, text otherwise).
     pub fn scan(&self, content_type: Option<&str>, body: &[u8]) -> Vec<Finding> {
+        self.scan_read(content_type, body, None)
+    }
+
+    /// [`Scanner::scan`] of a body whose JSON the injection detector has
+    /// already checked and laid out as `tape`: when it is scanned as JSON,
+    /// its strings are taken from the tape rather than decoded again.
+    pub(crate) fn scan_tape(&self, content_type: Option<&str>, tape: &Tape<'_>) -> Vec<Finding> {
+        self.scan_read(content_type, tape.body(), Some(tape))
+    }
+
+    fn scan_read(
+        &self,
+        content_type: Option<&str>,
+        body: &[u8],
+        tape: Option<&Tape<'_>>,
+    ) -> Vec<Finding> {
         SCRATCH.with_borrow_mut(|scratch| {
             scratch.clear();
             let Scratch { text, candidates } = scratch;
-            self.scan_typed(content_type, body, 0, text, candidates, 0);
+            if let (Format::Json, Some(tape)) = (Format::of(content_type, body), tape) {
+                self.scan_laid_out(body, text, candidates, |decoded, stretches| {
+                    json::lay_out_tape(tape, decoded, stretches)
+                });
+            } else {
+                self.scan_typed(content_type, body, 0, text, candidates, 0);
+            }
             let findings = engine::resolve(candidates)
                 .into_iter()
                 .map(|c| Finding {
@@ -229,13 +252,29 @@ impl Scanner {
     /// A JSON body's stretches are scanned in one engine call, laid out
     /// end to end; a body without escapes in place.
     fn scan_json(&self, body: &[u8], base: usize, scratch: &mut Text, out: &mut Vec<Candidate>) {
+        let from = out.len();
+        self.scan_laid_out(body, scratch, out, |decoded, stretches| {
+            json::lay_out(body, decoded, stretches)
+        });
+        engine::shift(&mut out[from..], base);
+    }
+
+    /// Scans the stretches `lay_out` lays out for `body`, or `body` in
+    /// place when it lays out none.
+    fn scan_laid_out(
+        &self,
+        body: &[u8],
+        scratch: &mut Text,
+        out: &mut Vec<Candidate>,
+        lay_out: impl FnOnce(&mut Decoded, &mut Vec<Range<usize>>) -> bool,
+    ) {
         let Text { decoded, stretches } = scratch;
-        if !json::lay_out(body, decoded, stretches) {
-            return self.scan_raw(body, base, out);
+        if !lay_out(decoded, stretches) {
+            return self.scan_raw(body, 0, out);
         }
         let from = out.len();
         self.engine.scan_stretches(decoded.text(), stretches, out);
-        map_back(decoded, base, &mut out[from..]);
+        map_back(decoded, 0, &mut out[from..]);
     }
 
     fn scan_form(&self, body: &[u8], base: usize, scratch: &mut Text, out: &mut Vec<Candidate>) {

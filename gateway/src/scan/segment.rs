@@ -8,14 +8,32 @@
 //! speed.
 
 /// One piece of the map.
-#[derive(Debug, Clone, Copy)]
-struct Piece {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Piece {
     /// Where the piece starts in the decoded text.
     decoded: usize,
     /// Where its source starts in the body.
     source: usize,
     /// 0 for a literal run; else the length of the escape in the source.
     escape_len: usize,
+}
+
+impl Piece {
+    /// A piece of decoded text from `decoded` on whose source starts at
+    /// `source` in the body: copied byte for byte when `escape_len` is 0,
+    /// else one escape of that many source bytes.
+    pub(crate) fn new(decoded: usize, source: usize, escape_len: usize) -> Piece {
+        Piece {
+            decoded,
+            source,
+            escape_len,
+        }
+    }
+
+    /// Where the piece starts in the decoded text.
+    pub(crate) fn decoded(&self) -> usize {
+        self.decoded
+    }
 }
 
 #[derive(Debug, Default)]
@@ -76,6 +94,18 @@ impl Decoded {
             escape_len,
         });
         self.text.push(byte);
+    }
+
+    /// Appends text decoded elsewhere, `text`, whose first byte was at
+    /// `from` in that decoding, with `map`, the pieces of it (those of that
+    /// decoding from `from` up to the end of `text`).
+    pub(crate) fn append(&mut self, text: &[u8], from: usize, map: &[Piece]) {
+        let shift = self.text.len().wrapping_sub(from);
+        self.pieces.extend(map.iter().map(|p| Piece {
+            decoded: p.decoded.wrapping_add(shift),
+            ..*p
+        }));
+        self.text.extend_from_slice(text);
     }
 
     /// Appends `byte`, which comes from nowhere in the body: it keeps

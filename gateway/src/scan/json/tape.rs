@@ -16,6 +16,9 @@
 //! backslashes and control characters. The whole body is checked for UTF-8
 //! once up front, so any piece of it between two ASCII bytes is a `&str`.
 
+use std::cell::Cell;
+
+use super::super::segment::Piece;
 use super::specials::Specials;
 use super::{SIMPLE, hex4};
 
@@ -44,12 +47,54 @@ pub(crate) enum Node {
 }
 
 /// A checked JSON document: the body, its nodes in body order and the text
-/// of its strings that have escapes.
+/// of its strings that have escapes, with the map of that text back to the
+/// body (what the PII scan reports findings through).
 #[derive(Debug)]
 pub(crate) struct Tape<'a> {
     body: &'a str,
     nodes: Vec<Node>,
     decoded: String,
+    map: Vec<Piece>,
+}
+
+/// The buffers of a tape, kept on each thread from one tape to the next:
+/// a megabyte body's tape holds about as much again (its decoded strings
+/// and their map), and taking that afresh from the allocator for every
+/// body, as pages the kernel zeroes and faults in, cost a sixth of reading
+/// it.
+#[derive(Default)]
+struct Buffers {
+    nodes: Vec<Node>,
+    decoded: String,
+    map: Vec<Piece>,
+}
+
+thread_local! {
+    static BUFFERS: Cell<Buffers> = Cell::default();
+}
+
+/// Past this many bytes a tape's buffers are not kept: one huge body
+/// should not pin its size on a thread.
+const KEEP: usize = 4 << 20;
+
+impl Drop for Tape<'_> {
+    fn drop(&mut self) {
+        let held = self.nodes.capacity() * size_of::<Node>()
+            + self.decoded.capacity()
+            + self.map.capacity() * size_of::<Piece>();
+        if held > KEEP {
+            return;
+        }
+        let mut buffers = Buffers {
+            nodes: std::mem::take(&mut self.nodes),
+            decoded: std::mem::take(&mut self.decoded),
+            map: std::mem::take(&mut self.map),
+        };
+        buffers.nodes.clear();
+        buffers.decoded.clear();
+        buffers.map.clear();
+        BUFFERS.set(buffers);
+    }
 }
 
 impl<'a> Tape<'a> {
@@ -57,23 +102,70 @@ impl<'a> Tape<'a> {
     /// document serde_json would read.
     pub(crate) fn parse(body: &'a [u8]) -> Option<Tape<'a>> {
         let body = std::str::from_utf8(body).ok()?;
+        // Another tape alive on this thread holds the buffers: this one
+        // then starts empty.
+        let Buffers {
+            mut nodes,
+            decoded,
+            map,
+        } = BUFFERS.take();
+        // About one node per 16 bytes in small bodies (fewer in big ones,
+        // where strings are long): most bodies never grow the list.
+        nodes.reserve((body.len() / 16).clamp(8, 1024));
         let mut parser = Parser {
             text: body,
             body: body.as_bytes(),
             at: 0,
-            // About one node per 16 bytes in small bodies (fewer in big ones,
-            // where strings are long): most bodies never grow the list.
-            nodes: Vec::with_capacity((body.len() / 16).clamp(8, 1024)),
-            decoded: String::new(),
+            nodes,
+            decoded,
+            map,
             specials: Specials::new(body.as_bytes()),
         };
         parser.whitespace();
-        parser.value(0)?;
-        parser.whitespace();
-        (parser.at == body.len()).then_some(Tape {
+        let ok = parser.value(0).is_some() && {
+            parser.whitespace();
+            parser.at == body.len()
+        };
+        // Made either way, so a refused body's buffers go back too.
+        let tape = Tape {
             body,
             nodes: parser.nodes,
             decoded: parser.decoded,
+            map: parser.map,
+        };
+        ok.then_some(tape)
+    }
+
+    /// The body.
+    pub(crate) fn body(&self) -> &'a [u8] {
+        self.body.as_bytes()
+    }
+
+    /// The strings with escapes, in body order: each one's content in the
+    /// body (between the quotes), its decoded text, where that text starts
+    /// in the tape's decoding, and the map of it back to the body.
+    pub(crate) fn escaped(&self) -> impl Iterator<Item = Escaped<'_>> {
+        let mut piece = 0;
+        self.nodes.iter().filter_map(move |node| {
+            let &Node::Str {
+                start,
+                end,
+                decoded: Some((from, to)),
+            } = node
+            else {
+                return None;
+            };
+            // Every escaped string has a piece, and they follow in order.
+            let first = piece;
+            while piece < self.map.len() && self.map[piece].decoded() < to {
+                piece += 1;
+            }
+            Some(Escaped {
+                content: start..end,
+                text: &self.decoded.as_bytes()[from..to],
+                from,
+                map: &self.map[first..piece],
+            })
         })
     }
 
@@ -101,6 +193,17 @@ impl<'a> Tape<'a> {
             _ => None,
         }
     }
+}
+
+/// A string of a [`Tape`] that has escapes ([`Tape::escaped`]).
+pub(crate) struct Escaped<'t> {
+    /// Its content in the body, between the quotes.
+    pub content: std::ops::Range<usize>,
+    pub text: &'t [u8],
+    /// Where `text` starts in the tape's decoding (`map` is in those
+    /// coordinates).
+    pub from: usize,
+    pub map: &'t [Piece],
 }
 
 /// One value in a [`Tape`], to read by shape.
@@ -250,6 +353,7 @@ struct Parser<'a> {
     at: usize,
     nodes: Vec<Node>,
     decoded: String,
+    map: Vec<Piece>,
     specials: Specials<'a>,
 }
 
@@ -383,24 +487,32 @@ impl Parser<'_> {
     /// The rest of a string from `stop`, its first special byte.
     fn escaped_string(&mut self, start: usize, mut stop: usize) -> Option<()> {
         let (body, text) = (self.body, self.text);
-        if self.decoded.capacity() == 0 {
+        if self.decoded.is_empty() {
             // What is left of the body bounds what it decodes to.
             self.decoded.reserve(body.len() - start);
         }
-        let decoded = &mut self.decoded;
+        let (decoded, map) = (&mut self.decoded, &mut self.map);
         let first_decoded = decoded.len();
+        // Text copied as it is, from `from`, and its piece of the map.
+        let copy = |decoded: &mut String, map: &mut Vec<Piece>, from: usize, to: usize| {
+            if from < to {
+                map.push(Piece::new(decoded.len(), from, 0));
+                decoded.push_str(&text[from..to]);
+            }
+        };
         // Bytes before `copied` are in `decoded`.
         let mut copied = start;
         loop {
             match body.get(stop) {
                 Some(b'\\') => {
                     let (c, len) = escape(&body[stop..])?;
-                    decoded.push_str(&text[copied..stop]);
+                    copy(decoded, map, copied, stop);
+                    map.push(Piece::new(decoded.len(), stop, len));
                     decoded.push(c);
                     copied = stop + len;
                 }
                 Some(b'"') => {
-                    decoded.push_str(&text[copied..stop]);
+                    copy(decoded, map, copied, stop);
                     let range = (first_decoded, decoded.len());
                     self.nodes.push(Node::Str {
                         start,
