@@ -22,7 +22,6 @@ use std::ops::Range;
 use super::engine::SEPARATOR;
 use super::segment::Decoded;
 use specials::Specials;
-use tape::Tape;
 
 /// One stretch of a JSON body to scan.
 pub(crate) enum Stretch {
@@ -60,49 +59,6 @@ pub(crate) fn lay_out(body: &[u8], out: &mut Decoded, stretches: &mut Vec<Range<
         out.gap(SEPARATOR);
     });
     escapes
-}
-
-/// [`lay_out`] of a body already checked and laid out as `tape`: the same
-/// stretches, with each string's decoding copied from the tape instead of
-/// done again, so a body read for the injection detector is not read a
-/// second time for the PII scan.
-pub(crate) fn lay_out_tape(
-    tape: &Tape<'_>,
-    out: &mut Decoded,
-    stretches: &mut Vec<Range<usize>>,
-) -> bool {
-    out.clear();
-    stretches.clear();
-    let body = tape.body();
-    let mut escaped = tape.escaped().peekable();
-    if escaped.peek().is_none() {
-        return false;
-    }
-    out.reserve(body.len() + 64);
-    let mut end_stretch = |from: usize, out: &mut Decoded| {
-        stretches.push(from..out.text().len());
-        out.gap(SEPARATOR);
-    };
-    let mut raw_start = 0;
-    for string in escaped {
-        // The raw stretch runs up to the string's content, its opening
-        // quote included, as in the walk.
-        if raw_start < string.content.start {
-            let from = out.text().len();
-            out.literal(&body[raw_start..string.content.start], raw_start);
-            end_stretch(from, out);
-        }
-        let from = out.text().len();
-        out.append(string.text, string.from, string.map);
-        end_stretch(from, out);
-        raw_start = string.content.end;
-    }
-    if raw_start < body.len() {
-        let from = out.text().len();
-        out.literal(&body[raw_start..], raw_start);
-        end_stretch(from, out);
-    }
-    true
 }
 
 /// Walks `body`, calling `visit` with each stretch in order. Decoded
@@ -277,6 +233,7 @@ fn hex4(s: &[u8]) -> Option<u16> {
 mod tests {
     use proptest::prelude::*;
 
+    use super::super::segment;
     use super::*;
 
     /// The walk as first written, with `memchr` (and a second pass to
@@ -384,17 +341,17 @@ mod tests {
     /// each byte of the stretches maps back to in the body.
     type LaidOut = (Vec<u8>, Vec<Range<usize>>, Vec<(usize, usize)>);
 
-    fn laid_out(lay: impl FnOnce(&mut Decoded, &mut Vec<Range<usize>>) -> bool) -> Option<LaidOut> {
-        let (mut out, mut stretches) = (Decoded::default(), Vec::new());
-        if !lay(&mut out, &mut stretches) {
-            return None;
-        }
+    fn laid_out(
+        text: &[u8],
+        stretches: &[Range<usize>],
+        span: impl Fn(usize, usize) -> (usize, usize),
+    ) -> LaidOut {
         let spans = stretches
             .iter()
             .flat_map(|r| r.clone())
-            .map(|d| out.span(d, d + 1))
+            .map(|d| span(d, d + 1))
             .collect();
-        Some((out.text().to_vec(), stretches, spans))
+        (text.to_vec(), stretches.to_vec(), spans)
     }
 
     proptest! {
@@ -426,11 +383,14 @@ mod tests {
                 body.push_str(&format!("{comma}\"k{}\": {value}", pieces.len()));
             }
             body.push('}');
-            let tape = Tape::parse(body.as_bytes()).expect("valid JSON");
-            prop_assert_eq!(
-                laid_out(|out, stretches| lay_out_tape(&tape, out, stretches)),
-                laid_out(|out, stretches| lay_out(body.as_bytes(), out, stretches))
-            );
+            let tape = tape::Tape::parse(body.as_bytes()).expect("valid JSON");
+            let (mut out, mut stretches) = (Decoded::default(), Vec::new());
+            let walked = lay_out(body.as_bytes(), &mut out, &mut stretches)
+                .then(|| laid_out(out.text(), &stretches, |s, e| out.span(s, e)));
+            let taped = tape.laid_out().map(|laid| {
+                laid_out(laid.text, laid.stretches, |s, e| segment::span(laid.map, s, e))
+            });
+            prop_assert_eq!(taped, walked);
         }
     }
 

@@ -184,12 +184,9 @@ impl Scanner {
         SCRATCH.with_borrow_mut(|scratch| {
             scratch.clear();
             let Scratch { text, candidates } = scratch;
-            if let (Format::Json, Some(tape)) = (Format::of(content_type, body), tape) {
-                self.scan_laid_out(body, text, candidates, |decoded, stretches| {
-                    json::lay_out_tape(tape, decoded, stretches)
-                });
-            } else {
-                self.scan_typed(content_type, body, 0, text, candidates, 0);
+            match (Format::of(content_type, body), tape) {
+                (Format::Json, Some(tape)) => self.scan_tape_laid_out(tape, candidates),
+                _ => self.scan_typed(content_type, body, 0, text, candidates, 0),
             }
             let findings = engine::resolve(candidates)
                 .into_iter()
@@ -252,29 +249,25 @@ impl Scanner {
     /// A JSON body's stretches are scanned in one engine call, laid out
     /// end to end; a body without escapes in place.
     fn scan_json(&self, body: &[u8], base: usize, scratch: &mut Text, out: &mut Vec<Candidate>) {
-        let from = out.len();
-        self.scan_laid_out(body, scratch, out, |decoded, stretches| {
-            json::lay_out(body, decoded, stretches)
-        });
-        engine::shift(&mut out[from..], base);
-    }
-
-    /// Scans the stretches `lay_out` lays out for `body`, or `body` in
-    /// place when it lays out none.
-    fn scan_laid_out(
-        &self,
-        body: &[u8],
-        scratch: &mut Text,
-        out: &mut Vec<Candidate>,
-        lay_out: impl FnOnce(&mut Decoded, &mut Vec<Range<usize>>) -> bool,
-    ) {
         let Text { decoded, stretches } = scratch;
-        if !lay_out(decoded, stretches) {
-            return self.scan_raw(body, 0, out);
+        if !json::lay_out(body, decoded, stretches) {
+            return self.scan_raw(body, base, out);
         }
         let from = out.len();
         self.engine.scan_stretches(decoded.text(), stretches, out);
-        map_back(decoded, 0, &mut out[from..]);
+        map_back(decoded, base, &mut out[from..]);
+    }
+
+    /// [`Scanner::scan_json`] of a body read as `tape`, which has laid it
+    /// out already.
+    fn scan_tape_laid_out(&self, tape: &Tape<'_>, out: &mut Vec<Candidate>) {
+        let Some(laid) = tape.laid_out() else {
+            return self.scan_raw(tape.body(), 0, out);
+        };
+        self.engine.scan_stretches(laid.text, laid.stretches, out);
+        for c in out {
+            (c.start, c.end) = segment::span(laid.map, c.start, c.end);
+        }
     }
 
     fn scan_form(&self, body: &[u8], base: usize, scratch: &mut Text, out: &mut Vec<Candidate>) {

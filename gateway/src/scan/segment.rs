@@ -29,11 +29,6 @@ impl Piece {
             escape_len,
         }
     }
-
-    /// Where the piece starts in the decoded text.
-    pub(crate) fn decoded(&self) -> usize {
-        self.decoded
-    }
 }
 
 #[derive(Debug, Default)]
@@ -96,18 +91,6 @@ impl Decoded {
         self.text.push(byte);
     }
 
-    /// Appends text decoded elsewhere, `text`, whose first byte was at
-    /// `from` in that decoding, with `map`, the pieces of it (those of that
-    /// decoding from `from` up to the end of `text`).
-    pub(crate) fn append(&mut self, text: &[u8], from: usize, map: &[Piece]) {
-        let shift = self.text.len().wrapping_sub(from);
-        self.pieces.extend(map.iter().map(|p| Piece {
-            decoded: p.decoded.wrapping_add(shift),
-            ..*p
-        }));
-        self.text.extend_from_slice(text);
-    }
-
     /// Appends `byte`, which comes from nowhere in the body: it keeps
     /// stretches laid out end to end apart, and no finding covers it.
     pub(crate) fn gap(&mut self, byte: u8) {
@@ -124,29 +107,34 @@ impl Decoded {
         &mut self.text
     }
 
-    fn piece(&self, d: usize) -> &Piece {
-        let i = self.pieces.partition_point(|p| p.decoded <= d);
-        &self.pieces[i.saturating_sub(1)]
-    }
-
-    /// The body span of decoded `[start, end)` (non-empty, in bounds): from
-    /// the source of the first byte to the end of the source of the last,
-    /// so a span never splits an escape.
+    /// The body span of decoded `[start, end)` (non-empty, in bounds): see
+    /// [`span`].
     pub(crate) fn span(&self, start: usize, end: usize) -> (usize, usize) {
-        let first = self.piece(start);
-        let from = if first.escape_len > 0 {
-            first.source
-        } else {
-            first.source + (start - first.decoded)
-        };
-        let last = self.piece(end - 1);
-        let to = if last.escape_len > 0 {
-            last.source + last.escape_len
-        } else {
-            last.source + (end - 1 - last.decoded) + 1
-        };
-        (from, to)
+        span(&self.pieces, start, end)
     }
+}
+
+/// The body span of `[start, end)` (non-empty, in bounds) of a text decoded
+/// with `map`: from the source of the first byte to the end of the source
+/// of the last, so a span never splits an escape.
+pub(crate) fn span(map: &[Piece], start: usize, end: usize) -> (usize, usize) {
+    let piece = |d: usize| {
+        let i = map.partition_point(|p| p.decoded <= d);
+        &map[i.saturating_sub(1)]
+    };
+    let first = piece(start);
+    let from = if first.escape_len > 0 {
+        first.source
+    } else {
+        first.source + (start - first.decoded)
+    };
+    let last = piece(end - 1);
+    let to = if last.escape_len > 0 {
+        last.source + last.escape_len
+    } else {
+        last.source + (end - 1 - last.decoded) + 1
+    };
+    (from, to)
 }
 
 #[cfg(test)]

@@ -12,12 +12,21 @@
 //! duplicate keys and [`Object::entries`] lists keys sorted, each once, as
 //! the `BTreeMap` behind `serde_json::Map` does.
 //!
+//! The strings with escapes are decoded where the PII engine reads them: the
+//! tape's text is the body laid out as [`lay_out`](super::lay_out) lays it
+//! out (the stretches between such strings copied, each decoded string
+//! alone, a separator after each), with its map back to the body, so a body
+//! read for the injection detector is scanned for PII without a second
+//! reading or a copy ([`Tape::laid_out`]).
+//!
 //! Strings are scanned with [`Specials`], which stops only at quotes,
 //! backslashes and control characters. The whole body is checked for UTF-8
 //! once up front, so any piece of it between two ASCII bytes is a `&str`.
 
 use std::cell::Cell;
+use std::ops::Range;
 
+use super::super::engine::SEPARATOR;
 use super::super::segment::Piece;
 use super::specials::Specials;
 use super::{SIMPLE, hex4};
@@ -31,7 +40,7 @@ pub(crate) enum Node {
     /// A number, `true`, `false` or `null`: no text in it.
     Scalar,
     /// A string: its content is `body[start..end]`, between the quotes.
-    /// With escapes, its text is `decoded[from..to]` of the tape, given
+    /// With escapes, its text is `[from..to]` of the tape's layout, given
     /// here as `Some((from, to))`; without, the content is the text.
     Str {
         start: usize,
@@ -46,15 +55,58 @@ pub(crate) enum Node {
     Object { end: usize },
 }
 
-/// A checked JSON document: the body, its nodes in body order and the text
-/// of its strings that have escapes, with the map of that text back to the
-/// body (what the PII scan reports findings through).
+/// A checked JSON document: the body, its nodes in body order and, when
+/// strings have escapes, the body laid out for the PII engine.
 #[derive(Debug)]
 pub(crate) struct Tape<'a> {
     body: &'a str,
     nodes: Vec<Node>,
-    decoded: String,
+    layout: Layout,
+}
+
+/// The stretches of a body laid out end to end, each followed by a
+/// [`SEPARATOR`]: the raw stretches between strings with escapes, and each
+/// such string decoded. Empty when no string has an escape.
+#[derive(Debug, Default)]
+struct Layout {
+    /// Valid UTF-8 throughout: body pieces between ASCII bytes, decoded
+    /// characters and separators.
+    text: String,
+    stretches: Vec<Range<usize>>,
+    /// Where each piece of `text` comes from in the body.
     map: Vec<Piece>,
+}
+
+impl Layout {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.stretches.clear();
+        self.map.clear();
+    }
+
+    /// Appends the body's bytes `from..to` (`text` is the body) as they are.
+    #[inline]
+    fn copy(&mut self, text: &str, from: usize, to: usize) {
+        if from < to {
+            self.map.push(Piece::new(self.text.len(), from, 0));
+            self.text.push_str(&text[from..to]);
+        }
+    }
+
+    /// Ends the stretch that started at `from` in the layout.
+    fn end_stretch(&mut self, from: usize) {
+        self.stretches.push(from..self.text.len());
+        self.text.push(char::from(SEPARATOR));
+    }
+
+    /// Appends the raw stretch of the body's bytes `from..to`, if any.
+    fn raw(&mut self, text: &str, from: usize, to: usize) {
+        if from < to {
+            let start = self.text.len();
+            self.copy(text, from, to);
+            self.end_stretch(start);
+        }
+    }
 }
 
 /// The buffers of a tape, kept on each thread from one tape to the next:
@@ -65,8 +117,7 @@ pub(crate) struct Tape<'a> {
 #[derive(Default)]
 struct Buffers {
     nodes: Vec<Node>,
-    decoded: String,
-    map: Vec<Piece>,
+    layout: Layout,
 }
 
 thread_local! {
@@ -79,20 +130,20 @@ const KEEP: usize = 4 << 20;
 
 impl Drop for Tape<'_> {
     fn drop(&mut self) {
+        let layout = &self.layout;
         let held = self.nodes.capacity() * size_of::<Node>()
-            + self.decoded.capacity()
-            + self.map.capacity() * size_of::<Piece>();
+            + layout.text.capacity()
+            + layout.stretches.capacity() * size_of::<Range<usize>>()
+            + layout.map.capacity() * size_of::<Piece>();
         if held > KEEP {
             return;
         }
         let mut buffers = Buffers {
             nodes: std::mem::take(&mut self.nodes),
-            decoded: std::mem::take(&mut self.decoded),
-            map: std::mem::take(&mut self.map),
+            layout: std::mem::take(&mut self.layout),
         };
         buffers.nodes.clear();
-        buffers.decoded.clear();
-        buffers.map.clear();
+        buffers.layout.clear();
         BUFFERS.set(buffers);
     }
 }
@@ -104,11 +155,7 @@ impl<'a> Tape<'a> {
         let body = std::str::from_utf8(body).ok()?;
         // Another tape alive on this thread holds the buffers: this one
         // then starts empty.
-        let Buffers {
-            mut nodes,
-            decoded,
-            map,
-        } = BUFFERS.take();
+        let Buffers { mut nodes, layout } = BUFFERS.take();
         // About one node per 16 bytes in small bodies (fewer in big ones,
         // where strings are long): most bodies never grow the list.
         nodes.reserve((body.len() / 16).clamp(8, 1024));
@@ -117,8 +164,8 @@ impl<'a> Tape<'a> {
             body: body.as_bytes(),
             at: 0,
             nodes,
-            decoded,
-            map,
+            layout,
+            raw_start: 0,
             specials: Specials::new(body.as_bytes()),
         };
         parser.whitespace();
@@ -126,12 +173,14 @@ impl<'a> Tape<'a> {
             parser.whitespace();
             parser.at == body.len()
         };
+        if ok && !parser.layout.stretches.is_empty() {
+            parser.layout.raw(body, parser.raw_start, body.len());
+        }
         // Made either way, so a refused body's buffers go back too.
         let tape = Tape {
             body,
             nodes: parser.nodes,
-            decoded: parser.decoded,
-            map: parser.map,
+            layout: parser.layout,
         };
         ok.then_some(tape)
     }
@@ -141,31 +190,16 @@ impl<'a> Tape<'a> {
         self.body.as_bytes()
     }
 
-    /// The strings with escapes, in body order: each one's content in the
-    /// body (between the quotes), its decoded text, where that text starts
-    /// in the tape's decoding, and the map of it back to the body.
-    pub(crate) fn escaped(&self) -> impl Iterator<Item = Escaped<'_>> {
-        let mut piece = 0;
-        self.nodes.iter().filter_map(move |node| {
-            let &Node::Str {
-                start,
-                end,
-                decoded: Some((from, to)),
-            } = node
-            else {
-                return None;
-            };
-            // Every escaped string has a piece, and they follow in order.
-            let first = piece;
-            while piece < self.map.len() && self.map[piece].decoded() < to {
-                piece += 1;
-            }
-            Some(Escaped {
-                content: start..end,
-                text: &self.decoded.as_bytes()[from..to],
-                from,
-                map: &self.map[first..piece],
-            })
+    /// The body laid out for the PII engine, as [`lay_out`](super::lay_out)
+    /// lays it out: the text, its stretches and its map back to the body;
+    /// `None` when no string has an escape (the body is then scanned in
+    /// place).
+    pub(crate) fn laid_out(&self) -> Option<LaidOut<'_>> {
+        let layout = &self.layout;
+        (!layout.stretches.is_empty()).then_some(LaidOut {
+            text: layout.text.as_bytes(),
+            stretches: &layout.stretches,
+            map: &layout.map,
         })
     }
 
@@ -188,21 +222,17 @@ impl<'a> Tape<'a> {
             Node::Str {
                 decoded: Some((from, to)),
                 ..
-            } => Some(&self.decoded[from..to]),
+            } => Some(&self.layout.text[from..to]),
             Node::Str { start, end, .. } => Some(&self.body[start..end]),
             _ => None,
         }
     }
 }
 
-/// A string of a [`Tape`] that has escapes ([`Tape::escaped`]).
-pub(crate) struct Escaped<'t> {
-    /// Its content in the body, between the quotes.
-    pub content: std::ops::Range<usize>,
+/// A body laid out for the PII engine ([`Tape::laid_out`]).
+pub(crate) struct LaidOut<'t> {
     pub text: &'t [u8],
-    /// Where `text` starts in the tape's decoding (`map` is in those
-    /// coordinates).
-    pub from: usize,
+    pub stretches: &'t [Range<usize>],
     pub map: &'t [Piece],
 }
 
@@ -352,8 +382,9 @@ struct Parser<'a> {
     body: &'a [u8],
     at: usize,
     nodes: Vec<Node>,
-    decoded: String,
-    map: Vec<Piece>,
+    layout: Layout,
+    /// Where the raw stretch after the last string with escapes starts.
+    raw_start: usize,
     specials: Specials<'a>,
 }
 
@@ -484,36 +515,34 @@ impl Parser<'_> {
         self.escaped_string(start, stop)
     }
 
-    /// The rest of a string from `stop`, its first special byte.
+    /// The rest of a string from `stop`, its first special byte: decoded
+    /// into the layout, after the raw stretch before it.
     fn escaped_string(&mut self, start: usize, mut stop: usize) -> Option<()> {
         let (body, text) = (self.body, self.text);
-        if self.decoded.is_empty() {
+        let layout = &mut self.layout;
+        if layout.text.is_empty() {
             // What is left of the body bounds what it decodes to.
-            self.decoded.reserve(body.len() - start);
+            layout.text.reserve(body.len() + 64);
         }
-        let (decoded, map) = (&mut self.decoded, &mut self.map);
-        let first_decoded = decoded.len();
-        // Text copied as it is, from `from`, and its piece of the map.
-        let copy = |decoded: &mut String, map: &mut Vec<Piece>, from: usize, to: usize| {
-            if from < to {
-                map.push(Piece::new(decoded.len(), from, 0));
-                decoded.push_str(&text[from..to]);
-            }
-        };
-        // Bytes before `copied` are in `decoded`.
+        // The raw stretch runs up to the content, the opening quote included.
+        layout.raw(text, self.raw_start, start);
+        let first_decoded = layout.text.len();
+        // Bytes before `copied` are in the layout.
         let mut copied = start;
         loop {
             match body.get(stop) {
                 Some(b'\\') => {
                     let (c, len) = escape(&body[stop..])?;
-                    copy(decoded, map, copied, stop);
-                    map.push(Piece::new(decoded.len(), stop, len));
-                    decoded.push(c);
+                    layout.copy(text, copied, stop);
+                    layout.map.push(Piece::new(layout.text.len(), stop, len));
+                    layout.text.push(c);
                     copied = stop + len;
                 }
                 Some(b'"') => {
-                    copy(decoded, map, copied, stop);
-                    let range = (first_decoded, decoded.len());
+                    layout.copy(text, copied, stop);
+                    let range = (first_decoded, layout.text.len());
+                    layout.end_stretch(first_decoded);
+                    self.raw_start = stop;
                     self.nodes.push(Node::Str {
                         start,
                         end: stop,
