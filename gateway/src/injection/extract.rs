@@ -147,8 +147,8 @@ pub(crate) fn json_segments<'t>(tape: &'t Tape<'_>) -> Vec<Segment<'t>> {
         path: String::with_capacity(64),
     };
     let body = tape.root();
-    match body.as_object() {
-        Some(obj) if is_llm_shape(obj) => reader.request(obj),
+    match body.as_object().map(Request::of) {
+        Some(request) if request.is_llm() => reader.request(request),
         _ => reader.strings(body, Source::Text),
     }
     reader.out
@@ -163,17 +163,57 @@ pub fn text_segment(text: &str) -> Segment<'_> {
     }
 }
 
-fn is_llm_shape(obj: Object<'_, '_>) -> bool {
-    [
-        "messages",
-        "input",
-        "contents",
-        "prompt",
-        "system",
-        "instructions",
-    ]
-    .iter()
-    .any(|k| obj.contains_key(k))
+/// The members of a request body the reader looks at, found in one walk.
+struct Request<'t, 'a> {
+    system: [Option<Value<'t, 'a>>; 4],
+    messages: Option<Value<'t, 'a>>,
+    input: Option<Value<'t, 'a>>,
+    contents: Option<Value<'t, 'a>>,
+    prompt: Option<Value<'t, 'a>>,
+    tools: [Option<Value<'t, 'a>>; 2],
+}
+
+/// Where a request keeps its system text: Anthropic `system`, responses
+/// `instructions`, Gemini `systemInstruction` (or `system_instruction`).
+const SYSTEM: [&str; 4] = [
+    "system",
+    "instructions",
+    "systemInstruction",
+    "system_instruction",
+];
+/// Where a request lists tools, whose descriptions the model reads.
+const TOOLS: [&str; 2] = ["tools", "functions"];
+
+impl<'t, 'a> Request<'t, 'a> {
+    fn of(obj: Object<'t, 'a>) -> Request<'t, 'a> {
+        let [s0, s1, s2, s3, messages, input, contents, prompt, t0, t1] = obj.get_each([
+            SYSTEM[0], SYSTEM[1], SYSTEM[2], SYSTEM[3], "messages", "input", "contents", "prompt",
+            TOOLS[0], TOOLS[1],
+        ]);
+        Request {
+            system: [s0, s1, s2, s3],
+            messages,
+            input,
+            contents,
+            prompt,
+            tools: [t0, t1],
+        }
+    }
+
+    /// Whether the body has the shape of an LLM-API request (any of the
+    /// members a model's input is in).
+    fn is_llm(&self) -> bool {
+        [
+            self.messages,
+            self.input,
+            self.contents,
+            self.prompt,
+            self.system[0],
+            self.system[1],
+        ]
+        .iter()
+        .any(Option::is_some)
+    }
 }
 
 /// The source a message's `role` names; `default` without a string role.
@@ -239,24 +279,28 @@ impl<'t> Reader<'t> {
     /// `f` on the value at `key` of `obj`, if there is one, with the path
     /// stepped into the key.
     fn at_key(&mut self, obj: Object<'t, '_>, key: &str, f: impl FnOnce(&mut Self, Value<'t, '_>)) {
-        if let Some(v) = obj.get(key) {
+        self.at(key, obj.get(key), f);
+    }
+
+    /// `f` on `value`, if there is one, with the path stepped into `key`.
+    fn at(
+        &mut self,
+        key: &str,
+        value: Option<Value<'t, '_>>,
+        f: impl FnOnce(&mut Self, Value<'t, '_>),
+    ) {
+        if let Some(v) = value {
             let mark = self.key(key);
             f(self, v);
             self.back(mark);
         }
     }
 
-    fn request(&mut self, obj: Object<'t, '_>) {
-        // Anthropic `system`, responses `instructions`, Gemini `systemInstruction`.
-        for key in [
-            "system",
-            "instructions",
-            "systemInstruction",
-            "system_instruction",
-        ] {
-            self.at_key(obj, key, |r, v| r.strings(v, Source::System));
+    fn request(&mut self, request: Request<'t, '_>) {
+        for (key, value) in SYSTEM.into_iter().zip(request.system) {
+            self.at(key, value, |r, v| r.strings(v, Source::System));
         }
-        if let Some(messages) = obj.get("messages").and_then(|v| v.as_array()) {
+        if let Some(messages) = request.messages.and_then(|v| v.as_array()) {
             let mark = self.key("messages");
             for (i, m) in messages.enumerate() {
                 let inner = self.index(i);
@@ -265,7 +309,7 @@ impl<'t> Reader<'t> {
             }
             self.back(mark);
         }
-        self.at_key(obj, "input", |r, input| {
+        self.at("input", request.input, |r, input| {
             if let Some(s) = input.as_str() {
                 r.push(Source::User, s);
             } else if let Some(items) = input.as_array() {
@@ -278,7 +322,7 @@ impl<'t> Reader<'t> {
                 r.strings(input, Source::User);
             }
         });
-        if let Some(contents) = obj.get("contents").and_then(|v| v.as_array()) {
+        if let Some(contents) = request.contents.and_then(|v| v.as_array()) {
             let mark = self.key("contents");
             for (i, c) in contents.enumerate() {
                 let inner = self.index(i);
@@ -287,9 +331,9 @@ impl<'t> Reader<'t> {
             }
             self.back(mark);
         }
-        self.at_key(obj, "prompt", |r, v| r.strings(v, Source::User));
-        for key in ["tools", "functions"] {
-            self.at_key(obj, key, |r, v| r.descriptions(v));
+        self.at("prompt", request.prompt, |r, v| r.strings(v, Source::User));
+        for (key, value) in TOOLS.into_iter().zip(request.tools) {
+            self.at(key, value, |r, v| r.descriptions(v));
         }
     }
 
@@ -299,9 +343,13 @@ impl<'t> Reader<'t> {
         let Some(obj) = m.as_object() else {
             return self.strings(m, Source::Text);
         };
-        let source = role(obj, Source::Text);
-        self.at_key(obj, "content", |r, v| r.content_value(v, source));
-        if let Some(calls) = obj.get("tool_calls").and_then(|v| v.as_array()) {
+        let [role, content, tool_calls, function_call] =
+            obj.get_each(["role", "content", "tool_calls", "function_call"]);
+        let source = role
+            .and_then(|v| v.as_str())
+            .map_or(Source::Text, Source::of_role);
+        self.at("content", content, |r, v| r.content_value(v, source));
+        if let Some(calls) = tool_calls.and_then(|v| v.as_array()) {
             let mark = self.key("tool_calls");
             for (i, call) in calls.enumerate() {
                 let inner = self.index(i);
@@ -310,7 +358,9 @@ impl<'t> Reader<'t> {
             }
             self.back(mark);
         }
-        self.at_key(obj, "function_call", |r, v| r.strings(v, Source::Assistant));
+        self.at("function_call", function_call, |r, v| {
+            r.strings(v, Source::Assistant)
+        });
     }
 
     /// `content` as a string or a list of typed parts/blocks.

@@ -354,6 +354,21 @@ impl<'t, 'a> Object<'t, 'a> {
             .map(|(_, v)| v)
     }
 
+    /// The value of each of `keys`, as [`Object::get`] finds it, in one
+    /// walk over the members (a reader that looks up a dozen keys of an
+    /// object walked its members a dozen times).
+    pub(crate) fn get_each<const N: usize>(&self, keys: [&str; N]) -> [Option<Value<'t, 'a>>; N] {
+        let mut found = [None; N];
+        for (k, v) in self.members() {
+            for (slot, key) in found.iter_mut().zip(keys) {
+                if self.key_is(k, key) {
+                    *slot = Some(v);
+                }
+            }
+        }
+        found
+    }
+
     pub(crate) fn contains_key(&self, key: &str) -> bool {
         self.members().any(|(k, _)| self.key_is(k, key))
     }
