@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use crate::injection::{Assessment, Detector};
 use crate::policy::compiled::CompiledPolicy;
 use crate::policy::raw::{self, InjectionAction, PiiAction};
+use crate::scan::media::Media;
 use crate::scan::{ScanConfig, Scanner};
 pub use read::Read;
 use transform::Rules;
@@ -199,18 +200,16 @@ pub fn inspect(
 /// percent-encoding undone, so rehydration writes back the real value
 /// (escaped again for the response it lands in).
 fn original_value(content_type: Option<&str>, span: &[u8]) -> Vec<u8> {
-    let essence = content_type
-        .and_then(|ct| ct.split(';').next())
-        .map(|ct| ct.trim().to_ascii_lowercase());
-    match essence.as_deref() {
-        Some(ct) if ct == "application/json" || ct.ends_with("+json") => {
-            let quoted = [b"\"".as_slice(), span, b"\""].concat();
-            serde_json::from_slice::<String>(&quoted)
-                .map(String::into_bytes)
-                .unwrap_or_else(|_| span.to_vec())
-        }
-        Some("application/x-www-form-urlencoded") => percent_decode(span),
-        _ => span.to_vec(),
+    let media = Media::of(content_type);
+    if media.is("application/json") || media.ends_with("+json") {
+        let quoted = [b"\"".as_slice(), span, b"\""].concat();
+        serde_json::from_slice::<String>(&quoted)
+            .map(String::into_bytes)
+            .unwrap_or_else(|_| span.to_vec())
+    } else if media.is("application/x-www-form-urlencoded") {
+        percent_decode(span)
+    } else {
+        span.to_vec()
     }
 }
 

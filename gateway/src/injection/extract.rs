@@ -19,6 +19,7 @@
 use std::borrow::Cow;
 
 use crate::scan::json::tape::{Object, Tape, Value};
+use crate::scan::media::Media;
 
 /// Who wrote a segment, as far as the request shape tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -90,27 +91,19 @@ impl<'a> Body<'a> {
     /// none) are read by API shape; text bodies whole; form bodies after
     /// percent-decoding; other bodies only when they are valid UTF-8.
     pub fn read(content_type: Option<&str>, body: &'a [u8]) -> Body<'a> {
-        let media = content_type
-            .map(|ct| {
-                ct.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
+        let media = Media::of(content_type);
         let looks_json = body
             .iter()
             .find(|b| !b.is_ascii_whitespace())
             .is_some_and(|b| matches!(b, b'{' | b'['));
-        let json = media == "application/json"
+        let json = media.is("application/json")
             || media.ends_with("+json")
             || (media.is_empty() && looks_json);
         // What is not valid JSON is read as text, whatever it claims to be.
         if json && let Some(tape) = Tape::parse(body) {
             return Body(Readable::Json(tape));
         }
-        if media == "application/x-www-form-urlencoded" {
+        if media.is("application/x-www-form-urlencoded") {
             return Body(Readable::Text(Cow::Owned(percent_decode(body))));
         }
         Body(match std::str::from_utf8(body) {

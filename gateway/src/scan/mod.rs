@@ -23,6 +23,7 @@ mod engine;
 mod form;
 pub(crate) mod json;
 mod kind;
+pub(crate) mod media;
 mod multipart;
 mod segment;
 
@@ -35,6 +36,7 @@ use std::ops::Range;
 use crate::policy::raw;
 use engine::{Candidate, Engine};
 use json::tape::Tape;
+use media::Media;
 use segment::Decoded;
 
 /// One value found: its kind and its byte span in the scanned body (end
@@ -307,26 +309,16 @@ impl<'a> Format<'a> {
                 _ => Format::Text,
             };
         };
-        let media = ct.split(';').next().unwrap_or("").trim().as_bytes();
-        let is = |name: &str| media.eq_ignore_ascii_case(name.as_bytes());
-        let has = |affix: &str, prefix: bool| {
-            let affix = affix.as_bytes();
-            let part = match (media.len() >= affix.len(), prefix) {
-                (false, _) => return false,
-                (true, true) => &media[..affix.len()],
-                (true, false) => &media[media.len() - affix.len()..],
-            };
-            part.eq_ignore_ascii_case(affix)
-        };
-        if is("application/json")
-            || has("+json", false)
-            || is("application/x-ndjson")
-            || is("application/jsonl")
+        let media = Media::of(Some(ct));
+        if media.is("application/json")
+            || media.ends_with("+json")
+            || media.is("application/x-ndjson")
+            || media.is("application/jsonl")
         {
             Format::Json
-        } else if is("application/x-www-form-urlencoded") {
+        } else if media.is("application/x-www-form-urlencoded") {
             Format::Form
-        } else if has("multipart/", true) {
+        } else if media.starts_with("multipart/") {
             match multipart::boundary(ct) {
                 Some(boundary) => Format::Multipart(boundary),
                 None => Format::Text,

@@ -1,0 +1,51 @@
+//! A Content-Type's media type (`application/json` of
+//! `application/json; charset=utf-8`), compared as media types are:
+//! ignoring ASCII case, without lowering it into a new string per body.
+
+/// The media type of a Content-Type header value; empty without one.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Media<'a>(&'a str);
+
+impl<'a> Media<'a> {
+    pub(crate) fn of(content_type: Option<&'a str>) -> Media<'a> {
+        Media(content_type.map_or("", |ct| ct.split(';').next().unwrap_or("").trim()))
+    }
+
+    pub(crate) fn is_empty(self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn is(self, name: &str) -> bool {
+        self.0.eq_ignore_ascii_case(name)
+    }
+
+    pub(crate) fn starts_with(self, prefix: &str) -> bool {
+        self.0
+            .as_bytes()
+            .get(..prefix.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
+    }
+
+    pub(crate) fn ends_with(self, suffix: &str) -> bool {
+        let n = self.0.len();
+        n >= suffix.len()
+            && self.0.as_bytes()[n - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types_compare_without_case_or_parameters() {
+        let json = Media::of(Some(" Application/JSON ; charset=utf-8"));
+        assert!(json.is("application/json") && !json.is("application/js"));
+        assert!(json.starts_with("application/") && json.ends_with("/json"));
+        assert!(Media::of(Some("application/vnd.api+JSON")).ends_with("+json"));
+        assert!(!Media::of(Some("json")).ends_with("+json"));
+        assert!(Media::of(Some("TEXT/plain")).starts_with("text/"));
+        assert!(!Media::of(Some("te")).starts_with("text/"));
+        assert!(Media::of(None).is_empty() && Media::of(Some(" ; x=y")).is_empty());
+    }
+}
