@@ -216,7 +216,7 @@ impl Engine {
                 }
                 // The masks stop a run at the separator as at the end.
                 let q = pair.run_end(text, p, |b| b.digit, is_digit) - r.start;
-                let digits = pair.digits_ahead(p);
+                let digits = pair.digits_ahead(how, p);
                 let prospects = Prospects::of(local, lp, q, digits);
                 if !prospects.any() {
                     continue;
