@@ -631,7 +631,11 @@ mod tests {
                 for (p, b) in padded.iter().enumerate() {
                     if b.is_ascii_digit() {
                         let want = super::super::engine::digits_ahead(&padded, p);
-                        assert_eq!(pair_at(&padded, p).digits_ahead(Baseline, p), want, "{pad} {p}");
+                        assert_eq!(
+                            pair_at(&padded, p).digits_ahead(Baseline, p),
+                            want,
+                            "{pad} {p}"
+                        );
                     }
                 }
             }
