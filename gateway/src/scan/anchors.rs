@@ -72,6 +72,7 @@ pub(crate) struct Anchors {
     shapes: Option<Set>,
     names: Option<Set>,
     /// The same literals for the one-pass search.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
     literals: Literals,
 }
 
@@ -197,6 +198,10 @@ const GROUPS: usize = 16;
 
 /// The literals of both sets for the one-pass search: lookup tables of
 /// their first bytes, and the literals of each group to compare.
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    allow(dead_code, reason = "read by the x86-64 search only")
+)]
 #[derive(Debug)]
 struct Literals {
     /// Each set's literals in order, with what each announces.
@@ -212,12 +217,20 @@ struct Literals {
 
 /// A place where a literal of either set starts: the first (in the set's
 /// order) of each set's literals that start there.
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    allow(dead_code, reason = "read by the x86-64 search only")
+)]
 #[derive(Debug, Clone, Copy)]
 struct Start {
     at: usize,
     first: [Option<u8>; 2],
 }
 
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    allow(dead_code, reason = "read by the x86-64 search only")
+)]
 impl Literals {
     fn new(shapes: &[(&'static str, Anchor)], names: &[(&'static str, Anchor)]) -> Literals {
         let mut literals = Literals {
@@ -262,7 +275,6 @@ impl Literals {
 
     /// Which literals start at `at`, of those in `groups` (bit `g`: group
     /// `g`).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn start_at(&self, text: &[u8], at: usize, mut groups: u16) -> Option<Start> {
         let mut first: [Option<u8>; 2] = [None, None];
         while groups != 0 {
