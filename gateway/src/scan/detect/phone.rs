@@ -102,6 +102,31 @@ fn groups(text: &[u8], mut i: usize) -> Option<Groups> {
 /// A phone number at the digit run starting at `start`, as its span. Looks
 /// back one byte for the `+` or `(` that may open it.
 pub(crate) fn at_digit(text: &[u8], start: usize) -> Option<(usize, usize)> {
+    if before(text, start) != b'(' && runs_into_word(text, start) {
+        return None;
+    }
+    at_digit_read(text, start)
+}
+
+/// Whether the digit groups from `start` (a digit), joined by single
+/// spaces, dashes or dots, run straight into a word (`2025-03-04T12`, a
+/// timestamp: most of the dated tokens of logs and records). [`groups`]
+/// would read every such group and end at the word, which no phone number
+/// is followed by ([`ends_token`]): this tells without filling the groups.
+fn runs_into_word(text: &[u8], start: usize) -> bool {
+    let mut after_sep = false;
+    for &b in &text[start..] {
+        match b {
+            b'0'..=b'9' => after_sep = false,
+            b' ' | b'-' | b'.' if !after_sep => after_sep = true,
+            _ => return !after_sep && is_word(b),
+        }
+    }
+    false
+}
+
+/// [`at_digit`] by reading the groups.
+fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
     let prev = before(text, start);
     let open = start.saturating_sub(1);
     if prev == b'+' {
@@ -236,6 +261,46 @@ mod tests {
             ("+81 3-1234-5678", "+81 3-1234-5678"),
         ] {
             assert_eq!(find(text), Some(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn runs_into_word_table() {
+        for (text, want) in [
+            ("2025-03-04T12:30", true),
+            ("415 555 0132x", true),
+            ("1_", true),
+            ("415 555 0132", false),
+            ("415 555 0132 x", false),
+            ("415-555--0132x", false),
+            ("415-555-0132-x", false),
+            ("(415) 555-0132x", false),
+            ("415:x", false),
+        ] {
+            let start = text.find(|c: char| c.is_ascii_digit()).expect("a digit");
+            assert_eq!(runs_into_word(text.as_bytes(), start), want, "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        /// The shortcut never changes what the groups find.
+        #[test]
+        fn the_word_shortcut_finds_what_reading_the_groups_finds(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(b"0123456789012345 -.()+_Tx".to_vec()),
+                0..40,
+            )
+        ) {
+            for (start, b) in bytes.iter().enumerate() {
+                if b.is_ascii_digit() {
+                    proptest::prop_assert_eq!(
+                        at_digit(&bytes, start),
+                        at_digit_read(&bytes, start),
+                        "{} at {}", String::from_utf8_lossy(&bytes), start
+                    );
+                }
+            }
         }
     }
 
