@@ -529,8 +529,26 @@ impl Gate {
         while from < text.len() {
             let to = (from + CHUNK).min(text.len());
             let n = self.sieve(text, (from, to), [at, common], scratch);
-            for (&i, &common) in at[..n].iter().zip(&common[..n]) {
-                self.confirm(text, from + i as usize, common, &mut hits);
+            // Level 2 for every candidate, then level 3 for those left
+            // (about one in four): two loops, so the rejections cost no
+            // mispredicted branch.
+            let mut kept = 0;
+            for k in 0..n {
+                let i = at[k];
+                let lengths = self.lengths(text, from + i as usize, common[k]);
+                at[kept] = i;
+                common[kept] = u32::from(lengths);
+                kept += usize::from(lengths != 0);
+            }
+            for (&i, &lengths) in at[..kept].iter().zip(&common[..kept]) {
+                let i = from + i as usize;
+                let w = word_at(text, i) | FOLD;
+                let mut lengths = lengths as u16;
+                while lengths != 0 {
+                    let len = lengths.trailing_zeros() as usize;
+                    lengths &= lengths - 1;
+                    self.keyed(text, i, w, len, &mut hits);
+                }
             }
             from = to;
         }
@@ -571,28 +589,25 @@ impl Gate {
         self.sieve.portable(text, (from, to), out)
     }
 
-    /// Levels 2 and 3 for token start `i`: the literals keyed there that
-    /// occur, into `hits`.
+    /// Level 2 for the token start `i` whose sieve bits are `common`: the
+    /// lengths of the keys that may begin there (bit `len`). The lowest
+    /// length the sieve let through is hashed without a branch; another
+    /// is rare.
     #[inline]
-    fn confirm(&self, text: &[u8], i: usize, common: u32, hits: &mut Vec<Hit>) {
+    fn lengths(&self, text: &[u8], i: usize, common: u32) -> u16 {
         let w = word_at(text, i) | FOLD;
-        // The lengths the sieve let through (mostly one), without a branch
-        // per length.
-        let mut lengths = 0;
-        let mut sieved = lengths_of(common) & self.long_lengths;
-        while sieved != 0 {
-            let len = sieved.trailing_zeros() as usize;
-            sieved &= sieved - 1;
+        let sieved = lengths_of(common) & self.long_lengths;
+        // Bit 15 stands for no length (it is in no set).
+        let len = (sieved | 1 << 15).trailing_zeros() as usize;
+        let mut lengths = u16::from(has(&self.longs, hash_long(w, len))) << len;
+        let mut rest = sieved & sieved.wrapping_sub(1);
+        while rest != 0 {
+            let len = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
             lengths |= u16::from(has(&self.longs, hash_long(w, len))) << len;
         }
-        if self.sieve.short(w) {
-            lengths |= self.short_lengths;
-        }
-        while lengths != 0 {
-            let len = lengths.trailing_zeros() as usize;
-            lengths &= lengths - 1;
-            self.keyed(text, i, w, len, hits);
-        }
+        lengths &= sieved;
+        lengths | self.short_lengths & 0u16.wrapping_sub(u16::from(self.sieve.short(w)))
     }
 
     /// The literals keyed on the first `len` bytes of the folded word `w` at
