@@ -8,7 +8,8 @@
 //! byte of a non-ASCII character. The keys are looked up at every token
 //! start in three levels, each rarer than the one before:
 //!
-//! 1. a sieve: the first four bytes (letters folded to one case) hashed to
+//! 1. a sieve: at the starts whose first byte (folded) may begin a key, the
+//!    first four bytes (letters folded to one case) hashed to
 //!    an entry of a table of the long keys' heads, whose bits say which
 //!    hashes of the next one to four bytes follow that head in a key (one
 //!    byte of bits per key length); and for keys of one to three bytes a
@@ -92,6 +93,10 @@ struct Sieve {
     /// bits), the classes whose keys may have it there; a start passes when
     /// one class has all three bytes.
     classes: [[u8; 128]; 3],
+    /// Per folded byte (its low seven bits), 1 when a key may begin with
+    /// it: the token starts at other bytes (most of the punctuation of
+    /// JSON and code, rare letters) are dropped before they are hashed.
+    firsts: [u8; 128],
 }
 
 /// Folds ASCII letters to lower case (and merges some punctuation pairs,
@@ -335,7 +340,8 @@ impl Sieve {
             let w = word_at(text, from + offset as usize) | FOLD;
             at[n] = offset;
             common[n] = self.common(w);
-            n += usize::from((common[n] != 0) | self.short(w));
+            let first = self.firsts[w as usize & 0x7F] != 0;
+            n += usize::from(((common[n] != 0) | self.short(w)) & first);
         }
         n
     }
@@ -427,6 +433,7 @@ impl Gate {
         let mut sieve = Sieve {
             heads: vec![0; 1 << HEAD_BITS].into_boxed_slice(),
             classes: [[0; 128]; 3],
+            firsts: [0; 128],
         };
         let mut longs = vec![0; (1 << BITS8) / 64].into_boxed_slice();
         let (mut long_lengths, mut short_lengths) = (0u16, 0u16);
@@ -438,6 +445,7 @@ impl Gate {
             let (offset, key) = key(literal)?;
             let folded = key_of(key) | FOLD;
             let len = key.len();
+            sieve.firsts[usize::from(folded as u8 & 0x7F)] = 1;
             if len >= 4 {
                 sieve.heads[head(folded)] |= match len {
                     4 => !0,
