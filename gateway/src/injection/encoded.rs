@@ -74,66 +74,66 @@ fn long_runs(bytes: &[u8], sink: Sink<'_>) {
 
 /// [`long_runs`] with `class` as the block classifier. This runs on every
 /// byte of every scored text, and prose has no long run: 64 bytes are
-/// classified at a time into a bit mask, and a run shows as `MIN_RUN`
-/// consecutive set bits (found by and-ing the mask with itself shifted,
-/// doubling the length each time); its end is the next clear bit. Inlined,
-/// so a vector classifier is compiled into a loop built for its
-/// instructions.
+/// classified at a time into a bit mask, read with the classifier by
+/// [`block_at`] (bytes past the text's end are in no class).
 #[inline(always)]
 fn long_runs_with(bytes: &[u8], class: impl Fn(&[u8; 64]) -> u64, sink: Sink<'_>) {
+    runs_of_blocks(
+        bytes.len(),
+        |at| block_at(bytes, at, &class, |mask, k| mask >> k),
+        sink,
+    );
+}
+
+/// The runs of the 64-byte blocks' masks, `block(at)` being the mask of
+/// the bytes from `at` (zero past `len`). A block carries into the next
+/// the length of the run that reaches its end; in a block, the run it
+/// began (its first bytes) ends at its first clear bit, the run reaching
+/// its end goes on into the next, and between them a run of `MIN_RUN`
+/// shows as that many consecutive set bits (found by and-ing the mask
+/// with itself shifted, doubling the length each time). Prose has none:
+/// a block costs a few instructions.
+#[inline(always)]
+fn runs_of_blocks(len: usize, block: impl Fn(usize) -> u64, sink: Sink<'_>) {
     const _: () = assert!(MIN_RUN == 16, "the shifts below find runs of 16");
-    let block = |at: usize| block_at(bytes, at, &class, |mask, k| mask >> k);
-    // Blocks start at multiples of 64; runs start at or after `from`.
-    let (mut at, mut from) = (0_usize, 0_usize);
-    let mut lo = block(at);
-    while at < bytes.len() {
-        let hi = block(at + 64);
-        let window = u128::from(lo) | (u128::from(hi) << 64);
-        // Bit k of `starts`: bytes at + k .. at + k + 16 are all base64.
-        let mut starts = window;
+    // The length of the run of base64 bytes that ends at `at`.
+    let mut carry = 0;
+    let mut at = 0;
+    while at < len {
+        let mask = block(at);
+        if mask == u64::MAX {
+            carry += 64;
+            at += 64;
+            continue;
+        }
+        let first = mask.trailing_ones() as usize;
+        if carry + first >= MIN_RUN {
+            sink(at - carry, at + first);
+        }
+        let last = mask.leading_ones() as usize;
+        // The runs that begin and end in the block: neither the first
+        // (cleared by adding one) nor the last (its bits masked off).
+        let inner = mask & mask.wrapping_add(1) & (u64::MAX >> last);
+        let mut starts = inner;
         starts &= starts >> 1;
         starts &= starts >> 2;
         starts &= starts >> 4;
         starts &= starts >> 8;
-        let mut starts = starts as u64
-            & u64::MAX
-                .checked_shl(from.saturating_sub(at) as u32)
-                .unwrap_or(0);
         while starts != 0 {
-            // The first start begins a run (the byte before it is not
-            // base64, or it would start one too), which ends at the next
-            // byte that is not (the text reads as zeros past its end).
-            let start = at + starts.trailing_zeros() as usize;
-            let past = start + MIN_RUN - at;
-            let mut end = start + MIN_RUN + (!(window >> past)).trailing_zeros() as usize;
-            if end >= at + 128 {
-                // Base64 to the end of the window: read on.
-                end = at + 128;
-                loop {
-                    let others = !block(end);
-                    if others != 0 {
-                        end += others.trailing_zeros() as usize;
-                        break;
-                    }
-                    end += 64;
-                }
-            }
-            sink(start, end);
-            // `bytes[end]` is not base64: the next run starts after it.
-            from = end + 1;
-            if from >= at + 64 {
-                break;
-            }
-            starts &= u64::MAX << (from - at);
+            // The lowest start begins a run (the bit before it is clear,
+            // or it would start one too); bit 63 of `inner` is clear, so
+            // the run ends in the block.
+            let start = starts.trailing_zeros() as usize;
+            let end = start + (inner >> start).trailing_ones() as usize;
+            sink(at + start, at + end);
+            starts &= u64::MAX << end;
         }
+        carry = last;
         at += 64;
-        if from >= at + 64 {
-            // A run went past the next block: go on from the block of `from`.
-            at += (from - at) / 64 * 64;
-            lo = block(at);
-        } else {
-            lo = hi;
-        }
+    }
+    // A run to the end of a text of whole blocks.
+    if carry >= MIN_RUN {
+        sink(len - carry, len);
     }
 }
 
@@ -213,17 +213,26 @@ mod x86 {
     }
 
     /// [`super::long_runs`], classifying the 64 bytes at once (the test
-    /// instruction gives the mask).
+    /// instruction gives the mask), read with a masked load that leaves
+    /// the bytes past the text's end zero (in no class).
     #[target_feature(enable = "avx512bw")]
     pub(super) fn long_runs_avx512(bytes: &[u8], sink: super::Sink<'_>) {
         let rows = _mm512_broadcast_i32x4(table(ROWS));
         let columns = _mm512_broadcast_i32x4(table(COLUMNS));
         let nibble = _mm512_set1_epi8(0x0f);
-        super::long_runs_with(
-            bytes,
-            |block| {
-                // SAFETY: `block` is 64 readable bytes and the load is unaligned.
-                let x = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
+        let ptr = bytes.as_ptr();
+        super::runs_of_blocks(
+            bytes.len(),
+            |at| {
+                let avail = bytes.len() - at;
+                let lanes = if avail >= 64 {
+                    u64::MAX
+                } else {
+                    (1 << avail) - 1
+                };
+                // SAFETY: `at < bytes.len()`; the mask covers only bytes of
+                // the text (masked-off bytes are not read).
+                let x = unsafe { _mm512_maskz_loadu_epi8(lanes, ptr.wrapping_add(at).cast()) };
                 let high = _mm512_and_si512(_mm512_srli_epi16(x, 4), nibble);
                 let low = _mm512_and_si512(x, nibble);
                 _mm512_test_epi8_mask(

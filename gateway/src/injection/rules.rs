@@ -11,7 +11,6 @@
 
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
 use regex_automata::meta;
 use regex_automata::util::syntax;
 
@@ -1012,51 +1011,61 @@ pub fn precheck(name: &str) -> Option<Precheck> {
         .map(|&(_, precheck)| precheck)
 }
 
-static URL: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(
-        clippy::expect_used,
-        reason = "a static pattern; a unit test builds it"
-    )]
-    Regex::new(r"(?i-u)https?://|www\.").expect("URL pattern")
-});
-
 /// Whether `send_data_out` may match from `at`: its matches end in
 /// `\b(?:to|at|into|via)\W+` then `https?://`, `www.` or an address. So
 /// some URL start from `at` on is preceded by non-word bytes and before them
 /// a whole word "to", "at", "into" or "via" that starts at or after `at`;
-/// or there is an `@` (addresses are rare; not looked into).
+/// or there is an `@` (addresses are rare; not looked into). The URL starts
+/// are found from the bytes that end them (`://`, and the dot of `www.`) by
+/// `memchr`: a regex search per URL cost more than the rest of the check,
+/// as tool output holds many.
 fn may_send_out(haystack: &[u8], at: usize) -> bool {
     let Some(rest) = haystack.get(at..) else {
         return false;
     };
-    if rest.contains(&b'@') {
+    if memchr::memchr(b'@', rest).is_some() {
         return true;
     }
-    let mut from = at;
-    while let Some(url) = URL.find_at(haystack, from) {
-        let gap = haystack[..url.start()]
+    let scheme = memchr::memmem::find_iter(rest, b"://").any(|k| {
+        // `http` or `https` right before, from `at` on.
+        [4, 5].into_iter().any(|len| {
+            k >= len && {
+                let start = at + k - len;
+                haystack[start..at + k].eq_ignore_ascii_case(&b"https"[..len])
+                    && after_send_word(haystack, start, at)
+            }
+        })
+    });
+    scheme
+        || memchr::memchr_iter(b'.', rest).any(|k| {
+            k >= 3 && {
+                let start = at + k - 3;
+                haystack[start..at + k].eq_ignore_ascii_case(b"www")
+                    && after_send_word(haystack, start, at)
+            }
+        })
+}
+
+/// Whether the URL at `url` follows non-word bytes and before them a whole
+/// word "to", "at", "into" or "via" that starts at or after `at`.
+fn after_send_word(haystack: &[u8], url: usize, at: usize) -> bool {
+    let gap = haystack[..url]
+        .iter()
+        .rev()
+        .take_while(|&&b| !is_word_byte(b))
+        .count();
+    let word_end = url - gap;
+    let word_len = haystack[..word_end]
+        .iter()
+        .rev()
+        .take_while(|&&b| is_word_byte(b))
+        .count();
+    let word = &haystack[word_end - word_len..word_end];
+    gap > 0
+        && word_end - word_len >= at
+        && ["to", "at", "into", "via"]
             .iter()
-            .rev()
-            .take_while(|&&b| !is_word_byte(b))
-            .count();
-        let word_end = url.start() - gap;
-        let word_len = haystack[..word_end]
-            .iter()
-            .rev()
-            .take_while(|&&b| is_word_byte(b))
-            .count();
-        let word = &haystack[word_end - word_len..word_end];
-        if gap > 0
-            && word_end - word_len >= at
-            && ["to", "at", "into", "via"]
-                .iter()
-                .any(|w| word.eq_ignore_ascii_case(w.as_bytes()))
-        {
-            return true;
-        }
-        from = url.end();
-    }
-    false
+            .any(|w| word.eq_ignore_ascii_case(w.as_bytes()))
 }
 
 /// A byte of `\w` in the ASCII patterns.
@@ -1101,6 +1110,7 @@ pub fn unfiltered(name: &str) -> Option<&'static meta::Regex> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regex::bytes::Regex;
 
     fn pattern(name: &str) -> Regex {
         let spec = RULES.iter().find(|s| s.name == name).expect("rule");
@@ -1177,7 +1187,47 @@ mod tests {
         }
     }
 
+    /// The precheck as it was written first, searching the URLs with a
+    /// regex: the reference for the one that finds them with `memchr`.
+    fn may_send_out_by_regex(haystack: &[u8], at: usize) -> bool {
+        let url = Regex::new(r"(?i-u)https?://|www\.").expect("URL pattern");
+        let Some(rest) = haystack.get(at..) else {
+            return false;
+        };
+        if rest.contains(&b'@') {
+            return true;
+        }
+        let mut from = at;
+        while let Some(m) = url.find_at(haystack, from) {
+            if after_send_word(haystack, m.start(), at) {
+                return true;
+            }
+            from = m.end();
+        }
+        false
+    }
+
     proptest::proptest! {
+        #[test]
+        fn the_send_precheck_is_the_regex_one(
+            words in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "to", "At", "into", "VIA", "goto", "http", "HTTPS", "://", "://", "www", "Www",
+                    "wW", ".", "w.", "s://", "x", "_", " ", "\n", ": ", "\"", "@", "\u{e9}",
+                ]),
+                0..30,
+            )
+        ) {
+            let text = words.concat();
+            for at in 0..=text.len() + 1 {
+                proptest::prop_assert_eq!(
+                    may_send_out(text.as_bytes(), at),
+                    may_send_out_by_regex(text.as_bytes(), at),
+                    "{} from {}", text, at
+                );
+            }
+        }
+
         #[test]
         fn the_send_precheck_passes_wherever_the_rule_matches(
             words in proptest::collection::vec(

@@ -339,6 +339,15 @@ impl Scanner {
         best
     }
 
+    /// The gate, when the anchors are found with one.
+    #[cfg(test)]
+    pub(crate) fn gate(&self) -> Option<&Gate> {
+        match &self.finder {
+            Finder::Gate(gate) => Some(gate),
+            Finder::Automaton(_) => None,
+        }
+    }
+
     #[cfg(test)]
     pub fn rules(&self) -> impl Iterator<Item = (&'static RuleSpec, &Regex)> {
         self.rules.iter().map(|r| (r.spec, &r.regex))

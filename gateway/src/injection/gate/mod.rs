@@ -8,7 +8,8 @@
 //! byte of a non-ASCII character. The keys are looked up at every token
 //! start in three levels, each rarer than the one before:
 //!
-//! 1. a sieve: the first four bytes (letters folded to one case) hashed to
+//! 1. a sieve: at the starts whose first byte (folded) may begin a key, the
+//!    first four bytes (letters folded to one case) hashed to
 //!    an entry of a table of the long keys' heads, whose bits say which
 //!    hashes of the next one to four bytes follow that head in a key (one
 //!    byte of bits per key length); and for keys of one to three bytes a
@@ -38,8 +39,11 @@
 use std::cmp::Reverse;
 
 /// Bits of the hash of the long keys' first four bytes: the sieve's table
-/// has a 32-bit entry per hash (16 KiB: stays in L1 beside the text).
-const HEAD_BITS: u32 = 12;
+/// has a 32-bit entry per hash (32 KiB). With 12 bits (16 KiB) one entry in
+/// seven held a head, and about as many starts passed on a hash that was
+/// not theirs as on their own head; halving that was faster than keeping
+/// the table small.
+const HEAD_BITS: u32 = 13;
 /// Bits of the hashed set of whole keys of four to eight bytes (8 KiB).
 const BITS8: u32 = 16;
 /// Positions sieved before their candidates are confirmed: the candidates'
@@ -92,6 +96,10 @@ struct Sieve {
     /// bits), the classes whose keys may have it there; a start passes when
     /// one class has all three bytes.
     classes: [[u8; 128]; 3],
+    /// Per folded byte (its low seven bits), 1 when a key may begin with
+    /// it: the token starts at other bytes (most of the punctuation of
+    /// JSON and code, rare letters) are dropped before they are hashed.
+    firsts: [u8; 128],
 }
 
 /// Folds ASCII letters to lower case (and merges some punctuation pairs,
@@ -335,7 +343,8 @@ impl Sieve {
             let w = word_at(text, from + offset as usize) | FOLD;
             at[n] = offset;
             common[n] = self.common(w);
-            n += usize::from((common[n] != 0) | self.short(w));
+            let first = self.firsts[w as usize & 0x7F] != 0;
+            n += usize::from(((common[n] != 0) | self.short(w)) & first);
         }
         n
     }
@@ -427,6 +436,7 @@ impl Gate {
         let mut sieve = Sieve {
             heads: vec![0; 1 << HEAD_BITS].into_boxed_slice(),
             classes: [[0; 128]; 3],
+            firsts: [0; 128],
         };
         let mut longs = vec![0; (1 << BITS8) / 64].into_boxed_slice();
         let (mut long_lengths, mut short_lengths) = (0u16, 0u16);
@@ -438,6 +448,7 @@ impl Gate {
             let (offset, key) = key(literal)?;
             let folded = key_of(key) | FOLD;
             let len = key.len();
+            sieve.firsts[usize::from(folded as u8 & 0x7F)] = 1;
             if len >= 4 {
                 sieve.heads[head(folded)] |= match len {
                     4 => !0,
@@ -529,8 +540,26 @@ impl Gate {
         while from < text.len() {
             let to = (from + CHUNK).min(text.len());
             let n = self.sieve(text, (from, to), [at, common], scratch);
-            for (&i, &common) in at[..n].iter().zip(&common[..n]) {
-                self.confirm(text, from + i as usize, common, &mut hits);
+            // Level 2 for every candidate, then level 3 for those left
+            // (about one in four): two loops, so the rejections cost no
+            // mispredicted branch.
+            let mut kept = 0;
+            for k in 0..n {
+                let i = at[k];
+                let lengths = self.lengths(text, from + i as usize, common[k]);
+                at[kept] = i;
+                common[kept] = u32::from(lengths);
+                kept += usize::from(lengths != 0);
+            }
+            for (&i, &lengths) in at[..kept].iter().zip(&common[..kept]) {
+                let i = from + i as usize;
+                let w = word_at(text, i) | FOLD;
+                let mut lengths = lengths as u16;
+                while lengths != 0 {
+                    let len = lengths.trailing_zeros() as usize;
+                    lengths &= lengths - 1;
+                    self.keyed(text, i, w, len, &mut hits);
+                }
             }
             from = to;
         }
@@ -571,28 +600,25 @@ impl Gate {
         self.sieve.portable(text, (from, to), out)
     }
 
-    /// Levels 2 and 3 for token start `i`: the literals keyed there that
-    /// occur, into `hits`.
+    /// Level 2 for the token start `i` whose sieve bits are `common`: the
+    /// lengths of the keys that may begin there (bit `len`). The lowest
+    /// length the sieve let through is hashed without a branch; another
+    /// is rare.
     #[inline]
-    fn confirm(&self, text: &[u8], i: usize, common: u32, hits: &mut Vec<Hit>) {
+    fn lengths(&self, text: &[u8], i: usize, common: u32) -> u16 {
         let w = word_at(text, i) | FOLD;
-        // The lengths the sieve let through (mostly one), without a branch
-        // per length.
-        let mut lengths = 0;
-        let mut sieved = lengths_of(common) & self.long_lengths;
-        while sieved != 0 {
-            let len = sieved.trailing_zeros() as usize;
-            sieved &= sieved - 1;
+        let sieved = lengths_of(common) & self.long_lengths;
+        // Bit 15 stands for no length (it is in no set).
+        let len = (sieved | 1 << 15).trailing_zeros() as usize;
+        let mut lengths = u16::from(has(&self.longs, hash_long(w, len))) << len;
+        let mut rest = sieved & sieved.wrapping_sub(1);
+        while rest != 0 {
+            let len = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
             lengths |= u16::from(has(&self.longs, hash_long(w, len))) << len;
         }
-        if self.sieve.short(w) {
-            lengths |= self.short_lengths;
-        }
-        while lengths != 0 {
-            let len = lengths.trailing_zeros() as usize;
-            lengths &= lengths - 1;
-            self.keyed(text, i, w, len, hits);
-        }
+        lengths &= sieved;
+        lengths | self.short_lengths & 0u16.wrapping_sub(u16::from(self.sieve.short(w)))
     }
 
     /// The literals keyed on the first `len` bytes of the folded word `w` at

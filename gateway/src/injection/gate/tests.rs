@@ -261,6 +261,26 @@ fn the_sieves_agree_on_every_byte_everywhere() {
     }
 }
 
+/// With the scanner's literals (keys of every length, many sharing
+/// heads and first bytes), on the benchmark's bodies cut at odd places.
+#[test]
+fn the_sieves_agree_with_the_scanners_keys() {
+    use crate::injection::extract::Body;
+    use sluice_scan_bench::{Api, body};
+    let gate = crate::injection::scanner::SCANNER.gate().expect("gate");
+    for api in [Api::OpenAiChat, Api::AnthropicMessages] {
+        let bytes = body(api, 64 << 10, 7);
+        let read = Body::read(Some("application/json"), &bytes);
+        for segment in read.segments() {
+            let text = segment.text.as_bytes();
+            for cut in [0, 1, 7, 8, 9, 63, 64, 65] {
+                assert_sieves_agree(gate, &text[cut.min(text.len())..]);
+                assert_sieves_agree(gate, &text[..text.len().saturating_sub(cut)]);
+            }
+        }
+    }
+}
+
 fn texts() -> impl Strategy<Value = Vec<u8>> {
     let pieces = prop_oneof![
         proptest::sample::select(LITERALS.to_vec()).prop_map(|s| s.as_bytes().to_vec()),

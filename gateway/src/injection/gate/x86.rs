@@ -87,6 +87,13 @@ unsafe fn sieve(
             load(hi.try_into().expect("64")),
         )
     });
+    let firsts = {
+        let (lo, hi) = sieve.firsts.split_at(64);
+        (
+            load(lo.try_into().expect("64")),
+            load(hi.try_into().expect("64")),
+        )
+    };
     let (pick, step) = (PICK.map(|p| load(&p)), load(&STEP));
     let (iota, next1, next2) = (load(&IOTA), load(&NEXT1), load(&NEXT2));
     let pow2 = load(&POW2);
@@ -125,6 +132,9 @@ unsafe fn sieve(
         let high = _mm512_cmpge_epu8_mask(lo, _mm512_set1_epi8(0xC0_u8 as i8));
         let after_letter = (letters << 1) | u64::from(b > 0 && is_letter(text[b - 1]));
         let starts = ((letters & !after_letter) | marks | high) & low_bits(to - b);
+        // Only where a key may begin.
+        let first = _mm512_permutex2var_epi8(firsts.0, f, firsts.1);
+        let starts = starts & _mm512_test_epi8_mask(first, first);
 
         // Short keys: the classes of the byte at each position and of
         // the two after it.
