@@ -292,8 +292,9 @@ impl Pair {
     ///   of either end), where `v6` (an address may be in reach:
     ///   [`Pair::may_hold_v6`]), or
     /// - a run of digits and separators from it at least eight bytes long
-    ///   (eight digits: phone, SSN, card), or five long with a dot one to
-    ///   three bytes on (IPv4: four digits, one to three before a dot).
+    ///   (eight digits: phone, SSN, card), or seven digits and dots with a
+    ///   dot one to three bytes on (IPv4: `1.2.3.4` at the shortest, one
+    ///   to three digits before a dot).
     #[inline(always)]
     pub(crate) fn may_hold_values(&self, before: &Block, v6: bool) -> u64 {
         // The lookbehind tests see the previous block in the low half.
@@ -316,11 +317,15 @@ impl Pair {
         let run = self.bits(|b| b.digit | b.sep);
         let run2 = run & run >> 1;
         let run4 = run2 & run2 >> 2;
-        let run5 = run4 & run >> 4;
         let run8 = run4 & run4 >> 4;
         let dot = self.bits(|b| b.dot);
         let dot_soon = dot >> 1 | dot >> 2 | dot >> 3;
-        (may | run8 | run5 & dot_soon) as u64
+        // Seven digits and dots: the shortest address, `1.2.3.4`.
+        let dotted = self.bits(|b| b.digit | b.dot);
+        let dotted2 = dotted & dotted >> 1;
+        let dotted4 = dotted2 & dotted2 >> 2;
+        let dotted7 = dotted4 & dotted4 >> 3;
+        (may | run8 | dotted7 & dot_soon) as u64
     }
 
     /// Whether an IPv6 address may be read at a digit of the first block,

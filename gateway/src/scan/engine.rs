@@ -365,7 +365,7 @@ struct Prospects {
     v6: bool,
     /// The run starts a token that holds at least eight digits (phone,
     /// SSN, card), or is an IPv4 address (four digits or more, one to
-    /// three before a dot).
+    /// three before a dot, seven digits and dots at least).
     token: bool,
 }
 
@@ -375,7 +375,7 @@ impl Prospects {
     /// one may be in reach: [`Pair::may_hold_v6`](super::classes::Pair::may_hold_v6)).
     #[inline(always)]
     fn of(text: &[u8], p: usize, q: usize, digits: usize, v6: bool) -> Prospects {
-        let v4 = digits >= 4 && q - p <= 3 && at(text, q) == b'.';
+        let v4 = digits >= 4 && q - p <= 3 && at(text, q) == b'.' && dotted_seven(text, p);
         Prospects {
             iban: p >= 2 && text[p - 2].is_ascii_uppercase() && text[p - 1].is_ascii_uppercase(),
             v6,
@@ -386,6 +386,14 @@ impl Prospects {
     fn any(self) -> bool {
         self.iban | self.v6 | self.token
     }
+}
+
+/// Whether the seven bytes from `p` are digits and dots, as in the
+/// shortest IPv4 address (`1.2.3.4`): times (`12:34:56.789Z`) and
+/// decimals (`0.25,`) are not.
+fn dotted_seven(text: &[u8], p: usize) -> bool {
+    text.get(p..p + 7)
+        .is_some_and(|s| s.iter().all(|&b| is_digit(b) || b == b'.'))
 }
 
 /// Whether the digit run `[p, q)` may be in an IPv6 address: a colon
@@ -623,7 +631,10 @@ mod tests {
             ("grew 45.3%", false),
             ("took 1234 ms", false),
             ("ip 10.1.2.3", true),
-            ("v 0.123", true),
+            ("v 0.123", false),
+            ("56.789Z INFO", false),
+            ("a 1.2.3.4", true),
+            ("a 1.2.3.", false),
             ("x1.2.3.4", false),
             ("call 415 555-0132", true),
             ("id=ab12345678", false),
@@ -691,6 +702,28 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        #[test]
+        fn every_ipv4_address_starts_seven_digits_and_dots(
+            mut text in numberish(),
+            at in 0..300usize,
+            octets in proptest::collection::vec(0..=255u8, 4),
+        ) {
+            let at = at.min(text.len());
+            let address = format!(" {}.{}.{}.{} ", octets[0], octets[1], octets[2], octets[3]);
+            text.splice(at..at, address.bytes());
+            let mut found = 0;
+            for p in (0..text.len()).filter(|&p| is_digit(text[p])) {
+                if ip::v4_at_digit(&text, p).is_some() {
+                    found += 1;
+                    proptest::prop_assert!(dotted_seven(&text, p), "{p}");
+                }
+            }
+            proptest::prop_assert!(found > 0);
         }
     }
 
