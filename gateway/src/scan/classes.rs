@@ -289,35 +289,78 @@ impl Pair {
     /// - two capitals just before it (an IBAN's country), or
     /// - a colon within four bytes before it or seven after (an IPv6 group:
     ///   the run is at most four digits and the colon within four bytes
-    ///   of either end), or
+    ///   of either end), where `v6` (an address may be in reach:
+    ///   [`Pair::may_hold_v6`]), or
     /// - a run of digits and separators from it at least eight bytes long
-    ///   (eight digits: phone, SSN, card), or five long with a dot one to
-    ///   three bytes on (IPv4: four digits, one to three before a dot).
+    ///   (eight digits: phone, SSN, card), or seven digits and dots with a
+    ///   dot one to three bytes on (IPv4: `1.2.3.4` at the shortest, one
+    ///   to three digits before a dot).
     #[inline(always)]
-    pub(crate) fn may_hold_values(&self, before: &Block) -> u64 {
+    pub(crate) fn may_hold_values(&self, before: &Block, v6: bool) -> u64 {
         // The lookbehind tests see the previous block in the low half.
         let behind = |class: fn(&Block) -> u64| -> u128 {
             u128::from(class(before)) | u128::from(class(&self.lo)) << BLOCK
         };
         let upper = behind(|b| b.upper);
         let capitals = (upper << 1 & upper << 2) >> BLOCK;
-        let colon = behind(|b| b.colon);
-        let colon_before = colon << 1 | colon << 2;
-        let colon_before = (colon_before | colon_before << 2) >> BLOCK;
-        // The lookahead tests see the next block in the high half.
-        let colon = self.bits(|b| b.colon);
-        let colon_after = colon >> 1 | colon >> 2;
-        let colon_after = colon_after | colon_after >> 2;
-        let colon_after = colon_after | colon_after >> 3;
+        let mut may = capitals;
+        if v6 {
+            let colon = behind(|b| b.colon);
+            let colon_before = colon << 1 | colon << 2;
+            may |= (colon_before | colon_before << 2) >> BLOCK;
+            // The lookahead tests see the next block in the high half.
+            let colon = self.bits(|b| b.colon);
+            let colon_after = colon >> 1 | colon >> 2;
+            let colon_after = colon_after | colon_after >> 2;
+            may |= colon_after | colon_after >> 3;
+        }
         let run = self.bits(|b| b.digit | b.sep);
         let run2 = run & run >> 1;
         let run4 = run2 & run2 >> 2;
-        let run5 = run4 & run >> 4;
         let run8 = run4 & run4 >> 4;
         let dot = self.bits(|b| b.dot);
         let dot_soon = dot >> 1 | dot >> 2 | dot >> 3;
-        let may = capitals | colon_before | colon_after | run8 | run5 & dot_soon;
-        may as u64
+        // Seven digits and dots: the shortest address, `1.2.3.4`.
+        let dotted = self.bits(|b| b.digit | b.dot);
+        let dotted2 = dotted & dotted >> 1;
+        let dotted4 = dotted2 & dotted2 >> 2;
+        let dotted7 = dotted4 & dotted4 >> 3;
+        (may | run8 | dotted7 & dot_soon) as u64
+    }
+
+    /// Whether an IPv6 address may be read at a digit of the first block,
+    /// given `before`, the block before the pair (all zero at the start):
+    /// false only where the address reader
+    /// ([`ip::v6_around`](super::detect::ip::v6_around)) surely finds none
+    /// (tested). What it reads from a digit is within 45 bytes either side,
+    /// so within the three blocks, and every text form of an address holds
+    /// `::`, or six colons or more each between two letters or digits (six
+    /// groups and an IPv4 tail, or eight groups).
+    ///
+    /// Times, JSON keys and `step 3: done` have colons, but seldom six
+    /// between letters or digits in 190 bytes: the digits next to them,
+    /// which the reader's byte loops looked at one by one (a fifth of the
+    /// PII scan of an LLM-API body), are then no stops.
+    #[inline(always)]
+    pub(crate) fn may_hold_v6(&self, before: &Block) -> bool {
+        let (b, lo, hi) = (before, &self.lo, &self.hi);
+        if b.colon | lo.colon | hi.colon == 0 {
+            return false;
+        }
+        // Colons between two letters or digits, and the first of two
+        // colons; those at the three blocks' two ends are left out (out of
+        // reach of the first block anyway).
+        let inner = |colon: u64, alnum: u64, prev_last: u64, next_first: u64| {
+            colon
+                & (alnum << 1 | prev_last >> (BLOCK - 1))
+                & (alnum >> 1 | next_first << (BLOCK - 1))
+        };
+        let double = |colon: u64, next_first: u64| colon & (colon >> 1 | next_first << (BLOCK - 1));
+        let doubles = double(b.colon, lo.colon) | double(lo.colon, hi.colon) | double(hi.colon, 0);
+        let inner = inner(b.colon, b.alnum, 0, lo.alnum).count_ones()
+            + inner(lo.colon, lo.alnum, b.alnum, hi.alnum).count_ones()
+            + inner(hi.colon, hi.alnum, lo.alnum, 0).count_ones();
+        doubles != 0 || inner >= 6
     }
 }
 
@@ -488,6 +531,7 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::detect::ip::v6_around;
     use super::*;
 
     #[test]
@@ -638,6 +682,96 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    type Span = (usize, usize);
+
+    /// The digits of the first block of each pair of `text` with what
+    /// the address reader finds there, in the digit's stretch (the text
+    /// between separators, as the engine gives it), and whether
+    /// `may_hold_v6` holds for the pair.
+    fn v6_verdicts(text: &[u8]) -> Vec<(usize, bool, Option<Span>)> {
+        let mut out = Vec::new();
+        let mut before = Block::default();
+        for pair in pairs(Baseline, text) {
+            let may = pair.may_hold_v6(&before);
+            for p in pair.base..text.len().min(pair.base + BLOCK) {
+                if !is_digit(text[p]) {
+                    continue;
+                }
+                let separator = |b: &u8| *b == super::super::engine::SEPARATOR;
+                let start = text[..p].iter().rposition(separator).map_or(0, |i| i + 1);
+                let end = text[p..]
+                    .iter()
+                    .position(separator)
+                    .map_or(text.len(), |i| p + i);
+                out.push((p, may, v6_around(&text[start..end], p - start)));
+            }
+            before = pair.lo;
+        }
+        out
+    }
+
+    #[test]
+    fn may_hold_v6_table() {
+        // Whether an address may be in reach of the first digit.
+        for (text, want) in [
+            (&b"at 2025-03-14T12:34:56.789Z, 12:30 and 1:2:3"[..], false),
+            (b"{\"score\":0.25,\"n\":3,\"t\":\"12:00\",\"a\":1}", false),
+            (b"1:2:3:4:5:6", false),
+            (b"host fe80::1 up", true),
+            (b"::ffff:192.0.2.1", true),
+            (b"1:2:3:4:5:6:1.2.3.4", true),
+            (b"1 12:34:56 12:34:57 12:34:58", true),
+        ] {
+            // At every offset around a block edge and past the first pair;
+            // the digit in the first block of its pair.
+            for pad in [0, 1, 40, 60, 62, 63, 64, 100, 127, 128, 150] {
+                let mut padded = vec![b' '; pad];
+                padded.extend_from_slice(text);
+                let first = pad + text.iter().position(u8::is_ascii_digit).expect("a digit");
+                let (_, may, _) = v6_verdicts(&padded)
+                    .into_iter()
+                    .find(|v| v.0 == first)
+                    .expect("a digit");
+                assert_eq!(may, want, "{pad} {}", String::from_utf8_lossy(text));
+            }
+        }
+        // Six colons between digits, but 60 bytes apart: all within the
+        // three blocks, though in no address.
+        let mut far = b"1".to_vec();
+        far.extend(b"1:1".repeat(3));
+        far.extend([b' '; 60]);
+        far.extend(b"1:1".repeat(3));
+        assert!(v6_verdicts(&far).iter().any(|v| v.1));
+        assert!(v6_verdicts(&far).iter().all(|v| v.2.is_none()));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        #[test]
+        fn may_hold_v6_is_false_only_where_the_reader_finds_no_address(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(b"0123456789abcdefTgz_.:::: -\"\0".to_vec()),
+                0..300,
+            ),
+            address in proptest::sample::select(vec![
+                "fe80::1", "::ffff:192.0.2.1", "2001:db8::8a2e:370:7334",
+                "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:1.2.3.4", "::1", "12:34:56",
+                "a:b:c:d:e:f:1:2",
+            ]),
+            at in 0..300usize,
+        ) {
+            let mut text = bytes;
+            let at = at.min(text.len());
+            text.splice(at..at, address.bytes());
+            for (p, may, found) in v6_verdicts(&text) {
+                proptest::prop_assert!(
+                    may || found.is_none(),
+                    "{p} in {:?}: {found:?}", String::from_utf8_lossy(&text)
+                );
             }
         }
     }

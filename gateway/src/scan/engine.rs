@@ -194,10 +194,12 @@ impl Engine {
             // First digits that cannot start a value are no stops: the
             // exact tests below would pass them by anyway. Half the blocks
             // of prose have no first digit, and skip the masks' work.
+            // Nor are digits next to colons with no IPv6 address in reach.
+            let v6 = words != 0 && pair.may_hold_v6(&before);
             let numbers = if words == 0 {
                 0
             } else {
-                words & pair.may_hold_values(&before)
+                words & pair.may_hold_values(&before, v6)
             };
             before = pair.lo;
             let mut stops = (numbers | pair.lo.at & at_stops) & pair.from(next);
@@ -217,7 +219,8 @@ impl Engine {
                 // The masks stop a run at the separator as at the end.
                 let q = pair.run_end(text, p, |b| b.digit, is_digit) - r.start;
                 let digits = pair.digits_ahead(how, p);
-                let prospects = Prospects::of(local, lp, q, digits);
+                let v6 = v6 && v6_scalar(local, lp, q);
+                let prospects = Prospects::of(local, lp, q, digits, v6);
                 if !prospects.any() {
                     continue;
                 }
@@ -242,7 +245,7 @@ impl Engine {
             };
             let q = run_end(text, p, usize::MAX, is_digit);
             let digits = digits_ahead(text, p);
-            let prospects = Prospects::of(text, p, q, digits);
+            let prospects = Prospects::of(text, p, q, digits, v6_scalar(text, p, q));
             let mut end = q;
             if prospects.any() {
                 end = self.number_at(text, p, digits, prospects, out);
@@ -362,20 +365,20 @@ struct Prospects {
     v6: bool,
     /// The run starts a token that holds at least eight digits (phone,
     /// SSN, card), or is an IPv4 address (four digits or more, one to
-    /// three before a dot).
+    /// three before a dot, seven digits and dots at least).
     token: bool,
 }
 
 impl Prospects {
-    /// `digits`: how many the token at `p` holds ([`digits_ahead`]).
+    /// `digits`: how many the token at `p` holds ([`digits_ahead`]);
+    /// `v6`: whether to read an IPv6 address there ([`v6_scalar`], where
+    /// one may be in reach: [`Pair::may_hold_v6`](super::classes::Pair::may_hold_v6)).
     #[inline(always)]
-    fn of(text: &[u8], p: usize, q: usize, digits: usize) -> Prospects {
-        let v4 = digits >= 4 && q - p <= 3 && at(text, q) == b'.';
+    fn of(text: &[u8], p: usize, q: usize, digits: usize, v6: bool) -> Prospects {
+        let v4 = digits >= 4 && q - p <= 3 && at(text, q) == b'.' && dotted_seven(text, p);
         Prospects {
             iban: p >= 2 && text[p - 2].is_ascii_uppercase() && text[p - 1].is_ascii_uppercase(),
-            // The colon test is cheap and rules out most numbers; the
-            // exact one follows only for those it lets through.
-            v6: q - p <= 4 && colon_within_four(text, p, q) && ip::v6_possible(text, p, q),
+            v6,
             token: (digits >= 8 || v4) && starts_token(text, p),
         }
     }
@@ -383,6 +386,23 @@ impl Prospects {
     fn any(self) -> bool {
         self.iban | self.v6 | self.token
     }
+}
+
+/// Whether the seven bytes from `p` are digits and dots, as in the
+/// shortest IPv4 address (`1.2.3.4`): times (`12:34:56.789Z`) and
+/// decimals (`0.25,`) are not.
+fn dotted_seven(text: &[u8], p: usize) -> bool {
+    text.get(p..p + 7)
+        .is_some_and(|s| s.iter().all(|&b| is_digit(b) || b == b'.'))
+}
+
+/// Whether the digit run `[p, q)` may be in an IPv6 address: a colon
+/// within the hex group, and no group longer than four hex digits
+/// (`Ipv6Addr` reads no more).
+fn v6_scalar(text: &[u8], p: usize, q: usize) -> bool {
+    // The colon test is cheap and rules out most numbers; the exact one
+    // follows only for those it lets through.
+    q - p <= 4 && colon_within_four(text, p, q) && ip::v6_possible(text, p, q)
 }
 
 /// Whether a colon is among the four bytes before `p` or from `q`.
@@ -603,14 +623,18 @@ mod tests {
                 .take_while(|b| b.is_ascii_digit() || b" -.()".contains(b))
                 .filter(u8::is_ascii_digit)
                 .count();
-            Prospects::of(text.as_bytes(), p, q, digits).any()
+            let text = text.as_bytes();
+            Prospects::of(text, p, q, digits, v6_scalar(text, p, q)).any()
         };
         for (text, want) in [
             ("in 2023 we", false),
             ("grew 45.3%", false),
             ("took 1234 ms", false),
             ("ip 10.1.2.3", true),
-            ("v 0.123", true),
+            ("v 0.123", false),
+            ("56.789Z INFO", false),
+            ("a 1.2.3.4", true),
+            ("a 1.2.3.", false),
             ("x1.2.3.4", false),
             ("call 415 555-0132", true),
             ("id=ab12345678", false),
@@ -629,10 +653,28 @@ mod tests {
     }
 
     /// Text of the bytes numbers and their surroundings are made of, the
-    /// rarer ones (capitals, colons, dots) often enough to meet.
+    /// rarer ones (capitals, colons, dots) often enough to meet, and now
+    /// and then an IPv6 address.
     fn numberish() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::strategy::Strategy;
         let bytes = proptest::sample::select(b"0123456789 -.():AZa_@x.com".to_vec());
-        proptest::collection::vec(bytes, 0..300)
+        let address = proptest::sample::select(vec![
+            &b""[..],
+            b"",
+            b" fe80::1ff:fe23:4567:890a ",
+            b" 1:2:3:4:5:6:7:8 ",
+            b" ::ffff:192.0.2.1 ",
+        ]);
+        (
+            proptest::collection::vec(bytes, 0..300),
+            address,
+            0..300usize,
+        )
+            .prop_map(|(mut text, address, at)| {
+                let at = at.min(text.len());
+                text.splice(at..at, address.iter().copied());
+                text
+            })
     }
 
     proptest::proptest! {
@@ -642,7 +684,7 @@ mod tests {
             let text = &text[..];
             let mut before = Block::default();
             for pair in pairs(Baseline, text) {
-                let may = pair.may_hold_values(&before);
+                let may = pair.may_hold_values(&before, pair.may_hold_v6(&before));
                 before = pair.lo;
                 for k in 0..BLOCK.min(text.len() - pair.base) {
                     let p = pair.base + k;
@@ -650,13 +692,38 @@ mod tests {
                         continue;
                     }
                     let q = run_end(text, p, usize::MAX, is_digit);
-                    let prospects = Prospects::of(text, p, q, digits_ahead(text, p));
+                    let digits = digits_ahead(text, p);
+                    // Only a digit with an address around is a v6 prospect.
+                    let v6 = v6_scalar(text, p, q) && ip::v6_around(text, p).is_some();
+                    let prospects = Prospects::of(text, p, q, digits, v6);
                     proptest::prop_assert!(
                         !prospects.any() || may >> k & 1 == 1,
                         "{p} in {:?}: {prospects:?}", String::from_utf8_lossy(text)
                     );
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        #[test]
+        fn every_ipv4_address_starts_seven_digits_and_dots(
+            mut text in numberish(),
+            at in 0..300usize,
+            octets in proptest::collection::vec(0..=255u8, 4),
+        ) {
+            let at = at.min(text.len());
+            let address = format!(" {}.{}.{}.{} ", octets[0], octets[1], octets[2], octets[3]);
+            text.splice(at..at, address.bytes());
+            let mut found = 0;
+            for p in (0..text.len()).filter(|&p| is_digit(text[p])) {
+                if ip::v4_at_digit(&text, p).is_some() {
+                    found += 1;
+                    proptest::prop_assert!(dotted_seven(&text, p), "{p}");
+                }
+            }
+            proptest::prop_assert!(found > 0);
         }
     }
 
@@ -697,7 +764,7 @@ mod tests {
         let text = b"in 2023 we grew 45.3% and took 1234 ms, at 1.5 or 17 .";
         let mut before = Block::default();
         let pair = pairs(Baseline, text).next().expect("a block");
-        assert_eq!(pair.may_hold_values(&before) & pair.lo.digit, 0);
+        assert_eq!(pair.may_hold_values(&before, true) & pair.lo.digit, 0);
         // Each test alone, in a block of its own or across the edge.
         for (text, at) in [
             (&b"ip 10.1.2.3"[..], 3),
@@ -713,7 +780,7 @@ mod tests {
                 let mut may = 0;
                 for pair in pairs(Baseline, &padded) {
                     if pair.base + BLOCK > p {
-                        may = pair.may_hold_values(&before) >> (p - pair.base);
+                        may = pair.may_hold_values(&before, true) >> (p - pair.base);
                         break;
                     }
                     before = pair.lo;
