@@ -18,8 +18,7 @@ use std::collections::BTreeMap;
 use crate::injection::{Assessment, Detector};
 use crate::policy::compiled::CompiledPolicy;
 use crate::policy::raw::{self, InjectionAction, PiiAction};
-use crate::scan::media::Media;
-use crate::scan::{ScanConfig, Scanner};
+use crate::scan::{Format, ScanConfig, Scanner};
 pub use read::Read;
 use transform::Rules;
 use vault::Vault;
@@ -130,6 +129,9 @@ pub fn inspect(
     let read = Read::new(content_type, body, stages.injection.is_some());
     if let Some(pii) = &stages.pii {
         let findings = read.pii(&pii.scanner);
+        // As the scanner read it: a value is stored with the body's
+        // encoding undone.
+        let format = Format::of(content_type, body);
         let mut blocked = Vec::new();
         let mut out = Vec::with_capacity(body.len());
         let mut at = 0;
@@ -145,7 +147,7 @@ pub fn inspect(
                 }
                 PiiAction::Redact if finding.start >= at => {
                     let span = &body[finding.start..finding.end];
-                    let value = original_value(content_type, span);
+                    let value = original_value(&format, span);
                     out.extend_from_slice(&body[at..finding.start]);
                     out.extend_from_slice(vault.token(kind, &value).as_bytes());
                     at = finding.end;
@@ -197,19 +199,19 @@ pub fn inspect(
 }
 
 /// The value a detected span stands for: JSON escapes and form
-/// percent-encoding undone, so rehydration writes back the real value
+/// percent-encoding undone (by the body's format as the scanner read it,
+/// sniffed JSON included), so rehydration writes back the real value
 /// (escaped again for the response it lands in).
-fn original_value(content_type: Option<&str>, span: &[u8]) -> Vec<u8> {
-    let media = Media::of(content_type);
-    if media.is("application/json") || media.ends_with("+json") {
-        let quoted = [b"\"".as_slice(), span, b"\""].concat();
-        serde_json::from_slice::<String>(&quoted)
-            .map(String::into_bytes)
-            .unwrap_or_else(|_| span.to_vec())
-    } else if media.is("application/x-www-form-urlencoded") {
-        percent_decode(span)
-    } else {
-        span.to_vec()
+fn original_value(format: &Format<'_>, span: &[u8]) -> Vec<u8> {
+    match format {
+        Format::Json => {
+            let quoted = [b"\"".as_slice(), span, b"\""].concat();
+            serde_json::from_slice::<String>(&quoted)
+                .map(String::into_bytes)
+                .unwrap_or_else(|_| span.to_vec())
+        }
+        Format::Form => percent_decode(span),
+        Format::Multipart(_) | Format::Text => span.to_vec(),
     }
 }
 

@@ -60,32 +60,32 @@ fn json_escaped_values_are_stored_unescaped_for_rehydration() {
     let vault = Vaults::default().session("sb", None);
     let (stages, _) = stages("pii: {enabled: true, types: [email]}");
     let body = br#"{"content":"write to ana\u0040example.com"}"#;
-    let out = inspect(&stages, &Rules::default(), &vault, "p", JSON, body);
-    let forwarded = out.rewritten.expect("redacted");
-    let tokens: Vec<&str> = std::str::from_utf8(&forwarded)
-        .expect("utf-8")
-        .split('"')
-        .filter(|s| s.contains("[pii_email_"))
-        .collect();
-    assert_eq!(tokens.len(), 1, "{}", String::from_utf8_lossy(&forwarded));
-    let token = &tokens[0]["write to ".len()..];
-    let restored = vault
-        .needles(false)
-        .replace_all(token.as_bytes())
-        .expect("known token");
-    assert_eq!(restored, b"ana@example.com");
+    // Declared JSON, or sniffed as JSON without a Content-Type.
+    for content_type in [JSON, None] {
+        let out = inspect(&stages, &Rules::default(), &vault, "p", content_type, body);
+        let forwarded = out.rewritten.expect("redacted");
+        let tokens: Vec<&str> = std::str::from_utf8(&forwarded)
+            .expect("utf-8")
+            .split('"')
+            .filter(|s| s.contains("[pii_email_"))
+            .collect();
+        assert_eq!(tokens.len(), 1, "{}", String::from_utf8_lossy(&forwarded));
+        let token = &tokens[0]["write to ".len()..];
+        let restored = vault
+            .needles(false)
+            .replace_all(token.as_bytes())
+            .expect("known token");
+        assert_eq!(restored, b"ana@example.com", "{content_type:?}");
+    }
 }
 
 #[test]
 fn form_values_are_stored_percent_decoded() {
     assert_eq!(
-        original_value(
-            Some("application/x-www-form-urlencoded"),
-            b"ana%40example.com"
-        ),
+        original_value(&Format::Form, b"ana%40example.com"),
         b"ana@example.com"
     );
-    assert_eq!(original_value(Some("text/plain"), b"a%40b"), b"a%40b");
+    assert_eq!(original_value(&Format::Text, b"a%40b"), b"a%40b");
     assert_eq!(percent_decode(b"a+b%2"), b"a b%2");
 }
 

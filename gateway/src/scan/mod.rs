@@ -292,8 +292,8 @@ fn map_back(decoded: &Decoded, base: usize, candidates: &mut [Candidate]) {
     }
 }
 
-/// How a body is read.
-enum Format<'a> {
+/// How a body is read: by its Content-Type, or sniffed when it has none.
+pub(crate) enum Format<'a> {
     Json,
     Form,
     Multipart(&'a str),
@@ -301,7 +301,7 @@ enum Format<'a> {
 }
 
 impl<'a> Format<'a> {
-    fn of(content_type: Option<&'a str>, body: &[u8]) -> Format<'a> {
+    pub(crate) fn of(content_type: Option<&'a str>, body: &[u8]) -> Format<'a> {
         let Some(ct) = content_type else {
             let first = body.iter().find(|b| !b.is_ascii_whitespace());
             return match first {
