@@ -159,26 +159,24 @@ fn merge(
     mut names: impl FnMut(usize) -> Option<Hit>,
     mut visit: impl FnMut(Hit),
 ) {
-    {
-        let mut shape = shapes(0);
-        let mut name = names(0);
-        loop {
-            let hit = match (shape, name) {
-                // On a tie the shape wins: its literals come first.
-                (Some(s), Some(n)) if n.start < s.start => n,
-                (Some(h), _) | (None, Some(h)) => h,
-                (None, None) => return,
-            };
-            visit(hit);
-            // One automaton would go on from the end of this match: a
-            // pending match that overlaps it is looked for again from there.
-            // One that does not is still the leftmost from there.
-            if shape.is_some_and(|s| s.start < hit.end) {
-                shape = shapes(hit.end);
-            }
-            if name.is_some_and(|n| n.start < hit.end) {
-                name = names(hit.end);
-            }
+    let mut shape = shapes(0);
+    let mut name = names(0);
+    loop {
+        let hit = match (shape, name) {
+            // On a tie the shape wins: its literals come first.
+            (Some(s), Some(n)) if n.start < s.start => n,
+            (Some(h), _) | (None, Some(h)) => h,
+            (None, None) => return,
+        };
+        visit(hit);
+        // One automaton would go on from the end of this match: a
+        // pending match that overlaps it is looked for again from there.
+        // One that does not is still the leftmost from there.
+        if shape.is_some_and(|s| s.start < hit.end) {
+            shape = shapes(hit.end);
+        }
+        if name.is_some_and(|n| n.start < hit.end) {
+            name = names(hit.end);
         }
     }
 }

@@ -350,17 +350,17 @@ impl Pair {
         // Colons between two letters or digits, and the first of two
         // colons; those at the three blocks' two ends are left out (out of
         // reach of the first block anyway).
-        let inner = |colon: u64, alnum: u64, prev_last: u64, next_first: u64| {
+        let flanked = |colon: u64, alnum: u64, prev_last: u64, next_first: u64| {
             colon
                 & (alnum << 1 | prev_last >> (BLOCK - 1))
                 & (alnum >> 1 | next_first << (BLOCK - 1))
         };
         let double = |colon: u64, next_first: u64| colon & (colon >> 1 | next_first << (BLOCK - 1));
         let doubles = double(b.colon, lo.colon) | double(lo.colon, hi.colon) | double(hi.colon, 0);
-        let inner = inner(b.colon, b.alnum, 0, lo.alnum).count_ones()
-            + inner(lo.colon, lo.alnum, b.alnum, hi.alnum).count_ones()
-            + inner(hi.colon, hi.alnum, lo.alnum, 0).count_ones();
-        doubles != 0 || inner >= 6
+        let flanked = flanked(b.colon, b.alnum, 0, lo.alnum).count_ones()
+            + flanked(lo.colon, lo.alnum, b.alnum, hi.alnum).count_ones()
+            + flanked(hi.colon, hi.alnum, lo.alnum, 0).count_ones();
+        doubles != 0 || flanked >= 6
     }
 }
 

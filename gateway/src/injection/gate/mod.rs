@@ -542,7 +542,8 @@ impl Gate {
             let n = self.sieve(text, (from, to), [at, common], scratch);
             // Level 2 for every candidate, then level 3 for those left
             // (about one in four): two loops, so the rejections cost no
-            // mispredicted branch.
+            // mispredicted branch. The survivors are packed in place, their
+            // key lengths where their sieve bits were.
             let mut kept = 0;
             for k in 0..n {
                 let i = at[k];

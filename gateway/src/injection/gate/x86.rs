@@ -80,20 +80,16 @@ unsafe fn sieve(
         // SAFETY: 64 readable bytes, unaligned load.
         unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
     };
-    let classes = sieve.classes.map(|c| {
-        let (lo, hi) = c.split_at(64);
-        (
-            load(lo.try_into().expect("64")),
-            load(hi.try_into().expect("64")),
-        )
-    });
-    let firsts = {
-        let (lo, hi) = sieve.firsts.split_at(64);
+    // A 128-entry table as its two halves (what a two-table permute reads).
+    let halves = |table: &[u8; 128]| {
+        let (lo, hi) = table.split_at(64);
         (
             load(lo.try_into().expect("64")),
             load(hi.try_into().expect("64")),
         )
     };
+    let classes = sieve.classes.each_ref().map(halves);
+    let firsts = halves(&sieve.firsts);
     let (pick, step) = (PICK.map(|p| load(&p)), load(&STEP));
     let (iota, next1, next2) = (load(&IOTA), load(&NEXT1), load(&NEXT2));
     let pow2 = load(&POW2);
