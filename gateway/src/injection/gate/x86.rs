@@ -170,7 +170,13 @@ unsafe fn sieve(
         b += 64;
     }
 
-    // The sieve's entry for each, sixteen at a time.
+    // The sieve's entry for each, sixteen at a time. A gather costs about
+    // the same however many of its lanes are on (measured on Zen 4), so
+    // the starts of several blocks are packed first: sieving each block's
+    // starts as they were packed (a gather per block, no store and reload)
+    // made the detector ~6% slower on a 1 MiB chat body, and dropping the
+    // starts whose head has no entry before packing them ~3% slower (a
+    // third are kept, but the test cost more than the gathers it saved).
     let table: *const i32 = sieve.heads.as_ptr().cast();
     let mut n = 0;
     let mut k = 0;
