@@ -5,8 +5,9 @@
 //! predictor cannot learn on real text (a digit run, a word: every length
 //! differs).
 //!
-//! A block is classified with AVX2 where the CPU has it (checked at run
-//! time: [`Avx2::detect`]), else with SSE2 on x86-64 (every x86-64 CPU has
+//! A block is classified with AVX-512 VBMI and GFNI where the CPU has them
+//! (a table lookup per byte and a bit transpose: [`Vbmi`]), else with
+//! AVX-512BW or AVX2 (checked at run time: [`Avx2::detect`]), else with SSE2 on x86-64 (every x86-64 CPU has
 //! it) and byte by byte elsewhere; all agree on every byte (tested). The
 //! engine's class scan is compiled once per way ([`Classify`]), so the
 //! AVX2 one is inlined into a scan loop compiled for AVX2: seven classes
@@ -229,39 +230,6 @@ impl Block {
         }
     }
 }
-
-/// The bit of each class in a byte of [`CLASS_BITS`], in the order of the
-/// fields of [`Block`].
-const DIGIT: u8 = 1;
-const AT: u8 = 1 << 1;
-const ALNUM: u8 = 1 << 2;
-const SEP: u8 = 1 << 3;
-const UPPER: u8 = 1 << 4;
-const COLON: u8 = 1 << 5;
-const DOT: u8 = 1 << 6;
-
-/// The classes of each ASCII byte, one bit each (the lookup table of the
-/// VBMI way; bytes from 128 are in no class).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
-const CLASS_BITS: [u8; 128] = {
-    let mut t = [0u8; 128];
-    let mut i = 0;
-    while i < 128 {
-        let b = i as u8;
-        const fn bit(yes: bool, bit: u8) -> u8 {
-            if yes { bit } else { 0 }
-        }
-        t[i] = bit(b.is_ascii_digit(), DIGIT)
-            | bit(b == b'@', AT)
-            | bit(b.is_ascii_alphanumeric(), ALNUM)
-            | bit(matches!(b, b' ' | b'-' | b'.' | b'(' | b')'), SEP)
-            | bit(b.is_ascii_uppercase(), UPPER)
-            | bit(b == b':', COLON)
-            | bit(b == b'.', DOT);
-        i += 1;
-    }
-    t
-};
 
 /// Byte by byte: the reference the vector variants are tested against.
 #[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "tests only"))]
@@ -521,6 +489,38 @@ mod x86 {
 
     use super::{BLOCK, Block};
 
+    /// The bit of each class in a byte of [`CLASS_BITS`], in the order of the
+    /// fields of [`Block`].
+    const DIGIT: u8 = 1;
+    const AT: u8 = 1 << 1;
+    const ALNUM: u8 = 1 << 2;
+    const SEP: u8 = 1 << 3;
+    const UPPER: u8 = 1 << 4;
+    const COLON: u8 = 1 << 5;
+    const DOT: u8 = 1 << 6;
+
+    /// The classes of each ASCII byte, one bit each (the lookup table of the
+    /// VBMI way; bytes from 128 are in no class).
+    const CLASS_BITS: [u8; 128] = {
+        let mut t = [0u8; 128];
+        let mut i = 0;
+        while i < 128 {
+            let b = i as u8;
+            const fn bit(yes: bool, bit: u8) -> u8 {
+                if yes { bit } else { 0 }
+            }
+            t[i] = bit(b.is_ascii_digit(), DIGIT)
+                | bit(b == b'@', AT)
+                | bit(b.is_ascii_alphanumeric(), ALNUM)
+                | bit(matches!(b, b' ' | b'-' | b'.' | b'(' | b')'), SEP)
+                | bit(b.is_ascii_uppercase(), UPPER)
+                | bit(b == b':', COLON)
+                | bit(b == b'.', DOT);
+            i += 1;
+        }
+        t
+    };
+
     // SSE2 is part of x86-64: these need no `target_feature` of their own,
     // so they can be inlined into the scan loop (a call per block returning
     // seven masks through memory cost a sixth of the scan).
@@ -618,7 +618,6 @@ mod x86 {
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
     #[inline]
     pub(super) fn vbmi(bytes: &[u8; BLOCK]) -> Block {
-        use super::{ALNUM, AT, CLASS_BITS, COLON, DIGIT, DOT, SEP, UPPER};
         // Byte `i` of a lane of eight is byte `7 - i` of the block's: the
         // transpose puts byte `7 - i` of its matrix in bit `i`.
         const REVERSE: [u8; BLOCK] = {
