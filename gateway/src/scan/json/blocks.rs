@@ -48,17 +48,21 @@ fn decode_with(
     map: &mut Vec<Piece>,
     mut block: impl FnMut(&[u8], usize, &mut Vec<u8>) -> Block,
 ) -> usize {
+    // The escapes of a few blocks are recorded together, after them: how
+    // many a block has is anyone's guess, and the loop over them, run
+    // between blocks, mispredicted its end once a block and made the next
+    // block start over; run apart, it stalls only itself.
+    let mut pending = [(0, 0, 0); 16];
+    let mut held = 0;
     let mut at = from;
     loop {
         let base = out.len();
-        let Block { len, mut escapes } = block(body, at, out);
-        // Each escape before this one took two bytes and gave one.
-        let mut before = 0;
-        while escapes != 0 {
-            let i = escapes.trailing_zeros() as usize;
-            segment::push_escape(map, base + i - before, at + i, 2, 1);
-            before += 1;
-            escapes &= escapes - 1;
+        let Block { len, escapes } = block(body, at, out);
+        pending[held] = (base, at, escapes);
+        held += 1;
+        if held == pending.len() {
+            record(&pending, map);
+            held = 0;
         }
         if len == BLOCK {
             // A constant step, not one that waits for this block's stops:
@@ -71,7 +75,25 @@ fn decode_with(
             && body.get(at) == Some(&b'\\')
             && SIMPLE[usize::from(body.get(at + 1).copied().unwrap_or(0))] != 0;
         if !cut {
+            record(&pending[..held], map);
             return at;
+        }
+    }
+}
+
+/// Records in `map` the escapes of blocks decoded from `at` onto `base`
+/// in the output, their backslashes in `escapes`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+fn record(blocks: &[(usize, usize, u64)], map: &mut Vec<Piece>) {
+    for &(base, at, mut escapes) in blocks {
+        // Each escape before this one took two bytes and gave one.
+        let mut before = 0;
+        while escapes != 0 {
+            let i = escapes.trailing_zeros() as usize;
+            segment::push_escape(map, base + i - before, at + i, 2, 1);
+            before += 1;
+            escapes &= escapes - 1;
         }
     }
 }
@@ -220,6 +242,16 @@ mod x86 {
         let quotes = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8));
         let backslashes = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8));
         let controls = _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20));
+        let at = out.len();
+        if backslashes == 0 {
+            // Most blocks of prose: stored as they are, up to a stop.
+            let len = (quotes | controls).trailing_zeros() as usize;
+            // SAFETY: as below.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(at).cast::<__m512i>(), v) };
+            // SAFETY: the bytes up to the new length were just stored.
+            unsafe { out.set_len(at + len) };
+            return Block { len, escapes: 0 };
+        }
         let starts = escape_starts(backslashes);
         let letters = starts << 1;
         // What each byte would stand for after a backslash: SIMPLE, looked
@@ -242,7 +274,6 @@ mod x86 {
         let escapes = starts & before;
         let merged = _mm512_mask_blend_epi8(letters, v, decoded);
         let packed = _mm512_maskz_compress_epi8(before & !escapes, merged);
-        let at = out.len();
         // SAFETY: the caller reserved 64 bytes past `at`; the store is
         // unaligned.
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(at).cast::<__m512i>(), packed) };

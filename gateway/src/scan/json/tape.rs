@@ -154,6 +154,7 @@ impl Drop for Tape<'_> {
 impl<'a> Tape<'a> {
     /// Checks `body` and lays it out, or `None` when it is not a JSON
     /// document serde_json would read.
+    #[inline]
     pub(crate) fn parse(body: &'a [u8]) -> Option<Tape<'a>> {
         Tape::parse_with(body, Avx512::detect())
     }
@@ -343,6 +344,7 @@ impl<'t, 'a> Object<'t, 'a> {
 
     /// Whether the key node at `at` is `key`. Looked up often (every
     /// `get`), so a key without escapes is compared as bytes, length first.
+    #[inline]
     fn key_is(&self, at: usize, key: &str) -> bool {
         match self.tape.nodes[at] {
             Node::Str {
@@ -367,6 +369,9 @@ impl<'t, 'a> Object<'t, 'a> {
     /// The value of each of `keys`, as [`Object::get`] finds it, in one
     /// walk over the members (a reader that looks up a dozen keys of an
     /// object walked its members a dozen times).
+    /// Inlined, so the keys are constants where they are looked up, and
+    /// compared without a call each.
+    #[inline(always)]
     pub(crate) fn get_each<const N: usize>(&self, keys: [&str; N]) -> [Option<Value<'t, 'a>>; N] {
         let mut found = [None; N];
         for (k, v) in self.members() {
@@ -542,7 +547,9 @@ impl Parser<'_> {
     }
 
     /// The rest of a string from `stop`, its first special byte: decoded
-    /// into the layout, after the raw stretch before it.
+    /// into the layout, after the raw stretch before it. Not inlined: the
+    /// common string, without escapes, stays a few instructions.
+    #[inline(never)]
     fn escaped_string(&mut self, start: usize, stop: usize) -> Option<()> {
         let layout = &mut self.layout;
         if layout.text.is_empty() {
