@@ -14,7 +14,7 @@
 //! invalid one, or an escape cut by the block's end.
 //!
 //! AVX-512 (with VBMI and VBMI2) only, chosen at run time; without it the
-//! tape decodes escape by escape as before. [`portable`] does what the
+//! tape decodes escape by escape as before. `portable` (in tests) does what the
 //! vector code does, one byte at a time: the reference it is tested
 //! against.
 
