@@ -14,6 +14,7 @@
 //! [`tape`] checks a body and lays it out by shape, for readers that need
 //! to know where a string sits (the injection detector's extraction).
 
+mod blocks;
 mod specials;
 pub(crate) mod tape;
 

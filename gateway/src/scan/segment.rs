@@ -2,33 +2,70 @@
 //! decoded text (a JSON string with escapes, a percent-decoded form) is
 //! reported at the original offsets.
 //!
-//! The map is piecewise: literal runs (copied byte for byte) map linearly,
-//! and each escape is one piece whose bytes all map to the whole escape. It
-//! costs one entry per escape, not per byte, so decoding stays at memcpy
-//! speed.
+//! The map is piecewise: one piece per escape, whose decoded bytes all map
+//! to the whole escape, the bytes after it (up to the next piece) copied
+//! byte for byte from the source that follows it; and a piece for a copied
+//! run only where the source jumps (a new string, a stretch after a
+//! separator). It costs one small entry per escape, not per byte, nor one
+//! per copied run, so decoding stays close to memcpy speed (LLM-API bodies
+//! have an escape every few dozen bytes, every few in stringified JSON).
 
-/// One piece of the map.
+/// One piece of the map: from `decoded` in the decoded text, the first
+/// `decoded_len` bytes stand for the escape `source..source + escape_len`
+/// in the body, and the bytes after them are copied from `source +
+/// escape_len` on. A copied run alone has both lengths 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Piece {
-    /// Where the piece starts in the decoded text.
     decoded: usize,
-    /// Where its source starts in the body.
     source: usize,
-    /// 0 for a literal run; else the length of the escape in the source.
-    escape_len: usize,
+    escape_len: u32,
+    decoded_len: u32,
 }
 
 impl Piece {
-    /// A piece of decoded text from `decoded` on whose source starts at
-    /// `source` in the body: copied byte for byte when `escape_len` is 0,
-    /// else one escape of that many source bytes.
-    pub(crate) fn new(decoded: usize, source: usize, escape_len: usize) -> Piece {
-        Piece {
-            decoded,
-            source,
-            escape_len,
-        }
+    /// Where the piece's copied bytes would continue at decoded `at`.
+    #[inline]
+    fn source_at(&self, at: usize) -> usize {
+        self.source + self.escape_len as usize + (at - self.decoded - self.decoded_len as usize)
     }
+}
+
+/// Records that the decoded text from `decoded` on is copied from the body
+/// at `source`: a piece only when the last one does not already imply it.
+#[inline]
+pub(crate) fn push_copy(map: &mut Vec<Piece>, decoded: usize, source: usize) {
+    if let Some(last) = map.last()
+        && decoded >= last.decoded + last.decoded_len as usize
+        && last.source_at(decoded) == source
+    {
+        return;
+    }
+    map.push(Piece {
+        decoded,
+        source,
+        escape_len: 0,
+        decoded_len: 0,
+    });
+}
+
+/// Records that decoded `decoded..decoded + decoded_len` (at least one
+/// byte) stands for the escape of `escape_len` bytes at `source`, and that
+/// what follows it is copied from after the escape.
+#[inline]
+pub(crate) fn push_escape(
+    map: &mut Vec<Piece>,
+    decoded: usize,
+    source: usize,
+    escape_len: usize,
+    decoded_len: usize,
+) {
+    map.push(Piece {
+        decoded,
+        source,
+        // An escape is at most 12 bytes (`\ud83d\ude00`), a `%` one 3.
+        escape_len: escape_len as u32,
+        decoded_len: decoded_len as u32,
+    });
 }
 
 #[derive(Debug, Default)]
@@ -58,11 +95,7 @@ impl Decoded {
         if bytes.is_empty() {
             return;
         }
-        self.pieces.push(Piece {
-            decoded: self.text.len(),
-            source,
-            escape_len: 0,
-        });
+        push_copy(&mut self.pieces, self.text.len(), source);
         self.text.extend_from_slice(bytes);
     }
 
@@ -72,22 +105,20 @@ impl Decoded {
         if bytes.is_empty() {
             return;
         }
-        self.pieces.push(Piece {
-            decoded: self.text.len(),
+        push_escape(
+            &mut self.pieces,
+            self.text.len(),
             source,
             escape_len,
-        });
+            bytes.len(),
+        );
         self.text.extend_from_slice(bytes);
     }
 
     /// [`Decoded::escape`] of an escape that decodes to one byte (`\n`,
     /// `\"`, `%20`: most of them), without a copy call for one byte.
     pub(crate) fn escape_byte(&mut self, byte: u8, source: usize, escape_len: usize) {
-        self.pieces.push(Piece {
-            decoded: self.text.len(),
-            source,
-            escape_len,
-        });
+        push_escape(&mut self.pieces, self.text.len(), source, escape_len, 1);
         self.text.push(byte);
     }
 
@@ -122,17 +153,18 @@ pub(crate) fn span(map: &[Piece], start: usize, end: usize) -> (usize, usize) {
         let i = map.partition_point(|p| p.decoded <= d);
         &map[i.saturating_sub(1)]
     };
+    let in_escape = |p: &Piece, d: usize| d - p.decoded < p.decoded_len as usize;
     let first = piece(start);
-    let from = if first.escape_len > 0 {
+    let from = if in_escape(first, start) {
         first.source
     } else {
-        first.source + (start - first.decoded)
+        first.source_at(start)
     };
     let last = piece(end - 1);
-    let to = if last.escape_len > 0 {
-        last.source + last.escape_len
+    let to = if in_escape(last, end - 1) {
+        last.source + last.escape_len as usize
     } else {
-        last.source + (end - 1 - last.decoded) + 1
+        last.source_at(end - 1) + 1
     };
     (from, to)
 }

@@ -20,14 +20,17 @@
 //! reading or a copy ([`Tape::laid_out`]).
 //!
 //! Strings are scanned with [`Specials`], which stops only at quotes,
-//! backslashes and control characters. The whole body is checked for UTF-8
+//! backslashes and control characters; one with escapes is decoded 64
+//! bytes at a time where the CPU allows ([`blocks`](super::blocks)), else
+//! escape by escape. The whole body is checked for UTF-8
 //! once up front, so any piece of it between two ASCII bytes is a `&str`.
 
 use std::cell::Cell;
 use std::ops::Range;
 
 use super::super::engine::SEPARATOR;
-use super::super::segment::Piece;
+use super::super::segment::{self, Piece};
+use super::blocks::Avx512;
 use super::specials::Specials;
 use super::{SIMPLE, hex4};
 
@@ -88,7 +91,7 @@ impl Layout {
     #[inline]
     fn copy(&mut self, text: &str, from: usize, to: usize) {
         if from < to {
-            self.map.push(Piece::new(self.text.len(), from, 0));
+            segment::push_copy(&mut self.map, self.text.len(), from);
             self.text.push_str(&text[from..to]);
         }
     }
@@ -151,7 +154,14 @@ impl Drop for Tape<'_> {
 impl<'a> Tape<'a> {
     /// Checks `body` and lays it out, or `None` when it is not a JSON
     /// document serde_json would read.
+    #[inline]
     pub(crate) fn parse(body: &'a [u8]) -> Option<Tape<'a>> {
+        Tape::parse_with(body, Avx512::detect())
+    }
+
+    /// [`Tape::parse`], decoding strings a block at a time when given
+    /// `blocks`, else escape by escape.
+    fn parse_with(body: &'a [u8], blocks: Option<Avx512>) -> Option<Tape<'a>> {
         let body = std::str::from_utf8(body).ok()?;
         // Another tape alive on this thread holds the buffers: this one
         // then starts empty.
@@ -167,6 +177,7 @@ impl<'a> Tape<'a> {
             layout,
             raw_start: 0,
             specials: Specials::new(body.as_bytes()),
+            blocks,
         };
         parser.whitespace();
         let ok = parser.value(0).is_some() && {
@@ -333,6 +344,7 @@ impl<'t, 'a> Object<'t, 'a> {
 
     /// Whether the key node at `at` is `key`. Looked up often (every
     /// `get`), so a key without escapes is compared as bytes, length first.
+    #[inline]
     fn key_is(&self, at: usize, key: &str) -> bool {
         match self.tape.nodes[at] {
             Node::Str {
@@ -357,6 +369,9 @@ impl<'t, 'a> Object<'t, 'a> {
     /// The value of each of `keys`, as [`Object::get`] finds it, in one
     /// walk over the members (a reader that looks up a dozen keys of an
     /// object walked its members a dozen times).
+    /// Inlined, so the keys are constants where they are looked up, and
+    /// compared without a call each.
+    #[inline(always)]
     pub(crate) fn get_each<const N: usize>(&self, keys: [&str; N]) -> [Option<Value<'t, 'a>>; N] {
         let mut found = [None; N];
         for (k, v) in self.members() {
@@ -401,6 +416,7 @@ struct Parser<'a> {
     /// Where the raw stretch after the last string with escapes starts.
     raw_start: usize,
     specials: Specials<'a>,
+    blocks: Option<Avx512>,
 }
 
 impl Parser<'_> {
@@ -531,46 +547,102 @@ impl Parser<'_> {
     }
 
     /// The rest of a string from `stop`, its first special byte: decoded
-    /// into the layout, after the raw stretch before it.
-    fn escaped_string(&mut self, start: usize, mut stop: usize) -> Option<()> {
-        let (body, text) = (self.body, self.text);
+    /// into the layout, after the raw stretch before it. Not inlined: the
+    /// common string, without escapes, stays a few instructions.
+    #[inline(never)]
+    fn escaped_string(&mut self, start: usize, stop: usize) -> Option<()> {
         let layout = &mut self.layout;
         if layout.text.is_empty() {
             // What is left of the body bounds what it decodes to.
-            layout.text.reserve(body.len() + 64);
+            layout.text.reserve(self.body.len() + 64);
         }
         // The raw stretch runs up to the content, the opening quote included.
-        layout.raw(text, self.raw_start, start);
+        layout.raw(self.text, self.raw_start, start);
         let first_decoded = layout.text.len();
+        let end = match self.blocks {
+            Some(blocks) => self.decode_blocks(blocks, start)?,
+            None => self.decode_escapes(start, stop)?,
+        };
+        let layout = &mut self.layout;
+        let range = (first_decoded, layout.text.len());
+        layout.end_stretch(first_decoded);
+        self.raw_start = end;
+        self.nodes.push(Node::Str {
+            start,
+            end,
+            decoded: Some(range),
+        });
+        self.at = end + 1;
+        Some(())
+    }
+
+    /// Decodes the string's content from `start` onto the layout escape by
+    /// escape, `stop` being its first special byte; returns where its
+    /// closing quote is.
+    fn decode_escapes(&mut self, start: usize, mut stop: usize) -> Option<usize> {
+        let (body, text) = (self.body, self.text);
+        let layout = &mut self.layout;
+        // The text copied after an escape needs no piece of its own: the
+        // escape's piece implies it.
+        segment::push_copy(&mut layout.map, layout.text.len(), start);
         // Bytes before `copied` are in the layout.
         let mut copied = start;
         loop {
             match body.get(stop) {
                 Some(b'\\') => {
                     let (c, len) = escape(&body[stop..])?;
-                    layout.copy(text, copied, stop);
-                    layout.map.push(Piece::new(layout.text.len(), stop, len));
+                    layout.text.push_str(&text[copied..stop]);
+                    let at = layout.text.len();
+                    segment::push_escape(&mut layout.map, at, stop, len, c.len_utf8());
                     layout.text.push(c);
                     copied = stop + len;
                 }
                 Some(b'"') => {
-                    layout.copy(text, copied, stop);
-                    let range = (first_decoded, layout.text.len());
-                    layout.end_stretch(first_decoded);
-                    self.raw_start = stop;
-                    self.nodes.push(Node::Str {
-                        start,
-                        end: stop,
-                        decoded: Some(range),
-                    });
-                    self.at = stop + 1;
-                    return Some(());
+                    layout.text.push_str(&text[copied..stop]);
+                    return Some(stop);
                 }
                 // A raw control character, or the end of the body.
                 _ => return None,
             }
             stop = self.specials.next(copied);
         }
+    }
+
+    /// [`Parser::decode_escapes`] a block of 64 bytes at a time, the
+    /// escapes a block leaves (`\u`, invalid ones) one by one.
+    fn decode_blocks(&mut self, blocks: Avx512, start: usize) -> Option<usize> {
+        let body = self.body;
+        let layout = &mut self.layout;
+        let first_decoded = layout.text.len();
+        let map = &mut layout.map;
+        segment::push_copy(map, first_decoded, start);
+        // SAFETY: what is appended is the body's bytes from `start` (valid
+        // UTF-8, cut only at ASCII bytes) with escapes replaced by the
+        // characters they stand for, so it is valid UTF-8 again once the
+        // string is decoded whole; when it is not, it is cut back to where
+        // it was. The text is not read as a `String` in between.
+        let text = unsafe { layout.text.as_mut_vec() };
+        let mut at = start;
+        let end = loop {
+            at = blocks.decode(body, at, text, map);
+            match body.get(at) {
+                Some(b'"') => break Some(at),
+                Some(b'\\') => {
+                    let Some((c, len)) = escape(&body[at..]) else {
+                        break None;
+                    };
+                    segment::push_escape(map, text.len(), at, len, c.len_utf8());
+                    text.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                    at += len;
+                }
+                // A raw control character, or the end of the body.
+                _ => break None,
+            }
+        };
+        if end.is_none() {
+            text.truncate(first_decoded);
+        }
+        end
     }
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, and in range.
@@ -650,5 +722,96 @@ fn escape(s: &[u8]) -> Option<(char, usize)> {
         }
         // Every other unit is a character; a lone low surrogate is not.
         _ => Some((char::from_u32(unit)?, 6)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// All a tape holds: its nodes and its layout, each laid-out byte
+    /// with its body span.
+    type Read = (
+        Vec<Node>,
+        Option<(String, Vec<Range<usize>>, Vec<(usize, usize)>)>,
+    );
+
+    fn read(tape: &Tape<'_>) -> Read {
+        let laid = tape.laid_out().map(|laid| {
+            let spans = (0..laid.text.len())
+                .filter(|&d| laid.stretches.iter().any(|r| r.contains(&d)))
+                .map(|d| segment::span(laid.map, d, d + 1))
+                .collect();
+            let text = String::from_utf8(laid.text.to_vec()).expect("UTF-8");
+            (text, laid.stretches.to_vec(), spans)
+        });
+        (tape.nodes.clone(), laid)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        #[test]
+        fn block_decoding_reads_what_escape_by_escape_decoding_does(
+            strings in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::sample::select(vec![
+                        "a", "bc ", "é", "😀", "\\n", "\\\"", "\\\\", "\\/", "\\b", "\\f",
+                        "\\r", "\\t", "\\u0040", "\\ud83d\\ude00", "\\u00e9", "\\ud83d",
+                        "\\udc00", "\\u12", "\\x", "\\", "\"", "\u{1}", "\n", "\\\\\\",
+                        "wwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwww",
+                    ]),
+                    0..24,
+                ),
+                1..6,
+            ),
+            pad in 0..70usize,
+            cut in 0..4usize,
+        ) {
+            let mut body = format!("{}[", " ".repeat(pad));
+            for (i, pieces) in strings.iter().enumerate() {
+                let comma = if i > 0 { ", " } else { "" };
+                body.push_str(&format!("{comma}\"{}\"", pieces.concat()));
+            }
+            body.push(']');
+            // Now and then the body ends inside the last string (or
+            // inside a character: not UTF-8 then).
+            let mut body = body.into_bytes();
+            body.truncate(body.len() - cut.min(body.len()));
+            let by_blocks = Tape::parse(&body);
+            let by_escapes = Tape::parse_with(&body, None);
+            prop_assert_eq!(by_blocks.as_ref().map(read), by_escapes.as_ref().map(read));
+            let serde = serde_json::from_slice::<serde_json::Value>(&body).is_ok();
+            prop_assert_eq!(by_escapes.is_some(), serde);
+        }
+    }
+
+    #[test]
+    fn strings_decoded_by_blocks_map_back_to_their_escapes() {
+        // A string long enough for several blocks, an escape cut by a
+        // block's end, and a `\u` escape the blocks leave to the caller.
+        let content = format!("{}\\n{}\\u0040\\\"x", "a".repeat(62), "b".repeat(70));
+        let body = format!("[\"{content}\"]");
+        for blocks in [Avx512::detect(), None] {
+            let tape = Tape::parse_with(body.as_bytes(), blocks).expect("valid JSON");
+            let want = format!("{}\n{}@\"x", "a".repeat(62), "b".repeat(70));
+            assert_eq!(
+                tape.root()
+                    .as_array()
+                    .and_then(|mut items| items.next()?.as_str()),
+                Some(&*want)
+            );
+            let laid = tape.laid_out().expect("escapes");
+            let at = |d: usize| segment::span(laid.map, d, d + 1);
+            // `[` then `"` are the first stretch; the content follows.
+            let first = laid.stretches[1].start;
+            assert_eq!(at(first), (2, 3));
+            assert_eq!(at(first + 62), (64, 66));
+            assert_eq!(at(first + 63), (66, 67));
+            assert_eq!(at(first + 133), (136, 142));
+            assert_eq!(at(first + 134), (142, 144));
+            assert_eq!(at(first + 135), (144, 145));
+        }
     }
 }
