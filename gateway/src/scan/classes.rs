@@ -7,12 +7,13 @@
 //!
 //! A block is classified with AVX-512 VBMI and GFNI where the CPU has them
 //! (a table lookup per byte and a bit transpose: [`Vbmi`]), else with
-//! AVX-512BW or AVX2 (checked at run time: [`Avx2::detect`]), else with SSE2 on x86-64 (every x86-64 CPU has
-//! it) and byte by byte elsewhere; all agree on every byte (tested). The
-//! engine's class scan is compiled once per way ([`Classify`]), so the
-//! AVX2 one is inlined into a scan loop compiled for AVX2: seven classes
-//! made classifying a third of the scan, and one call per engine scan to pick
-//! the loop costs next to nothing.
+//! AVX-512BW or AVX2 (each checked at run time: [`Avx2::detect`]), else
+//! with SSE2 on x86-64 (every x86-64 CPU has it) and byte by byte
+//! elsewhere; all agree on every byte (tested). The engine's class scan is
+//! compiled once per way ([`Classify`]), so each way is inlined into a scan
+//! loop compiled for it: seven classes made classifying a third of the
+//! scan, and one call per engine scan to pick the loop costs next to
+//! nothing.
 
 use super::chars::{is_alnum, is_digit, run_end};
 
