@@ -340,9 +340,11 @@ mod tests {
 
     /// What a lay-out gives the engine: the text, the stretches and where
     /// each byte of the stretches maps back to in the body.
-    type LaidOut = (Vec<u8>, Vec<Range<usize>>, Vec<(usize, usize)>);
+    pub(super) type LaidOut = (Vec<u8>, Vec<Range<usize>>, Vec<(usize, usize)>);
 
-    fn laid_out(
+    /// A lay-out as [`LaidOut`], its map read through `span` (also the
+    /// tape's tests' reading of a tape's layout).
+    pub(super) fn laid_out(
         text: &[u8],
         stretches: &[Range<usize>],
         span: impl Fn(usize, usize) -> (usize, usize),

@@ -729,23 +729,20 @@ fn escape(s: &[u8]) -> Option<(char, usize)> {
 mod tests {
     use proptest::prelude::*;
 
+    use super::super::tests::{LaidOut, laid_out};
     use super::*;
 
-    /// All a tape holds: its nodes and its layout, each laid-out byte
-    /// with its body span.
-    type Read = (
-        Vec<Node>,
-        Option<(String, Vec<Range<usize>>, Vec<(usize, usize)>)>,
-    );
+    /// All a tape holds: its nodes and its layout, each byte of its
+    /// stretches with its body span.
+    type Read = (Vec<Node>, Option<LaidOut>);
 
     fn read(tape: &Tape<'_>) -> Read {
         let laid = tape.laid_out().map(|laid| {
-            let spans = (0..laid.text.len())
-                .filter(|&d| laid.stretches.iter().any(|r| r.contains(&d)))
-                .map(|d| segment::span(laid.map, d, d + 1))
-                .collect();
-            let text = String::from_utf8(laid.text.to_vec()).expect("UTF-8");
-            (text, laid.stretches.to_vec(), spans)
+            // Decoded by blocks too, the layout is UTF-8 throughout.
+            std::str::from_utf8(laid.text).expect("UTF-8");
+            laid_out(laid.text, laid.stretches, |s, e| {
+                segment::span(laid.map, s, e)
+            })
         });
         (tape.nodes.clone(), laid)
     }
