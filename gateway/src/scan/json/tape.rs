@@ -464,6 +464,18 @@ impl Parser<'_, '_> {
         Some(())
     }
 
+    /// [`Parser::value`] for a member of an array or object, where most
+    /// values are strings: those are read here, without the call and the
+    /// jump on the first byte.
+    #[inline(always)]
+    fn member_value(&mut self, depth: usize) -> Option<()> {
+        if self.peek() == Some(b'"') {
+            self.string()
+        } else {
+            self.value(depth)
+        }
+    }
+
     fn literal(&mut self, word: &[u8]) -> Option<()> {
         self.body[self.at..].starts_with(word).then(|| {
             self.at += word.len();
@@ -483,7 +495,7 @@ impl Parser<'_, '_> {
             self.at += 1;
         } else {
             loop {
-                self.value(depth)?;
+                self.member_value(depth)?;
                 self.whitespace();
                 match self.peek()? {
                     b',' => {
@@ -526,7 +538,7 @@ impl Parser<'_, '_> {
                 }
                 self.at += 1;
                 self.whitespace();
-                self.value(depth)?;
+                self.member_value(depth)?;
                 self.whitespace();
                 match self.peek()? {
                     b',' => {
