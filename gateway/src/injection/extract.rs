@@ -131,12 +131,41 @@ impl<'a> Body<'a> {
             Readable::Nothing => Vec::new(),
         }
     }
+
+    /// Hands each piece of text in the body to `visit`, in reading order,
+    /// with its source and its location, as [`Body::segments`] lists them.
+    /// The location is only lent: a reader that keeps few of them (the
+    /// detector keeps those where a signal fires) writes out no others.
+    pub fn each_segment<'t>(&'t self, visit: &mut dyn FnMut(Source, &str, &'t str)) {
+        match &self.0 {
+            Readable::Json(tape) => each_json_segment(tape, visit),
+            Readable::Text(text) => visit(Source::Text, TEXT_LOCATION, text),
+            Readable::Nothing => {}
+        }
+    }
 }
+
+/// Where a text body's one segment is, and a JSON body's when it is a
+/// single string.
+const TEXT_LOCATION: &str = "$";
 
 /// The segments of a JSON request body.
 pub(crate) fn json_segments<'t>(tape: &'t Tape<'_>) -> Vec<Segment<'t>> {
+    let mut out = Vec::new();
+    each_json_segment(tape, &mut |source, location, text| {
+        out.push(Segment {
+            source,
+            location: location.to_string(),
+            text: Cow::Borrowed(text),
+        });
+    });
+    out
+}
+
+/// [`Body::each_segment`] for a JSON body.
+fn each_json_segment<'t>(tape: &'t Tape<'_>, visit: &mut dyn FnMut(Source, &str, &'t str)) {
     let mut reader = Reader {
-        out: Vec::with_capacity(8),
+        visit,
         path: String::with_capacity(64),
     };
     let body = tape.root();
@@ -144,14 +173,13 @@ pub(crate) fn json_segments<'t>(tape: &'t Tape<'_>) -> Vec<Segment<'t>> {
         Some(request) if request.is_llm() => reader.request(request),
         _ => reader.strings(body, Source::Text),
     }
-    reader.out
 }
 
 /// The single segment of a text body.
 pub fn text_segment(text: &str) -> Segment<'_> {
     Segment {
         source: Source::Text,
-        location: "$".to_string(),
+        location: TEXT_LOCATION.to_string(),
         text: Cow::Borrowed(text),
     }
 }
@@ -221,15 +249,15 @@ fn kind<'t>(obj: Object<'t, '_>) -> &'t str {
     obj.get("type").and_then(|v| v.as_str()).unwrap_or("")
 }
 
-/// Walks a body by shape, collecting segments. `path` is where the walk
-/// is (`messages[1].content`), grown and cut back as it goes down and up,
-/// so a location is written out only for a segment.
-struct Reader<'t> {
-    out: Vec<Segment<'t>>,
+/// Walks a body by shape, handing each segment to `visit`. `path` is where
+/// the walk is (`messages[1].content`), grown and cut back as it goes down
+/// and up, and lent to `visit` as the segment's location.
+struct Reader<'t, 'v> {
+    visit: &'v mut dyn FnMut(Source, &str, &'t str),
     path: String,
 }
 
-impl<'t> Reader<'t> {
+impl<'t> Reader<'t, '_> {
     /// Steps into `key`; returns where to cut the path back to.
     fn key(&mut self, key: &str) -> usize {
         let mark = self.path.len();
@@ -258,15 +286,11 @@ impl<'t> Reader<'t> {
             return;
         }
         let location = if self.path.is_empty() {
-            "$".to_string()
+            TEXT_LOCATION
         } else {
-            self.path.clone()
+            &self.path
         };
-        self.out.push(Segment {
-            source,
-            location,
-            text: Cow::Borrowed(text),
-        });
+        (self.visit)(source, location, text);
     }
 
     /// `f` on the value at `key` of `obj`, if there is one, with the path

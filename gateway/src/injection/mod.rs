@@ -30,7 +30,6 @@ pub use extract::Source;
 pub use signal::{Signal, SignalKind};
 
 use crate::policy::raw::{InjectionAction, InjectionDefense};
-use extract::Segment;
 use scanner::SCANNER;
 
 /// The result of scoring one request.
@@ -104,35 +103,46 @@ impl Detector {
 
     /// Scores a body already read ([`extract::Body::read`]).
     pub fn assess_body(&self, body: &extract::Body<'_>) -> Assessment {
-        assess_segments(&body.segments())
+        let mut signals = Vec::new();
+        body.each_segment(&mut |source, location, text| {
+            assess_segment(&mut signals, source, location, text);
+        });
+        Assessment::of(signals)
     }
 
     /// Scores one text as if it came from `source`.
     pub fn assess_text(&self, text: &str, source: Source) -> Assessment {
-        let mut segment = extract::text_segment(text);
-        segment.source = source;
-        assess_segments(&[segment])
+        let segment = extract::text_segment(text);
+        let mut signals = Vec::new();
+        assess_segment(&mut signals, source, &segment.location, text);
+        Assessment::of(signals)
     }
 }
 
-fn assess_segments(segments: &[Segment<'_>]) -> Assessment {
-    let mut signals = Vec::new();
-    for segment in segments {
-        if segment.source == Source::System {
-            continue;
-        }
-        for (kind, weight) in SCANNER.scan(&segment.text).iter() {
-            signals.push(Signal {
-                kind,
-                source: segment.source,
-                location: segment.location.clone(),
-                weight: score::adjust(weight, segment.source),
-            });
+impl Assessment {
+    /// The score of `signals`, listed strongest first (of equal weight, in
+    /// the order they fired).
+    fn of(mut signals: Vec<Signal>) -> Assessment {
+        signals.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+        Assessment {
+            score: score::combine(&signals),
+            signals,
         }
     }
-    signals.sort_by(|a, b| b.weight.total_cmp(&a.weight));
-    Assessment {
-        score: score::combine(&signals),
-        signals,
+}
+
+/// Adds what fires in one segment to `signals`. Its location is copied
+/// only for a signal: most segments have none.
+fn assess_segment(signals: &mut Vec<Signal>, source: Source, location: &str, text: &str) {
+    if source == Source::System {
+        return;
+    }
+    for (kind, weight) in SCANNER.scan(text).iter() {
+        signals.push(Signal {
+            kind,
+            source,
+            location: location.to_string(),
+            weight: score::adjust(weight, source),
+        });
     }
 }

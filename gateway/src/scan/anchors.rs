@@ -337,7 +337,13 @@ mod x86 {
         // SAFETY: each load reads a 64-byte table.
         let table =
             |half: usize, k: usize| unsafe { _mm512_loadu_si512(tables[half][k].as_ptr().cast()) };
-        let t = [0, 1].map(|half| [0, 1, 2].map(|k| table(half, k)));
+        // Written out, not built with `array::map`: a build that left the
+        // maps' closures out of line (one did) passed these six vectors
+        // through the stack, about 50 ns more per 1 KiB body scanned.
+        let t = [
+            [table(0, 0), table(0, 1), table(0, 2)],
+            [table(1, 0), table(1, 1), table(1, 2)],
+        ];
         let mut tail = [0u8; 64 + OVER];
         let mut base = 0;
         while base < text.len() {
@@ -354,8 +360,8 @@ mod x86 {
             };
             // SAFETY: `bytes` has 64 + `OVER` bytes: each load reads 64
             // from offset `k <= OVER`, unaligned.
-            let v: [__m512i; LOOKED_UP] =
-                [0, 1, 2].map(|k| unsafe { _mm512_loadu_si512(bytes[k..].as_ptr().cast()) });
+            let load = |k: usize| unsafe { _mm512_loadu_si512(bytes[k..].as_ptr().cast()) };
+            let v: [__m512i; LOOKED_UP] = [load(0), load(1), load(2)];
             // A byte's groups at offset `k`, by its low six bits.
             let look = |half: usize, k: usize| _mm512_permutexvar_epi8(v[k], t[half][k]);
             let both = |half: usize| {
