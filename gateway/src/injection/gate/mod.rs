@@ -20,7 +20,8 @@
 //!    time. Both write the same candidates (tested).
 //! 2. whole keys of four to eight bytes hashed with their length into a bit
 //!    set, for the lengths the sieve let through, so "update f" of "update
-//!    from" rather than the everyday "upda";
+//!    from" rather than the everyday "upda" (with AVX-512, sixteen
+//!    candidates at a time in longer texts: [`Avx512::candidates`]);
 //! 3. the key itself in a table that lists the literals keyed on it and at
 //!    which offset: each is compared with the text, ignoring ASCII case.
 //!
@@ -53,6 +54,14 @@ const BITS8: u32 = 16;
 /// first loop had just stored: 4096 scanned a 1 MiB body ~3% faster
 /// (8192 no faster).
 const CHUNK: usize = 4096;
+/// With AVX-512, level 2 runs sixteen candidates at a time in chunks of
+/// `WORDS_FROM` bytes or more (about ten candidates a KiB of prose), for
+/// `VECTOR_LEVEL2` candidates or more: it needs the candidates' words
+/// packed by the sieve, which cost more than it saved in shorter texts
+/// (~3% on a 1 KiB chat body), and for a few candidates its fixed cost
+/// was more than one at a time.
+const WORDS_FROM: usize = 1024;
+const VECTOR_LEVEL2: usize = 8;
 /// Room past a chunk's candidates for the vector path's full-width stores.
 const SLACK: usize = 64;
 
@@ -78,6 +87,11 @@ pub(crate) struct Gate {
     /// The lengths of the keys, as bit `len`.
     long_lengths: u16,
     short_lengths: u16,
+    /// Per pattern of the non-zero bytes of a start's sieve bits (bit `k`
+    /// for byte `k`), the lengths of the long keys it lets through: what
+    /// [`lengths_of`] gives, for the vector path.
+    #[cfg(target_arch = "x86_64")]
+    patterns: [u32; 16],
     /// Level 3: the keys, folded, and the literals keyed on each.
     keys: Keys,
     literals: Vec<Box<[u8]>>,
@@ -518,6 +532,13 @@ impl Gate {
             longs,
             long_lengths,
             short_lengths,
+            #[cfg(target_arch = "x86_64")]
+            patterns: std::array::from_fn(|bytes| {
+                let common = (0..4)
+                    .filter(|k| bytes >> k & 1 != 0)
+                    .fold(0, |c, k| c | 0xFF << (8 * k));
+                u32::from(lengths_of(common) & long_lengths)
+            }),
             keys: Keys::new(&keys),
             literals,
             better,
@@ -534,27 +555,18 @@ impl Gate {
         // Kept per thread: zeroing it for each text cost more than the sieve
         // of a short one. (A nested call would find it taken and allocate.)
         let mut buffer = BUFFER.take();
-        if buffer.len() < 5 * room {
-            buffer = vec![0; 5 * (CHUNK + SLACK)];
+        if buffer.len() < 7 * room {
+            buffer = vec![0; 7 * (CHUNK + SLACK)];
         }
         let (at, rest) = buffer.split_at_mut(room);
-        let (common, scratch) = rest.split_at_mut(room);
+        let (common, rest) = rest.split_at_mut(room);
+        let (words, rest) = rest.split_at_mut(room);
+        let (nexts, scratch) = rest.split_at_mut(room);
         let mut from = 0;
         while from < text.len() {
             let to = (from + CHUNK).min(text.len());
-            let n = self.sieve(text, (from, to), [at, common], scratch);
-            // Level 2 for every candidate, then level 3 for those left
-            // (about one in four): two loops, so the rejections cost no
-            // mispredicted branch. The survivors are packed in place, their
-            // key lengths where their sieve bits were.
-            let mut kept = 0;
-            for k in 0..n {
-                let i = at[k];
-                let lengths = self.lengths(text, from + i as usize, common[k]);
-                at[kept] = i;
-                common[kept] = u32::from(lengths);
-                kept += usize::from(lengths != 0);
-            }
+            let out = [&mut *at, &mut *common, &mut *words, &mut *nexts];
+            let kept = self.candidates(text, (from, to), out, scratch);
             for (&i, &lengths) in at[..kept].iter().zip(&common[..kept]) {
                 let i = from + i as usize;
                 let w = word_at(text, i) | FOLD;
@@ -586,22 +598,44 @@ impl Gate {
         hits
     }
 
-    /// Level 1 over the positions `from..to` (at most [`CHUNK`]): the token
-    /// starts that pass the sieve, into `out` as offsets from `from` with
-    /// their [`Sieve::common`] bits; returns how many.
-    fn sieve(
+    /// Levels 1 and 2 over the positions `from..to` (at most [`CHUNK`]):
+    /// the token starts where a key may begin, into `out[0]` as offsets
+    /// from `from`, with the lengths of the keys that may begin there (bit
+    /// `len`) in `out[1]`; returns how many. The rest of `out` and
+    /// `scratch` (three times as long as each of `out`) are work space.
+    fn candidates(
         &self,
         text: &[u8],
         (from, to): (usize, usize),
-        out: [&mut [u32]; 2],
+        out: [&mut [u32]; 4],
         scratch: &mut [u32],
     ) -> usize {
         #[cfg(target_arch = "x86_64")]
         if let Some(avx512) = self.avx512 {
-            return avx512.sieve(&self.sieve, text, (from, to), out, scratch);
+            return avx512.candidates(self, text, (from, to), out, scratch);
         }
         let _ = scratch;
-        self.sieve.portable(text, (from, to), out)
+        let [at, common, _, _] = out;
+        let n = self.sieve.portable(text, (from, to), [at, common]);
+        self.level2(text, from, n, [at, common])
+    }
+
+    /// Level 2 one candidate at a time, for the `n` that passed the sieve
+    /// (offsets from `from` and their sieve bits): the survivors (about
+    /// one in four) are packed in place, their key lengths where their
+    /// sieve bits were; returns how many. Level 3 runs on them in a loop
+    /// of its own, so the rejections cost no mispredicted branch.
+    #[inline]
+    fn level2(&self, text: &[u8], from: usize, n: usize, [at, common]: [&mut [u32]; 2]) -> usize {
+        let mut kept = 0;
+        for k in 0..n {
+            let i = at[k];
+            let lengths = self.lengths(text, from + i as usize, common[k]);
+            at[kept] = i;
+            common[kept] = u32::from(lengths);
+            kept += usize::from(lengths != 0);
+        }
+        kept
     }
 
     /// Level 2 for the token start `i` whose sieve bits are `common`: the

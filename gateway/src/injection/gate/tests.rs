@@ -88,33 +88,55 @@ fn assert_exact<S: AsRef<[u8]>>(literals: &[S], text: &[u8]) {
     Oracle::new(literals).assert_exact(text);
 }
 
-/// The sieve's candidates (positions and common bits), by every way
-/// this CPU has, for every chunk.
-fn sieved(gate: &Gate, text: &[u8]) -> Vec<Vec<(u32, u32)>> {
+/// The sieve's candidates (positions and common bits), then those that
+/// pass level 2 (positions and key lengths), by every way this CPU has,
+/// for every chunk.
+fn sieved(gate: &Gate, text: &[u8]) -> Vec<[Vec<(u32, u32)>; 2]> {
     let mut ways = Vec::new();
     let mut at = vec![0; CHUNK + SLACK];
     let mut common = vec![0; CHUNK + SLACK];
-    let mut portable = Vec::new();
+    let mut portable = [Vec::new(), Vec::new()];
     let mut from = 0;
     while from < text.len() {
         let to = (from + CHUNK).min(text.len());
         let n = gate
             .sieve
             .portable(text, (from, to), [&mut at, &mut common]);
-        portable.extend((0..n).map(|k| (at[k] + from as u32, common[k])));
+        portable[0].extend((0..n).map(|k| (at[k] + from as u32, common[k])));
+        let kept = gate.level2(text, from, n, [&mut at, &mut common]);
+        portable[1].extend((0..kept).map(|k| (at[k] + from as u32, common[k])));
         from = to;
     }
     ways.push(portable);
     #[cfg(target_arch = "x86_64")]
     if let Some(avx512) = Avx512::detect() {
-        let mut vector = Vec::new();
+        let mut vector = [Vec::new(), Vec::new()];
+        let mut words = vec![0; CHUNK + SLACK];
+        let mut nexts = vec![0; CHUNK + SLACK];
         let mut scratch = vec![0; 3 * (CHUNK + SLACK)];
         let mut from = 0;
         while from < text.len() {
             let to = (from + CHUNK).min(text.len());
-            let out = [&mut at[..], &mut common[..]];
-            let n = avx512.sieve(&gate.sieve, text, (from, to), out, &mut scratch);
-            vector.extend((0..n).map(|k| (at[k] + from as u32, common[k])));
+            // The sieve without the words, then with them.
+            let out = [&mut at[..], &mut common[..], &mut words[..], &mut nexts[..]];
+            let n = avx512.sieve::<false>(&gate.sieve, text, (from, to), out, &mut scratch);
+            let without: Vec<_> = (0..n).map(|k| (at[k], common[k])).collect();
+            let out = [&mut at[..], &mut common[..], &mut words[..], &mut nexts[..]];
+            let n = avx512.sieve::<true>(&gate.sieve, text, (from, to), out, &mut scratch);
+            assert_eq!(
+                (0..n).map(|k| (at[k], common[k])).collect::<Vec<_>>(),
+                without
+            );
+            vector[0].extend((0..n).map(|k| (at[k] + from as u32, common[k])));
+            // The words written with the candidates are theirs.
+            for k in 0..n {
+                let w = word_at(text, from + at[k] as usize) | FOLD;
+                assert_eq!((words[k], nexts[k]), (w as u32, (w >> 32) as u32));
+            }
+            // Level 2 sixteen at a time, however few the candidates.
+            let out = [&mut at[..], &mut common[..], &mut words[..], &mut nexts[..]];
+            let kept = avx512.lengths(gate, n, out);
+            vector[1].extend((0..kept).map(|k| (at[k] + from as u32, common[k])));
             from = to;
         }
         ways.push(vector);

@@ -1,10 +1,15 @@
-//! Level 1 of the gate with AVX-512: a 64-byte block's token starts found,
-//! packed with their words and sieved sixteen at a time. Compiled for
-//! x86-64 only; [`Avx512::detect`] decides at run time whether it runs.
+//! Levels 1 and 2 of the gate with AVX-512: a 64-byte block's token starts
+//! found, packed with their words and sieved sixteen at a time, then the
+//! whole keys of the candidates hashed and looked up sixteen at a time.
+//! Compiled for x86-64 only; [`Avx512::detect`] decides at run time
+//! whether it runs.
 
 use std::arch::x86_64::*;
 
-use super::{CHUNK, HEAD_BITS, MUL_HEAD, MUL_TAIL, SLACK, Sieve, is_letter};
+use super::{
+    BITS8, CHUNK, Gate, HEAD_BITS, MUL_HEAD, MUL_TAIL, SLACK, Sieve, VECTOR_LEVEL2, WORDS_FROM,
+    is_letter,
+};
 
 /// Per group of sixteen token starts `g`, byte `4m + t` picks start
 /// `16g + m` of the packed offsets ...
@@ -66,14 +71,14 @@ fn low_bits(n: usize) -> u64 {
 
 /// # Safety
 /// The CPU has the features enabled here; `to <= text.len()`,
-/// `to - from <= CHUNK` and `at`, `common`, `offsets`, `heads` and
-/// `tails` are each at least `to - from + SLACK` long.
+/// `to - from <= CHUNK` and `at`, `common`, `words`, `nexts`, `offsets`,
+/// `heads` and `tails` are each at least `to - from + SLACK` long.
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vbmi,avx512vbmi2,bmi1,bmi2,popcnt")]
-unsafe fn sieve(
+unsafe fn sieve<const WORDS: bool>(
     sieve: &Sieve,
     text: &[u8],
     (from, to): (usize, usize),
-    [at, common]: [&mut [u32]; 2],
+    [at, common, words, nexts]: [&mut [u32]; 4],
     [offsets, heads, tails]: [&mut [u32]; 3],
 ) -> usize {
     let load = |bytes: &[u8; 64]| {
@@ -217,6 +222,17 @@ unsafe fn sieve(
                 common.as_mut_ptr().add(n).cast(),
                 _mm512_maskz_compress_epi32(pass, both),
             );
+            // Their words too, for level 2 sixteen at a time.
+            if WORDS {
+                _mm512_storeu_si512(
+                    words.as_mut_ptr().add(n).cast(),
+                    _mm512_maskz_compress_epi32(pass, word),
+                );
+                _mm512_storeu_si512(
+                    nexts.as_mut_ptr().add(n).cast(),
+                    _mm512_maskz_compress_epi32(pass, tail),
+                );
+            }
             n += pass.count_ones() as usize;
         }
         k += 16;
@@ -225,9 +241,9 @@ unsafe fn sieve(
 }
 
 /// AVX-512 (F, BW, DQ) with the byte permutes and compressions (VBMI,
-/// VBMI2) and the bit instructions. Only [`Avx512::detect`] makes one, on a CPU that has
-/// them all, so holding one is the proof that code compiled for them may
-/// run.
+/// VBMI2), the lane bit counts (VPOPCNTDQ) and the bit instructions. Only
+/// [`Avx512::detect`] makes one, on a CPU that has them all, so holding
+/// one is the proof that code compiled for them may run.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Avx512(());
 
@@ -238,38 +254,207 @@ impl Avx512 {
             && std::arch::is_x86_feature_detected!("avx512dq")
             && std::arch::is_x86_feature_detected!("avx512vbmi")
             && std::arch::is_x86_feature_detected!("avx512vbmi2")
+            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
             && std::arch::is_x86_feature_detected!("bmi1")
             && std::arch::is_x86_feature_detected!("bmi2")
             && std::arch::is_x86_feature_detected!("popcnt");
         has.then_some(Avx512(()))
     }
 
-    /// [`Sieve::portable`] 64 positions at a time; `scratch` holds three
-    /// times as many words as `out` needs.
-    pub(super) fn sieve(
+    /// Levels 1 and 2 as [`Gate::candidates`]: the sieve 64 positions at
+    /// a time; level 2 sixteen candidates at a time where there are
+    /// enough of them, which needs their words packed with them.
+    #[inline]
+    pub(super) fn candidates(
+        self,
+        gate: &Gate,
+        text: &[u8],
+        (from, to): (usize, usize),
+        [at, common, words, nexts]: [&mut [u32]; 4],
+        scratch: &mut [u32],
+    ) -> usize {
+        if to - from < WORDS_FROM {
+            let out = [&mut *at, &mut *common, words, nexts];
+            let n = self.sieve::<false>(&gate.sieve, text, (from, to), out, scratch);
+            return gate.level2(text, from, n, [at, common]);
+        }
+        let out = [&mut *at, &mut *common, &mut *words, &mut *nexts];
+        let n = self.sieve::<true>(&gate.sieve, text, (from, to), out, scratch);
+        if n < VECTOR_LEVEL2 {
+            return gate.level2(text, from, n, [at, common]);
+        }
+        self.lengths(gate, n, [at, common, words, nexts])
+    }
+
+    /// [`Sieve::portable`] 64 positions at a time, writing as well (with
+    /// `WORDS`) each candidate's folded first four bytes and the four
+    /// after them into `out[2]` and `out[3]`; `scratch` holds three times
+    /// as many words as each of `out` needs.
+    pub(super) fn sieve<const WORDS: bool>(
         self,
         sieve: &Sieve,
         text: &[u8],
         (from, to): (usize, usize),
-        [at, common]: [&mut [u32]; 2],
+        [at, common, words, nexts]: [&mut [u32]; 4],
         scratch: &mut [u32],
     ) -> usize {
         let room = to - from + SLACK;
         assert!(to <= text.len() && to - from <= CHUNK);
-        assert!(at.len() >= room && common.len() >= room);
+        for out in [&at, &common, &words, &nexts] {
+            assert!(out.len() >= room);
+        }
         let (offsets, rest) = scratch.split_at_mut(room);
         let (heads, tails) = rest.split_at_mut(room);
         assert!(tails.len() >= room);
         // SAFETY: an `Avx512` exists only on a CPU with the features
         // (`detect`); the bounds are asserted above.
         unsafe {
-            self::sieve(
+            self::sieve::<WORDS>(
                 sieve,
                 text,
                 (from, to),
-                [at, common],
+                [at, common, words, nexts],
                 [offsets, heads, tails],
             )
         }
     }
+
+    /// [`Gate::level2`] sixteen candidates at a time, for the `n` that
+    /// [`Avx512::sieve`] wrote into `out` with their words.
+    pub(super) fn lengths(self, gate: &Gate, n: usize, out: [&mut [u32]; 4]) -> usize {
+        assert!(out.iter().all(|o| o.len() >= n + 16));
+        assert!(gate.longs.len() << 6 == 1 << BITS8);
+        // SAFETY: an `Avx512` exists only on a CPU with the features
+        // (`detect`); the bounds are asserted above.
+        unsafe { lengths(gate, n, out) }
+    }
+}
+
+/// Per dword `j`, the dwords `j` of `a` (low) and of `b` (high) as
+/// qwords: `PAIRS[0]` for dwords 0 to 7, `PAIRS[1]` for 8 to 15.
+const PAIRS: [[u32; 16]; 2] = {
+    let mut pairs = [[0; 16]; 2];
+    let mut h = 0;
+    while h < 2 {
+        let mut j = 0;
+        while j < 8 {
+            pairs[h][2 * j] = (8 * h + j) as u32;
+            pairs[h][2 * j + 1] = (16 + 8 * h + j) as u32;
+            j += 1;
+        }
+        h += 1;
+    }
+    pairs
+};
+
+/// # Safety
+/// The CPU has the features enabled here; each of `out` holds at least
+/// `n + 16` words; `gate.longs` holds `2^BITS8` bits.
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vbmi,avx512vpopcntdq,popcnt")]
+unsafe fn lengths(gate: &Gate, n: usize, [at, common, words, nexts]: [&mut [u32]; 4]) -> usize {
+    let load = |bytes: &[u8; 64]| {
+        // SAFETY: 64 readable bytes, unaligned load.
+        unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
+    };
+    let halves = |table: &[u8; 128]| {
+        let (lo, hi) = table.split_at(64);
+        (
+            load(lo.try_into().expect("64")),
+            load(hi.try_into().expect("64")),
+        )
+    };
+    let classes = gate.sieve.classes.each_ref().map(halves);
+    // SAFETY: 16 dwords each, unaligned loads.
+    let (patterns, pairs) = unsafe {
+        (
+            _mm512_loadu_si512(gate.patterns.as_ptr().cast()),
+            PAIRS.map(|p| _mm512_loadu_si512(p.as_ptr().cast())),
+        )
+    };
+    let longs: *const i32 = gate.longs.as_ptr().cast();
+    let mut kept = 0;
+    let mut k = 0;
+    while k < n {
+        let lanes = low_bits(n - k) as u16;
+        // SAFETY: sixteen lanes from `k < n` are within the buffers;
+        // every gathered index is below 2^BITS8 / 32, within `longs`;
+        // sixteen lanes from `kept <= k` fit in `at` and `common`.
+        unsafe {
+            let offset = _mm512_loadu_si512(at.as_ptr().add(k).cast());
+            let bits = _mm512_loadu_si512(common.as_ptr().add(k).cast());
+            let word = _mm512_loadu_si512(words.as_ptr().add(k).cast());
+            let next = _mm512_loadu_si512(nexts.as_ptr().add(k).cast());
+            // `lengths_of`: which bytes of the sieve bits are set, as a
+            // number from 0 to 15 (one bit per byte, summed by a product).
+            let set = _mm512_maskz_mov_epi8(
+                _mm512_test_epi8_mask(bits, bits),
+                _mm512_set1_epi32(0x0804_0201),
+            );
+            let pattern =
+                _mm512_srli_epi32::<24>(_mm512_mullo_epi32(set, _mm512_set1_epi32(0x0101_0101)));
+            let sieved = _mm512_permutexvar_epi32(pattern, patterns);
+            // `Sieve::short`: the classes of the first three bytes.
+            let class = |k: usize| _mm512_permutex2var_epi8(classes[k].0, word, classes[k].1);
+            let short = _mm512_and_si512(
+                _mm512_and_si512(class(0), _mm512_srli_epi32::<8>(class(1))),
+                _mm512_srli_epi32::<16>(class(2)),
+            );
+            let short = _mm512_test_epi32_mask(short, _mm512_set1_epi32(0xFF));
+            let mut lengths =
+                _mm512_maskz_mov_epi32(short, _mm512_set1_epi32(i32::from(gate.short_lengths)));
+            // `hash_long` of the whole words, each lane's lowest length
+            // left at a time (one round for most candidates: a gather
+            // costs about the same however many lanes are on).
+            let whole = pairs.map(|p| _mm512_permutex2var_epi32(word, p, next));
+            let mut rest = _mm512_maskz_mov_epi32(lanes, sieved);
+            loop {
+                let active = _mm512_test_epi32_mask(rest, rest);
+                if active == 0 {
+                    break;
+                }
+                let low = _mm512_and_si512(rest, _mm512_sub_epi32(_mm512_setzero_si512(), rest));
+                rest = _mm512_xor_si512(rest, low);
+                let len = _mm512_popcnt_epi32(_mm512_sub_epi32(low, _mm512_set1_epi32(1)));
+                let hash = |w: __m512i, len: __m256i| {
+                    let len = _mm512_cvtepu32_epi64(len);
+                    // The word's first `len` bytes, and `len` in the top bits.
+                    let keep = _mm512_srlv_epi64(
+                        _mm512_set1_epi64(-1),
+                        _mm512_sub_epi64(_mm512_set1_epi64(64), _mm512_slli_epi64::<3>(len)),
+                    );
+                    let x =
+                        _mm512_xor_si512(_mm512_and_si512(w, keep), _mm512_slli_epi64::<59>(len));
+                    let x = _mm512_xor_si512(x, _mm512_srli_epi64::<29>(x));
+                    let x =
+                        _mm512_mullo_epi64(x, _mm512_set1_epi64(0x9E37_79B9_7F4A_7C15_u64 as i64));
+                    _mm512_cvtepi64_epi32(_mm512_srli_epi64::<{ 64 - BITS8 }>(x))
+                };
+                let hash = _mm512_inserti64x4::<1>(
+                    _mm512_castsi256_si512(hash(whole[0], _mm512_castsi512_si256(len))),
+                    hash(whole[1], _mm512_extracti64x4_epi64::<1>(len)),
+                );
+                let set = _mm512_mask_i32gather_epi32::<4>(
+                    _mm512_setzero_si512(),
+                    active,
+                    _mm512_srli_epi32::<5>(hash),
+                    longs,
+                );
+                let bit = _mm512_srlv_epi32(set, _mm512_and_si512(hash, _mm512_set1_epi32(31)));
+                let hit = _mm512_test_epi32_mask(bit, _mm512_set1_epi32(1)) & active;
+                lengths = _mm512_mask_or_epi32(lengths, hit, lengths, low);
+            }
+            let pass = _mm512_test_epi32_mask(lengths, lengths) & lanes;
+            _mm512_storeu_si512(
+                at.as_mut_ptr().add(kept).cast(),
+                _mm512_maskz_compress_epi32(pass, offset),
+            );
+            _mm512_storeu_si512(
+                common.as_mut_ptr().add(kept).cast(),
+                _mm512_maskz_compress_epi32(pass, lengths),
+            );
+            kept += pass.count_ones() as usize;
+        }
+        k += 16;
+    }
+    kept
 }
