@@ -69,6 +69,22 @@ fn low_bits(n: usize) -> u64 {
     if n >= 64 { !0 } else { (1 << n) - 1 }
 }
 
+#[target_feature(enable = "avx512f")]
+fn load(bytes: &[u8; 64]) -> __m512i {
+    // SAFETY: 64 readable bytes, unaligned load.
+    unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
+}
+
+/// A 128-entry table as its two halves (what a two-table permute reads).
+#[target_feature(enable = "avx512f")]
+fn halves(table: &[u8; 128]) -> (__m512i, __m512i) {
+    let (lo, hi) = table.split_at(64);
+    (
+        load(lo.try_into().expect("64")),
+        load(hi.try_into().expect("64")),
+    )
+}
+
 /// # Safety
 /// The CPU has the features enabled here; `to <= text.len()`,
 /// `to - from <= CHUNK` and `at`, `common`, `words`, `nexts`, `offsets`,
@@ -81,19 +97,7 @@ unsafe fn sieve<const WORDS: bool>(
     [at, common, words, nexts]: [&mut [u32]; 4],
     [offsets, heads, tails]: [&mut [u32]; 3],
 ) -> usize {
-    let load = |bytes: &[u8; 64]| {
-        // SAFETY: 64 readable bytes, unaligned load.
-        unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
-    };
-    // A 128-entry table as its two halves (what a two-table permute reads).
-    let halves = |table: &[u8; 128]| {
-        let (lo, hi) = table.split_at(64);
-        (
-            load(lo.try_into().expect("64")),
-            load(hi.try_into().expect("64")),
-        )
-    };
-    let classes = sieve.classes.each_ref().map(halves);
+    let classes = sieve.classes.each_ref().map(|table| halves(table));
     let firsts = halves(&sieve.firsts);
     let (pick, step) = (PICK.map(|p| load(&p)), load(&STEP));
     let (iota, next1, next2) = (load(&IOTA), load(&NEXT1), load(&NEXT2));
@@ -352,18 +356,7 @@ const PAIRS: [[u32; 16]; 2] = {
 /// `n + 16` words; `gate.longs` holds `2^BITS8` bits.
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vbmi,avx512vpopcntdq,popcnt")]
 unsafe fn lengths(gate: &Gate, n: usize, [at, common, words, nexts]: [&mut [u32]; 4]) -> usize {
-    let load = |bytes: &[u8; 64]| {
-        // SAFETY: 64 readable bytes, unaligned load.
-        unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
-    };
-    let halves = |table: &[u8; 128]| {
-        let (lo, hi) = table.split_at(64);
-        (
-            load(lo.try_into().expect("64")),
-            load(hi.try_into().expect("64")),
-        )
-    };
-    let classes = gate.sieve.classes.each_ref().map(halves);
+    let classes = gate.sieve.classes.each_ref().map(|table| halves(table));
     // SAFETY: 16 dwords each, unaligned loads.
     let (patterns, pairs) = unsafe {
         (
