@@ -147,7 +147,7 @@ impl<'a> Body<'a> {
 
 /// Where a text body's one segment is, and a JSON body's when it is a
 /// single string.
-const TEXT_LOCATION: &str = "$";
+pub(crate) const TEXT_LOCATION: &str = "$";
 
 /// The segments of a JSON request body.
 pub(crate) fn json_segments<'t>(tape: &'t Tape<'_>) -> Vec<Segment<'t>> {

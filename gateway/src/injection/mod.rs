@@ -112,9 +112,8 @@ impl Detector {
 
     /// Scores one text as if it came from `source`.
     pub fn assess_text(&self, text: &str, source: Source) -> Assessment {
-        let segment = extract::text_segment(text);
         let mut signals = Vec::new();
-        assess_segment(&mut signals, source, &segment.location, text);
+        assess_segment(&mut signals, source, extract::TEXT_LOCATION, text);
         Assessment::of(signals)
     }
 }
