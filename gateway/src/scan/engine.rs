@@ -209,8 +209,9 @@ impl Engine {
         unsafe { with_avx2(self, avx2, text, stretches, out) }
     }
 
-    /// The class scan, with blocks classified `how` (and inlined here, so
-    /// the loop is compiled for what `how` needs). The masks run over the
+    /// The class scan block by block (the ways but VBMI's), with blocks
+    /// classified `how` (and inlined here, so the loop is compiled for
+    /// what `how` needs). The masks run over the
     /// separators (in no class, so no run nor word goes through one); at
     /// each stop the validators get the stop's stretch alone.
     #[inline(always)]
@@ -805,8 +806,9 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
         /// On a CPU with AVX2 the scanner never runs the baseline loop:
-        /// it is checked here against the one that runs (and the AVX2 one
-        /// against it where AVX-512 runs instead).
+        /// it is checked here against the one that runs (the eight-block
+        /// loop where AVX-512 VBMI2 is, [`eight`]), and the AVX2 and
+        /// AVX-512BW ones against it where a later one runs instead.
         #[test]
         fn the_baseline_class_scan_finds_what_the_chosen_one_finds(
             mut text in numberish(),
