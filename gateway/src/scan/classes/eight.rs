@@ -6,7 +6,7 @@
 //! branch. The per-block scan tested at each block whether it had a first
 //! digit, colons, a digit that passed a cheap value test: coin flips on
 //! real text, which the branch predictor lost on bodies it had not seen
-//! (a third of the class scan). Only the blocks with a stop (one in nine)
+//! (a quarter of the class scan's time on such bodies). Only the blocks with a stop (one in nine)
 //! leave the vectors, as [`Pair`]s for the engine's stop code.
 //!
 //! A shift across a block edge, a shift of a `u128` in the per-block
