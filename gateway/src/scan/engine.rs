@@ -12,8 +12,10 @@ use std::ops::Range;
 use super::anchors::{Anchor, Anchors};
 use super::chars::{at, before, is_alnum, is_digit, run_end, starts_token};
 #[cfg(target_arch = "x86_64")]
+use super::classes::eight;
+#[cfg(target_arch = "x86_64")]
 use super::classes::{Avx2, Avx512, Vbmi};
-use super::classes::{Baseline, Block, Classify, FirstDigits, pairs};
+use super::classes::{Baseline, Block, Classify, FirstDigits, Pair, pairs};
 use super::detect::{card, email, generic, iban, ip, phone, secrets, ssn};
 use super::kind::{Kind, KindSet};
 
@@ -126,8 +128,10 @@ impl Engine {
         self.scan_classes_with(Baseline, text, stretches, out);
     }
 
-    /// The class scan compiled for AVX-512 VBMI and GFNI, which `vbmi`
-    /// proves the CPU has.
+    /// The class scan compiled for AVX-512 VBMI, VBMI2, VPOPCNTDQ and
+    /// GFNI, which `vbmi` proves the CPU has: eight blocks at a time
+    /// ([`eight`]), with no branch per block but for the blocks with a
+    /// stop.
     #[cfg(target_arch = "x86_64")]
     fn scan_classes_vbmi(
         &self,
@@ -136,7 +140,9 @@ impl Engine {
         stretches: &[Range<usize>],
         out: &mut Vec<Candidate>,
     ) {
-        #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni,avx2,bmi1,bmi2,popcnt,lzcnt")]
+        #[target_feature(
+            enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512vpopcntdq,gfni,avx2,bmi1,bmi2,popcnt,lzcnt"
+        )]
         fn with_vbmi(
             engine: &Engine,
             vbmi: Vbmi,
@@ -144,7 +150,13 @@ impl Engine {
             stretches: &[Range<usize>],
             out: &mut Vec<Candidate>,
         ) {
-            engine.scan_classes_with(vbmi, text, stretches, out);
+            let mut groups = eight::Groups::new(text, engine.numbers, engine.email);
+            let mut cursor = Cursor::new(text, stretches);
+            while let Some(stops) = groups.next(cursor.next) {
+                stops.each(|pair, stops, v6| {
+                    engine.stops_in(vbmi, &mut cursor, pair, stops, v6, out)
+                });
+            }
         }
         // SAFETY: a `Vbmi` exists only on a CPU with these features.
         unsafe { with_vbmi(self, vbmi, text, stretches, out) }
@@ -197,8 +209,9 @@ impl Engine {
         unsafe { with_avx2(self, avx2, text, stretches, out) }
     }
 
-    /// The class scan, with blocks classified `how` (and inlined here, so
-    /// the loop is compiled for what `how` needs). The masks run over the
+    /// The class scan block by block (the ways but VBMI's), with blocks
+    /// classified `how` (and inlined here, so the loop is compiled for
+    /// what `how` needs). The masks run over the
     /// separators (in no class, so no run nor word goes through one); at
     /// each stop the validators get the stop's stretch alone.
     #[inline(always)]
@@ -213,9 +226,7 @@ impl Engine {
         let at_stops = if self.email { u64::MAX } else { 0 };
         let mut first_digits = FirstDigits::default();
         let mut before = Block::default();
-        let mut stretch = Stretches::new(stretches);
-        // Nothing before this is looked at again.
-        let mut next = 0;
+        let mut cursor = Cursor::new(text, stretches);
         for pair in pairs(how, text) {
             let words = first_digits.next(&pair.lo) & digit_stops;
 
@@ -230,35 +241,54 @@ impl Engine {
                 pair.values_in(words, &before, v6)
             };
             before = pair.lo;
-            let mut stops = (numbers | pair.lo.at & at_stops) & pair.from(next);
-            while stops != 0 {
-                let p = pair.base + stops.trailing_zeros() as usize;
-                stops &= stops - 1;
-                let r = stretch.holding(p);
-                let (local, lp) = (&text[r.clone()], p - r.start);
-                let from = out.len();
-                if text[p] == b'@' {
-                    if let Some(span) = email::around_at(local, lp) {
-                        self.push(out, Kind::Email, span);
-                    }
-                    shift(&mut out[from..], r.start);
-                    continue;
-                }
-                // The masks stop a run at the separator as at the end.
-                let q = pair.run_end(text, p, |b| b.digit, is_digit) - r.start;
-                let digits = pair.digits_ahead(how, p);
-                let v6 = v6 && v6_scalar(local, lp, q);
-                let prospects = Prospects::of(local, lp, q, digits, v6);
-                if !prospects.any() {
-                    continue;
-                }
-                let end = self.number_at(local, lp, digits, prospects, out);
-                if end > q {
-                    next = r.start + self.finish_word(local, end, out);
-                    stops &= pair.from(next);
+            let stops = numbers | pair.lo.at & at_stops;
+            self.stops_in(how, &mut cursor, &pair, stops, v6, out);
+        }
+    }
+
+    /// Runs the validators at the `stops` of `pair`'s first block that
+    /// are not before `cursor.next`, and moves it past the word a value
+    /// ends in. `v6`: whether an IPv6 address may be in reach
+    /// ([`Pair::may_hold_v6`](super::classes::Pair::may_hold_v6)).
+    #[inline(always)]
+    fn stops_in(
+        &self,
+        how: impl Classify,
+        cursor: &mut Cursor,
+        pair: &Pair,
+        stops: u64,
+        v6: bool,
+        out: &mut Vec<Candidate>,
+    ) {
+        let text = cursor.text;
+        let mut stops = stops & pair.from(cursor.next);
+        while stops != 0 {
+            let p = pair.base + stops.trailing_zeros() as usize;
+            stops &= stops - 1;
+            let r = cursor.stretch.holding(p);
+            let (local, lp) = (&text[r.clone()], p - r.start);
+            let from = out.len();
+            if text[p] == b'@' {
+                if let Some(span) = email::around_at(local, lp) {
+                    self.push(out, Kind::Email, span);
                 }
                 shift(&mut out[from..], r.start);
+                continue;
             }
+            // The masks stop a run at the separator as at the end.
+            let q = pair.run_end(text, p, |b| b.digit, is_digit) - r.start;
+            let digits = pair.digits_ahead(how, p);
+            let v6 = v6 && v6_scalar(local, lp, q);
+            let prospects = Prospects::of(local, lp, q, digits, v6);
+            if !prospects.any() {
+                continue;
+            }
+            let end = self.number_at(local, lp, digits, prospects, out);
+            if end > q {
+                cursor.next = r.start + self.finish_word(local, end, out);
+                stops &= pair.from(cursor.next);
+            }
+            shift(&mut out[from..], r.start);
         }
     }
 
@@ -331,6 +361,24 @@ impl Engine {
 /// What follows each stretch but the last in [`Engine::scan_stretches`]: a
 /// NUL, which is in no byte class and in no anchor.
 pub(crate) const SEPARATOR: u8 = 0;
+
+/// Where the class scan is in a text: nothing before `next` is looked at
+/// again.
+struct Cursor<'a> {
+    text: &'a [u8],
+    stretch: Stretches<'a>,
+    next: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(text: &'a [u8], stretches: &'a [Range<usize>]) -> Cursor<'a> {
+        Cursor {
+            text,
+            stretch: Stretches::new(stretches),
+            next: 0,
+        }
+    }
+}
 
 /// The stretch holding each of a rising sequence of positions.
 struct Stretches<'a> {
@@ -758,8 +806,9 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
         /// On a CPU with AVX2 the scanner never runs the baseline loop:
-        /// it is checked here against the one that runs (and the AVX2 one
-        /// against it where AVX-512 runs instead).
+        /// it is checked here against the one that runs (the eight-block
+        /// loop where AVX-512 VBMI2 is, [`eight`]), and the AVX2 and
+        /// AVX-512BW ones against it where a later one runs instead.
         #[test]
         fn the_baseline_class_scan_finds_what_the_chosen_one_finds(
             mut text in numberish(),
@@ -791,6 +840,122 @@ mod tests {
                 engine.scan_classes_avx512(avx512, &text, whole, &mut with_avx512);
                 proptest::prop_assert_eq!(&baseline, &with_avx512);
             }
+        }
+    }
+
+    /// The class scan's findings in `text` cut at its separators, by the
+    /// baseline loop and by the chosen one (eight blocks at a time on a
+    /// CPU with AVX-512 VBMI2).
+    fn class_scans(text: &[u8]) -> (Vec<Candidate>, Vec<Candidate>) {
+        let mut stretches = Vec::new();
+        let mut start = 0;
+        for (i, _) in text.iter().enumerate().filter(|(_, b)| **b == SEPARATOR) {
+            stretches.push(start..i);
+            start = i + 1;
+        }
+        stretches.push(start..text.len());
+        let engine = Engine::new(KindSet::all()).expect("engine");
+        let mut baseline = Vec::new();
+        engine.scan_classes_with(Baseline, text, &stretches, &mut baseline);
+        let mut chosen = Vec::new();
+        engine.scan_classes(text, &stretches, &mut chosen);
+        (baseline, chosen)
+    }
+
+    /// Long texts: values, colons, separators and words of up to 700
+    /// bytes, so runs, words and skips cross blocks and groups of eight.
+    fn long_text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::strategy::Strategy;
+        let piece = proptest::prop_oneof![
+            proptest::sample::select(b"0123456789 -.():AZa_@x\0".to_vec()).prop_map(|b| vec![b]),
+            proptest::sample::select(vec![
+                &b" fe80::1ff:fe23:4567:890a "[..],
+                b" 1:2:3:4:5:6:7:8 ",
+                b"12:34:56",
+                b" GB82WEST12345698765432",
+                b" 415 555-0132 ",
+                b" 10.1.2.3 ",
+                b" a@b.com ",
+                b" 376-85-2672 ",
+            ])
+            .prop_map(<[u8]>::to_vec),
+            (1..700usize, proptest::sample::select(b"7qZ1a".to_vec()))
+                .prop_map(|(n, b)| vec![b; n]),
+        ];
+        proptest::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+        #[test]
+        fn the_baseline_class_scan_finds_what_the_chosen_one_finds_in_long_texts(
+            text in long_text()
+        ) {
+            let (baseline, chosen) = class_scans(&text);
+            proptest::prop_assert_eq!(baseline, chosen);
+        }
+    }
+
+    #[test]
+    fn the_class_scans_agree_around_block_and_group_edges() {
+        let group = 8 * BLOCK;
+        // Values, colons and a long word placed across the edges of
+        // blocks and groups, in texts that end around them.
+        let values: [&[u8]; 6] = [
+            b" 415 555-0132 ",
+            b"GB82WEST12345698765432",
+            b" fe80::1 ",
+            b" 10.1.2.3 ",
+            b"a@b.co",
+            b" 4111 1111 1111 1111 ",
+        ];
+        let mut found = 0;
+        for value in values {
+            for edge in [BLOCK, 4 * BLOCK, group, 2 * group] {
+                for at in edge - 20..edge + 3 {
+                    for len in [at + value.len(), edge + 1, 2 * group + 70, 3 * group] {
+                        let mut text: Vec<u8> = b"ab 12 cd:"
+                            .iter()
+                            .copied()
+                            .cycle()
+                            .take(len.max(at + value.len()))
+                            .collect();
+                        text[at..at + value.len()].copy_from_slice(value);
+                        let (baseline, chosen) = class_scans(&text);
+                        found += chosen.len();
+                        assert_eq!(baseline, chosen, "{at} {len}");
+                    }
+                }
+            }
+        }
+        assert!(found > 1000, "{found}");
+        // Colons everywhere: the v6 verdict of every block.
+        let colons: Vec<u8> = b"1:2::3 12:34 a:b:c:d:e:f:1:2 "
+            .iter()
+            .copied()
+            .cycle()
+            .take(3 * group + 5)
+            .collect();
+        let (baseline, chosen) = class_scans(&colons);
+        assert!(!chosen.is_empty());
+        assert_eq!(baseline, chosen);
+        // A word of letters over groups, then digits: the first-digit
+        // carry runs through every lane.
+        for letters in [500, group - 1, group, 2 * group + 3] {
+            let mut text = vec![b'q'; letters];
+            text.extend_from_slice(b"123456789 415 555-0132");
+            let (baseline, chosen) = class_scans(&text);
+            assert_eq!(baseline, chosen, "{letters}");
+        }
+        // A value, then a word of letters and digits over blocks and
+        // groups (its first digit a stop, the rest not), then values.
+        for word in [100, 600, 1500] {
+            let mut text = b"call +44 20 8919 6125,".to_vec();
+            text.extend(b"a1".iter().copied().cycle().take(word));
+            text.extend_from_slice(b" call +44 20 8919 6125, a@b.co");
+            let (baseline, chosen) = class_scans(&text);
+            assert_eq!(baseline.len(), 3, "{word} {baseline:?}");
+            assert_eq!(baseline, chosen, "{word}");
         }
     }
 
