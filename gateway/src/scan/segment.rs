@@ -14,12 +14,37 @@
 /// `decoded_len` bytes stand for the escape `source..source + escape_len`
 /// in the body, and the bytes after them are copied from `source +
 /// escape_len` on. A copied run alone has both lengths 0.
+///
+/// Laid out as three words (`decoded`, `source`, then both lengths), so
+/// the JSON block decoder can write eight escapes' pieces with three
+/// vector stores ([`PIECE_WORDS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
 pub(crate) struct Piece {
     decoded: usize,
     source: usize,
     escape_len: u32,
     decoded_len: u32,
+}
+
+/// A piece is these three 64-bit words, in this order.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) const PIECE_WORDS: usize = 3;
+
+const _: () = assert!(
+    size_of::<Piece>() == PIECE_WORDS * 8
+        && std::mem::offset_of!(Piece, decoded) == 0
+        && std::mem::offset_of!(Piece, source) == 8
+        && std::mem::offset_of!(Piece, escape_len) == 16
+        && std::mem::offset_of!(Piece, decoded_len) == 20
+);
+
+/// The third word of an escape's piece (on a little-endian target): its
+/// lengths, `escape_len` in the low half.
+#[cfg(target_endian = "little")]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) const fn lengths_word(escape_len: u32, decoded_len: u32) -> u64 {
+    escape_len as u64 | (decoded_len as u64) << 32
 }
 
 impl Piece {

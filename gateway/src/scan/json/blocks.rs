@@ -18,7 +18,9 @@
 //! vector code does, one byte at a time: the reference it is tested
 //! against.
 
-use super::super::segment::{self, Piece};
+#[cfg(test)]
+use super::super::segment;
+use super::super::segment::Piece;
 use super::SIMPLE;
 
 /// Source bytes per block.
@@ -36,9 +38,9 @@ pub(super) struct Block {
 }
 
 /// Decodes `body` from `from` onto `out` a block at a time with `block`,
-/// recording each escape in `map`, until a block stops at a byte it leaves
-/// to the caller; returns where that byte is. An escape cut by a block's
-/// end is decoded by the next block.
+/// recording each block's escapes in `map` with `record`, until a block
+/// stops at a byte it leaves to the caller; returns where that byte is. An
+/// escape cut by a block's end is decoded by the next block.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
 fn decode_with(
@@ -47,22 +49,14 @@ fn decode_with(
     out: &mut Vec<u8>,
     map: &mut Vec<Piece>,
     mut block: impl FnMut(&[u8], usize, &mut Vec<u8>) -> Block,
+    mut record: impl FnMut(&mut Vec<Piece>, usize, usize, u64),
 ) -> usize {
-    // The escapes of a few blocks are recorded together, after them: how
-    // many a block has is anyone's guess, and the loop over them, run
-    // between blocks, mispredicted its end once a block and made the next
-    // block start over; run apart, it stalls only itself.
-    let mut pending = [(0, 0, 0); 16];
-    let mut held = 0;
     let mut at = from;
     loop {
         let base = out.len();
         let Block { len, escapes } = block(body, at, out);
-        pending[held] = (base, at, escapes);
-        held += 1;
-        if held == pending.len() {
-            record(&pending, map);
-            held = 0;
+        if escapes != 0 {
+            record(map, base, at, escapes);
         }
         if len == BLOCK {
             // A constant step, not one that waits for this block's stops:
@@ -75,26 +69,23 @@ fn decode_with(
             && body.get(at) == Some(&b'\\')
             && SIMPLE[usize::from(body.get(at + 1).copied().unwrap_or(0))] != 0;
         if !cut {
-            record(&pending[..held], map);
             return at;
         }
     }
 }
 
-/// Records in `map` the escapes of blocks decoded from `at` onto `base`
-/// in the output, their backslashes in `escapes`.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-#[inline(always)]
-fn record(blocks: &[(usize, usize, u64)], map: &mut Vec<Piece>) {
-    for &(base, at, mut escapes) in blocks {
-        // Each escape before this one took two bytes and gave one.
-        let mut before = 0;
-        while escapes != 0 {
-            let i = escapes.trailing_zeros() as usize;
-            segment::push_escape(map, base + i - before, at + i, 2, 1);
-            before += 1;
-            escapes &= escapes - 1;
-        }
+/// Records in `map` the escapes of a block decoded from `at` onto `base`
+/// in the output, their backslashes in `escapes`, one at a time: what the
+/// vector code does, to test it against.
+#[cfg(test)]
+fn record_portable(map: &mut Vec<Piece>, base: usize, at: usize, mut escapes: u64) {
+    // Each escape before this one took two bytes and gave one.
+    let mut before = 0;
+    while escapes != 0 {
+        let i = escapes.trailing_zeros() as usize;
+        segment::push_escape(map, base + i - before, at + i, 2, 1);
+        before += 1;
+        escapes &= escapes - 1;
     }
 }
 
@@ -155,12 +146,15 @@ pub(super) use x86::Avx512;
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::{
-        __m512i, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_cmpneq_epi8_mask,
-        _mm512_loadu_si512, _mm512_mask_blend_epi8, _mm512_maskz_compress_epi8,
-        _mm512_maskz_loadu_epi8, _mm512_movepi8_mask, _mm512_permutex2var_epi8, _mm512_set1_epi8,
-        _mm512_setzero_si512, _mm512_storeu_si512,
+        __m512i, _mm512_add_epi64, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask,
+        _mm512_cmpneq_epi8_mask, _mm512_loadu_si512, _mm512_mask_blend_epi8,
+        _mm512_mask_blend_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi8,
+        _mm512_maskz_permutexvar_epi8, _mm512_movepi8_mask, _mm512_permutex2var_epi8,
+        _mm512_permutex2var_epi64, _mm512_set_epi64, _mm512_set1_epi8, _mm512_set1_epi64,
+        _mm512_setzero_si512, _mm512_storeu_si512, _mm512_sub_epi64,
     };
 
+    use super::super::super::segment::{self, PIECE_WORDS};
     use super::{BLOCK, Block, Piece, SIMPLE, decode_with, escape_starts};
 
     /// AVX-512 (F, BW) with the byte permutes and compressions (VBMI,
@@ -199,6 +193,17 @@ mod x86 {
             unsafe { decode(body, from, out, map) }
         }
 
+        /// Records a block's `escapes`: [`record_portable`](super::record_portable),
+        /// eight at once.
+        #[cfg(test)]
+        pub(super) fn record(self, map: &mut Vec<Piece>, base: usize, at: usize, escapes: u64) {
+            assert!(escapes & escapes << 1 == 0, "adjacent escapes");
+            map.reserve(MOST_ESCAPES);
+            // SAFETY: as in `decode`; `map` has room; no two escapes are
+            // adjacent, so there are at most 32.
+            unsafe { record(map, base, at, escapes) }
+        }
+
         /// One block: [`portable`](super::portable), 64 bytes at once.
         #[cfg(test)]
         pub(super) fn block(self, body: &[u8], from: usize, out: &mut Vec<u8>) -> Block {
@@ -213,14 +218,121 @@ mod x86 {
     /// The CPU has the features enabled here; `from <= body.len()`.
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi1,popcnt")]
     unsafe fn decode(body: &[u8], from: usize, out: &mut Vec<u8>, map: &mut Vec<Piece>) -> usize {
-        decode_with(body, from, out, map, |body, at, out| {
-            out.reserve(BLOCK);
-            // SAFETY: the CPU has the features (the caller's promise); a
-            // block starts in bounds (`decode_with` goes past a block
-            // only when all its bytes were there); `out` has room.
-            unsafe { block(body, at, out) }
-        })
+        decode_with(
+            body,
+            from,
+            out,
+            map,
+            |body, at, out| {
+                out.reserve(BLOCK);
+                // SAFETY: the CPU has the features (the caller's promise);
+                // a block starts in bounds (`decode_with` goes past a
+                // block only when all its bytes were there); `out` has
+                // room.
+                unsafe { block(body, at, out) }
+            },
+            |map, base, at, escapes| {
+                map.reserve(MOST_ESCAPES);
+                // SAFETY: the CPU has the features; `map` has room.
+                unsafe { record(map, base, at, escapes) }
+            },
+        )
     }
+
+    /// The most escapes a block holds: each takes two bytes.
+    const MOST_ESCAPES: usize = BLOCK / 2;
+
+    /// [`record_portable`](super::record_portable), eight escapes at a
+    /// time: their positions in the block compressed into a register,
+    /// each widened to a word, and their pieces written as three words
+    /// each with three stores. On fresh text how many escapes a block has
+    /// is anyone's guess: a loop over them mispredicted its end once a
+    /// block, where this one runs once for up to eight (most blocks).
+    ///
+    /// # Safety
+    /// The CPU has the features enabled here; `map` has room for
+    /// [`MOST_ESCAPES`] more pieces; `escapes` has at most that many bits,
+    /// no two adjacent (as a block's escapes).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt")]
+    #[inline]
+    unsafe fn record(map: &mut Vec<Piece>, base: usize, at: usize, escapes: u64) {
+        // SAFETY: 64 readable bytes, unaligned load.
+        let bytes = unsafe { _mm512_loadu_si512(BYTE_INDEX.as_ptr().cast::<__m512i>()) };
+        // Byte `k`: where the `k`th escape is in the block.
+        let positions = _mm512_maskz_compress_epi8(escapes, bytes);
+        let count = escapes.count_ones() as usize;
+        let len = map.len();
+        // Word `j` of a group: `j`, to subtract from the decoded offsets
+        // (each escape before took two bytes and gave one); the group's
+        // bytes of `positions` to widen to words.
+        let lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+        let source = _mm512_set1_epi64(at as i64);
+        let lengths = _mm512_set1_epi64(segment::lengths_word(2, 1) as i64);
+        let mut decoded = _mm512_sub_epi64(_mm512_set1_epi64(base as i64), lanes);
+        let mut widen = lanes;
+        let mut group = 0;
+        loop {
+            // Bytes `8 * group..` of `positions`, each in a word.
+            let at_word = _mm512_maskz_permutexvar_epi8(WORD_LOW_BYTES, widen, positions);
+            let decoded_at = _mm512_add_epi64(decoded, at_word);
+            let source_at = _mm512_add_epi64(source, at_word);
+            // Pieces 0-7 as words: d0 s0 l d1 s1 l d2 s2 | l d3 s3 l d4 s4
+            // l d5 | s5 l d6 s6 l d7 s7 l (`d` decoded, `s` source, `l`
+            // lengths).
+            let words: [__m512i; PIECE_WORDS] = [
+                (PIECE_INDEX[0], 0b0010_0100),
+                (PIECE_INDEX[1], 0b0100_1001),
+                (PIECE_INDEX[2], 0b1001_0010),
+            ]
+            .map(|(index, lengths_at)| {
+                // SAFETY: 64 readable bytes, unaligned load.
+                let index = unsafe { _mm512_loadu_si512(index.as_ptr().cast::<__m512i>()) };
+                let pairs = _mm512_permutex2var_epi64(decoded_at, index, source_at);
+                _mm512_mask_blend_epi64(lengths_at, pairs, lengths)
+            });
+            // SAFETY: the caller made room for MOST_ESCAPES pieces, the
+            // groups of eight written cover no more (a group is written
+            // only for escapes left); unaligned stores.
+            unsafe {
+                let to = map.as_mut_ptr().add(len + 8 * group).cast::<__m512i>();
+                for (i, w) in words.into_iter().enumerate() {
+                    _mm512_storeu_si512(to.add(i), w);
+                }
+            }
+            group += 1;
+            if 8 * group >= count {
+                break;
+            }
+            decoded = _mm512_sub_epi64(decoded, _mm512_set1_epi64(8));
+            widen = _mm512_add_epi64(widen, _mm512_set1_epi64(8));
+        }
+        // SAFETY: the first `count` pieces past `len` were just written,
+        // each as its three words.
+        unsafe { map.set_len(len + count) };
+    }
+
+    /// Bytes 0 to 63.
+    const BYTE_INDEX: [u8; 64] = {
+        let mut bytes = [0; 64];
+        let mut i = 0;
+        while i < 64 {
+            bytes[i] = i as u8;
+            i += 1;
+        }
+        bytes
+    };
+
+    /// The low byte of each word.
+    const WORD_LOW_BYTES: u64 = 0x0101_0101_0101_0101;
+
+    /// Which word of (decoded offsets, source offsets) each word of the
+    /// three stores takes (8 + `j` is the source of piece `j`); the lengths
+    /// words are blended in after.
+    const PIECE_INDEX: [[u64; 8]; 3] = [
+        [0, 8, 0, 1, 9, 0, 2, 10],
+        [0, 3, 11, 0, 4, 12, 0, 5],
+        [13, 0, 6, 14, 0, 7, 15, 0],
+    ];
 
     /// # Safety
     /// The CPU has the features enabled here; `from <= body.len()`; `out`
@@ -381,6 +493,48 @@ mod tests {
         long.extend_from_slice(br"\n");
         assert_eq!(run(&long, 0).0, 63);
         assert_eq!(run(&long, 1), (64, 1 << 62, [&long[1..63], b"\n"].concat()));
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_vector_record_writes_the_pieces_the_portable_one_does() {
+        let Some(avx512) = Avx512::detect() else {
+            return;
+        };
+        // Escapes are never adjacent: a random mask with every bit after
+        // a set one cleared; sparse, dense (up to 32: four groups of
+        // eight) and at the block's ends.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut masks = vec![0, 1, 1 << 63, 0x5555_5555_5555_5555, 0xAAAA_AAAA_AAAA_AAAA];
+        masks.extend((1..=32).map(|n| 0x5555_5555_5555_5555u64 >> (64 - 2 * n)));
+        for round in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let y = x.rotate_left(29);
+            masks.push(match round % 3 {
+                0 => x & y,
+                1 => x | y,
+                _ => x,
+            });
+        }
+        for (n, mut mask) in masks.into_iter().enumerate() {
+            // Keep the first of each run of set bits, drop its follower.
+            let mut escapes = 0;
+            while mask != 0 {
+                let bit = mask & mask.wrapping_neg();
+                escapes |= bit;
+                mask &= !(bit | bit << 1);
+            }
+            let (base, at) = (n % 5000 + 64, n % 7000 + 64);
+            // Appended after pieces there already.
+            let mut want = Vec::new();
+            segment::push_copy(&mut want, 3, 7);
+            let mut got = want.clone();
+            record_portable(&mut want, base, at, escapes);
+            avx512.record(&mut got, base, at, escapes);
+            assert_eq!(got, want, "{escapes:#x}");
+        }
     }
 
     /// Bodies dense in everything a block decodes or stops at.
