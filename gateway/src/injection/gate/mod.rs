@@ -8,13 +8,14 @@
 //! byte of a non-ASCII character. The keys are looked up at every token
 //! start in three levels, each rarer than the one before:
 //!
-//! 1. a sieve: at the starts whose first byte (folded) may begin a key, the
-//!    first four bytes (letters folded to one case) hashed to
-//!    an entry of a table of the long keys' heads, whose bits say which
-//!    hashes of the next one to four bytes follow that head in a key (one
-//!    byte of bits per key length); and for keys of one to three bytes a
-//!    class per byte position (at most eight classes: which first bytes may
-//!    go with which second and third). With AVX-512 ([`Avx512`]) a 64-byte
+//! 1. a sieve: at the starts whose first three bytes (folded) may begin a
+//!    key (eight classes of keys, a table per byte position: which first
+//!    bytes may go with which second and third), the first four bytes
+//!    (letters folded to one case) hashed to an entry of a table of the
+//!    long keys' heads, whose bits say which hashes of the next one to four
+//!    bytes follow that head in a key (one byte of bits per key length);
+//!    keys of one to three bytes have classes of their own, which pass
+//!    without the table. With AVX-512 ([`Avx512`]) a 64-byte
 //!    block's token starts are found and packed with their words, and the
 //!    entries gathered sixteen starts at a time; elsewhere one start at a
 //!    time. Both write the same candidates (tested).
@@ -109,15 +110,21 @@ struct Sieve {
     /// what follows them in the keys: the bits of [`tail_bits`] in the
     /// byte of the key's length (5 to 8); all of them for a key of four.
     heads: Box<[u32]>,
-    /// The short keys: per byte position, per folded byte (its low seven
-    /// bits), the classes whose keys may have it there; a start passes when
-    /// one class has all three bytes.
+    /// Every key in one of eight classes: per byte position, per folded
+    /// byte (its low seven bits), the classes whose keys may have it there.
+    /// A start may begin a key when one class has its first three bytes:
+    /// the others (most of the punctuation of JSON and code, a sixth of
+    /// the words of prose) are dropped before they are hashed.
     classes: [[u8; 128]; 3],
-    /// Per folded byte (its low seven bits), 1 when a key may begin with
-    /// it: the token starts at other bytes (most of the punctuation of
-    /// JSON and code, rare letters) are dropped before they are hashed.
-    firsts: [u8; 128],
+    /// The classes of the keys of one to three bytes ([`SHORT_CLASSES`]).
+    shorts: u8,
 }
+
+/// The classes of the short keys (a handful): one for the keys of one
+/// byte (any byte may follow them, so they share with no other key), one
+/// for those that begin with punctuation and one for those that begin with
+/// a letter. The long keys share the other five by their first byte.
+const SHORT_CLASSES: usize = 3;
 
 /// Folds ASCII letters to lower case (and merges some punctuation pairs,
 /// which only adds candidates).
@@ -317,11 +324,69 @@ impl Sieve {
         self.heads[head(w)] & tail_bits(w)
     }
 
+    /// The classes that have the folded word's first three bytes: none
+    /// when it can begin no key.
+    #[inline]
+    fn classes(&self, w: u64) -> u8 {
+        let class = |k: usize| self.classes[k][(w >> (8 * k)) as usize & 0x7F];
+        class(0) & class(1) & class(2)
+    }
+
     /// Whether the folded word may begin a key of one to three bytes.
     #[inline]
     fn short(&self, w: u64) -> bool {
-        let class = |k: usize| self.classes[k][(w >> (8 * k)) as usize & 0x7F];
-        class(0) & class(1) & class(2) != 0
+        self.classes(w) & self.shorts != 0
+    }
+
+    /// The class of a key of `len` bytes, folded, given the class of each
+    /// first byte of the long keys (`firsts`).
+    fn class_of(key: u64, len: usize, firsts: &[u8; 128]) -> u8 {
+        match len {
+            1 => 0,
+            2 | 3 if is_letter(key as u8) => 2,
+            2 | 3 => 1,
+            _ => firsts[key as usize & 0x7F],
+        }
+    }
+
+    /// The classes of the long keys' first bytes: the bytes that begin the
+    /// most keys first, each to the class with the fewest keys so far, so
+    /// the classes are about as full.
+    fn long_classes(keys: impl IntoIterator<Item = (u64, usize)>) -> [u8; 128] {
+        let mut count = [0usize; 128];
+        for (key, _) in keys.into_iter().filter(|(_, len)| *len >= 4) {
+            count[key as usize & 0x7F] += 1;
+        }
+        let mut bytes: Vec<usize> = (0..128).filter(|&b| count[b] > 0).collect();
+        bytes.sort_by_key(|&b| (Reverse(count[b]), b));
+        let mut load = [0usize; 8];
+        let mut firsts = [0u8; 128];
+        for b in bytes {
+            let class = (SHORT_CLASSES..8)
+                .min_by_key(|&c| load[c])
+                .expect("classes");
+            load[class] += count[b];
+            firsts[b] = class as u8;
+        }
+        firsts
+    }
+
+    /// Puts the folded key of `len` bytes in its class.
+    fn classify(&mut self, key: u64, len: usize, firsts: &[u8; 128]) {
+        let bit = 1 << Sieve::class_of(key, len, firsts);
+        if len < 4 {
+            self.shorts |= bit;
+        }
+        for (k, table) in self.classes.iter_mut().enumerate() {
+            if k < len {
+                table[usize::from((key >> (8 * k)) as u8 & 0x7F)] |= bit;
+            } else {
+                // Any byte may follow (a zero past the text's end too).
+                for b in table {
+                    *b |= bit;
+                }
+            }
+        }
     }
 
     /// Level 1 one start at a time: the token starts in `from..to` whose
@@ -360,8 +425,8 @@ impl Sieve {
             let w = word_at(text, from + offset as usize) | FOLD;
             at[n] = offset;
             common[n] = self.common(w);
-            let first = self.firsts[w as usize & 0x7F] != 0;
-            n += usize::from(((common[n] != 0) | self.short(w)) & first);
+            let classes = self.classes(w);
+            n += usize::from((common[n] != 0) & (classes != 0) | (classes & self.shorts != 0));
         }
         n
     }
@@ -453,19 +518,22 @@ impl Gate {
         let mut sieve = Sieve {
             heads: vec![0; 1 << HEAD_BITS].into_boxed_slice(),
             classes: [[0; 128]; 3],
-            firsts: [0; 128],
+            shorts: 0,
         };
         let mut longs = vec![0; (1 << BITS8) / 64].into_boxed_slice();
         let (mut long_lengths, mut short_lengths) = (0u16, 0u16);
         // Folded key and length -> the literals keyed there.
         let mut keys: Vec<(u64, usize, Vec<Keyed>)> = Vec::new();
-        let mut short_firsts: Vec<u8> = Vec::new();
-        for (index, literal) in literals.iter().enumerate() {
+        let mut keyed_on = Vec::with_capacity(literals.len());
+        for literal in literals {
+            let (offset, key) = key(literal.as_ref())?;
+            keyed_on.push((offset, key_of(key) | FOLD, key.len()));
+        }
+        let firsts = Sieve::long_classes(keyed_on.iter().map(|&(_, key, len)| (key, len)));
+        for (index, (literal, &(offset, folded, len))) in literals.iter().zip(&keyed_on).enumerate()
+        {
             let literal = literal.as_ref();
-            let (offset, key) = key(literal)?;
-            let folded = key_of(key) | FOLD;
-            let len = key.len();
-            sieve.firsts[usize::from(folded as u8 & 0x7F)] = 1;
+            sieve.classify(folded, len, &firsts);
             if len >= 4 {
                 sieve.heads[head(folded)] |= match len {
                     4 => !0,
@@ -474,27 +542,6 @@ impl Gate {
                 set(&mut longs, hash_long(folded, len));
                 long_lengths |= 1 << len;
             } else {
-                // Keys with the same first byte share a class (eight at most:
-                // more share classes, which only adds candidates).
-                let first = folded as u8 & 0x7F;
-                let class = short_firsts
-                    .iter()
-                    .position(|&f| f == first)
-                    .unwrap_or_else(|| {
-                        short_firsts.push(first);
-                        short_firsts.len() - 1
-                    });
-                let bit = 1 << (class % 8);
-                for k in 0..3 {
-                    if k < len {
-                        sieve.classes[k][usize::from((folded >> (8 * k)) as u8 & 0x7F)] |= bit;
-                    } else {
-                        // Any byte may follow (a zero past the text's end too).
-                        for b in &mut sieve.classes[k] {
-                            *b |= bit;
-                        }
-                    }
-                }
                 short_lengths |= 1 << len;
             }
             let keyed = Keyed {

@@ -343,3 +343,84 @@ proptest! {
         GATE.with(|gate| assert_sieves_agree(gate, &text));
     }
 }
+
+/// Every key passes the classes whatever follows it (a short key as
+/// short), with the test literals and the scanner's; a start that begins
+/// no key's first three bytes is dropped.
+#[test]
+fn the_classes_keep_every_key() {
+    let mine = Gate::new(LITERALS).expect("gate");
+    let scanner = crate::injection::scanner::SCANNER.gate().expect("gate");
+    for gate in [&mine, scanner] {
+        for literal in &gate.literals {
+            let (_, key) = key(literal).expect("a key");
+            for after in [&b""[..], b" ", b"xyzwvu", b"\xff\x00a"] {
+                let w = word_at(&[key, after].concat(), 0) | FOLD;
+                assert_ne!(gate.sieve.classes(w), 0, "{literal:?}");
+                assert!(gate.sieve.short(w) || key.len() >= 4, "{literal:?}");
+            }
+        }
+    }
+    for dropped in ["zebra", "the", "orange", "ai "] {
+        let w = word_at(dropped.as_bytes(), 0) | FOLD;
+        assert_eq!(mine.sieve.classes(w), 0, "{dropped}");
+    }
+}
+
+/// The long keys' first bytes fill the classes the short keys leave,
+/// about as evenly as their counts allow.
+#[test]
+fn the_long_keys_share_five_classes_by_first_byte() {
+    let keys: Vec<(u64, usize)> = [&b"ignore"[..], b"igloo", b"dan", b"orders", b"`", b"new o"]
+        .iter()
+        .map(|k| (key_of(k) | FOLD, k.len()))
+        .collect();
+    let firsts = Sieve::long_classes(keys.iter().copied());
+    // "i" has two keys and goes first; "o" and "n" one each.
+    assert_eq!(
+        [
+            firsts[usize::from(b'i')],
+            firsts[usize::from(b'n')],
+            firsts[usize::from(b'o')]
+        ],
+        [3, 4, 5]
+    );
+    assert_eq!(Sieve::class_of(keys[2].0, 3, &firsts), 2);
+    assert_eq!(Sieve::class_of(keys[4].0, 1, &firsts), 0);
+    assert_eq!(Sieve::class_of(key_of(b"<|") | FOLD, 2, &firsts), 1);
+    assert_eq!(Sieve::class_of(keys[0].0, 6, &firsts), 3);
+}
+
+/// The scanner's literals in random case, run together or with a byte or
+/// two between them: texts where keys begin at most token starts.
+fn keyed_texts() -> impl Strategy<Value = Vec<u8>> {
+    let gate = crate::injection::scanner::SCANNER.gate().expect("gate");
+    let between = proptest::sample::select(vec!["", " ", "x", "'", "\n", "é", "-", "a ", "<"]);
+    let piece = (0..gate.literals.len(), any::<u64>(), between);
+    proptest::collection::vec(piece, 0..12).prop_map(move |pieces| {
+        let mut text = Vec::new();
+        for (literal, case, between) in pieces {
+            let literal = gate.literals[literal].iter().enumerate();
+            text.extend(literal.map(|(k, &b)| match case >> (k % 64) & 1 {
+                1 => b.to_ascii_uppercase(),
+                _ => b.to_ascii_lowercase(),
+            }));
+            text.extend_from_slice(between.as_bytes());
+        }
+        text
+    })
+}
+
+proptest! {
+    #[test]
+    fn the_scanners_literals_hit_as_the_automaton(text in keyed_texts()) {
+        thread_local! {
+            static ORACLE: Oracle =
+                Oracle::of(crate::injection::scanner::SCANNER.gate().expect("gate"));
+        }
+        ORACLE.with(|oracle| {
+            oracle.assert_exact(&text);
+            assert_sieves_agree(&oracle.gate, &text);
+        });
+    }
+}

@@ -98,7 +98,7 @@ unsafe fn sieve<const WORDS: bool>(
     [offsets, heads, tails]: [&mut [u32]; 3],
 ) -> usize {
     let classes = sieve.classes.each_ref().map(|table| halves(table));
-    let firsts = halves(&sieve.firsts);
+    let shorts = _mm512_set1_epi8(sieve.shorts as i8);
     let (pick, step) = (PICK.map(|p| load(&p)), load(&STEP));
     let (iota, next1, next2) = (load(&IOTA), load(&NEXT1), load(&NEXT2));
     let pow2 = load(&POW2);
@@ -137,17 +137,15 @@ unsafe fn sieve<const WORDS: bool>(
         let high = _mm512_cmpge_epu8_mask(lo, _mm512_set1_epi8(0xC0_u8 as i8));
         let after_letter = (letters << 1) | u64::from(b > 0 && is_letter(text[b - 1]));
         let starts = ((letters & !after_letter) | marks | high) & low_bits(to - b);
-        // Only where a key may begin.
-        let first = _mm512_permutex2var_epi8(firsts.0, f, firsts.1);
-        let starts = starts & _mm512_test_epi8_mask(first, first);
 
-        // Short keys: the classes of the byte at each position and of
-        // the two after it.
+        // Only where a key may begin (`Sieve::classes`): the classes of
+        // the byte at each position and of the two after it.
         let class = |k: usize, x: __m512i| _mm512_permutex2var_epi8(classes[k].0, x, classes[k].1);
         let f1 = _mm512_permutex2var_epi8(f, next1, fhi);
         let f2 = _mm512_permutex2var_epi8(f, next2, fhi);
         let common = _mm512_and_si512(_mm512_and_si512(class(0, f), class(1, f1)), class(2, f2));
-        let short = _pext_u64(_mm512_test_epi8_mask(common, common) & starts, starts);
+        let starts = starts & _mm512_test_epi8_mask(common, common);
+        let short = _pext_u64(_mm512_test_epi8_mask(common, shorts) & starts, starts);
 
         let packed = _mm512_maskz_compress_epi8(starts, iota);
         let count = starts.count_ones() as usize;
@@ -392,7 +390,8 @@ unsafe fn lengths(gate: &Gate, n: usize, [at, common, words, nexts]: [&mut [u32]
                 _mm512_and_si512(class(0), _mm512_srli_epi32::<8>(class(1))),
                 _mm512_srli_epi32::<16>(class(2)),
             );
-            let short = _mm512_test_epi32_mask(short, _mm512_set1_epi32(0xFF));
+            let short =
+                _mm512_test_epi32_mask(short, _mm512_set1_epi32(i32::from(gate.sieve.shorts)));
             let mut lengths =
                 _mm512_maskz_mov_epi32(short, _mm512_set1_epi32(i32::from(gate.short_lengths)));
             // `hash_long` of the whole words, each lane's lowest length
