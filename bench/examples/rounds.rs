@@ -1,0 +1,79 @@
+//! Scan throughput as the best of many short rounds, for A/B comparisons
+//! on a noisy machine: interference only ever adds time, so the fastest
+//! round of each variant is closest to what the code costs. The bodies,
+//! sizes and variants are the criterion benchmark's (`benches/scan.rs`),
+//! each round one pass over a size's distinct bodies. On a shared VM
+//! criterion's means moved by 10-30% from run to run; these by a few
+//! percent (a slow spell of the host can still spoil one run: repeat).
+//!
+//!     cargo run --release -p sluice-scan-bench --example rounds [SECONDS [FILTER]]
+//!
+//! FILTER keeps the variants whose `api/size/variant` name contains it (to
+//! profile one alone).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use sluice::content::Read;
+use sluice::injection::Detector;
+use sluice::scan::{ScanConfig, Scanner};
+use sluice_scan_bench::{Api, body};
+
+const JSON: Option<&str> = Some("application/json");
+
+/// A variant's name and what it does with one body.
+type Variant<'a> = (&'static str, &'a dyn Fn(&[u8]));
+
+fn main() {
+    let seconds: f64 = std::env::args()
+        .nth(1)
+        .map_or(1.0, |s| s.parse().expect("seconds"));
+    let filter = std::env::args().nth(2).unwrap_or_default();
+    let scanner = Scanner::new(&ScanConfig::all()).expect("scanner");
+    let detector = Detector::default();
+    for api in [Api::OpenAiChat, Api::AnthropicMessages] {
+        for (label, size) in [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
+            let count = (1usize << 20).div_ceil(size) as u64;
+            let bodies: Vec<Vec<u8>> = (0..count).map(|i| body(api, size, 42 + i)).collect();
+            let bytes: usize = bodies.iter().map(Vec::len).sum();
+            let variants: [Variant<'_>; 3] = [
+                ("pii", &|b| {
+                    black_box(scanner.scan(JSON, b));
+                }),
+                ("injection", &|b| {
+                    black_box(detector.assess(JSON, b));
+                }),
+                ("both", &|b| {
+                    let read = Read::new(JSON, b, true);
+                    black_box((read.pii(&scanner), read.injection(&detector)));
+                }),
+            ];
+            let name = |v: usize| format!("{}/{label}/{}", api.name(), variants[v].0);
+            let chosen: Vec<usize> = (0..3).filter(|&v| name(v).contains(&filter)).collect();
+            if chosen.is_empty() {
+                continue;
+            }
+            let mut best = [Duration::MAX; 3];
+            let deadline = Instant::now() + Duration::from_secs_f64(seconds * 3.0);
+            // Interleaved, so a slow spell of the machine hits each variant.
+            while Instant::now() < deadline {
+                for &v in &chosen {
+                    let run = variants[v].1;
+                    let start = Instant::now();
+                    for b in &bodies {
+                        run(black_box(b));
+                    }
+                    best[v] = best[v].min(start.elapsed());
+                }
+            }
+            let line: Vec<String> = chosen
+                .iter()
+                .map(|&v| {
+                    let mib_s = bytes as f64 / best[v].as_secs_f64() / 1048576.0;
+                    format!("{} {mib_s:.0} MiB/s", variants[v].0)
+                })
+                .collect();
+            println!("{}/{label}: {}", api.name(), line.join(", "));
+        }
+    }
+}
