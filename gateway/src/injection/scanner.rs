@@ -262,16 +262,24 @@ impl Scanner {
     /// Checks the rules that the anchor `hits` announce and the image
     /// markup; true when a rot13 form of an anchor was seen.
     fn match_rules(&self, text: &str, hits: &[Hit], found: &mut Found) -> bool {
-        let mut windows = Windows::new(self.rules.len());
-        // Per rule, 0 (no match yet), MENTION (only quoted) or 1.
-        let mut fired = vec![0.0_f64; self.rules.len()];
+        // Only the rules a hit announces: a text's hits name a few of them.
+        let mut rules: Vec<Announced> = Vec::new();
         let mut markup = Vec::new();
         let mut rot13 = false;
         for hit in hits {
             let uses = &self.uses[hit.literal];
             for &r in &uses.rules {
-                if fired[r] < 1.0 && windows.open(r, hit.start, hit.end, text.len()) {
-                    fired[r] = fired[r].max(self.check(r, text, windows.take(r)));
+                let rule = match rules.iter().position(|a| a.rule == r) {
+                    Some(k) => &mut rules[k],
+                    None => {
+                        rules.push(Announced::new(r));
+                        rules.last_mut().expect("pushed")
+                    }
+                };
+                if rule.fired < 1.0
+                    && let Some(closed) = rule.open(hit.start, hit.end, text.len())
+                {
+                    rule.fired = rule.fired.max(self.check(r, text, closed));
                 }
             }
             rot13 |= uses.rot13;
@@ -279,14 +287,19 @@ impl Scanner {
                 markup.push(hit.start);
             }
         }
-        for (r, rule) in self.rules.iter().enumerate() {
-            if let Some(window) = windows.pending(r)
-                && fired[r] < 1.0
+        // In rule order, as the evidence has always been combined.
+        rules.sort_unstable_by_key(|a| a.rule);
+        for mut announced in rules {
+            if let Some(window) = announced.pending
+                && announced.fired < 1.0
             {
-                fired[r] = fired[r].max(self.check(r, text, window));
+                announced.fired = announced
+                    .fired
+                    .max(self.check(announced.rule, text, window));
             }
-            if fired[r] > 0.0 {
-                found.add_rule(rule.spec.kind, rule.spec.weight * fired[r]);
+            if announced.fired > 0.0 {
+                let spec = self.rules[announced.rule].spec;
+                found.add_rule(spec.kind, spec.weight * announced.fired);
             }
         }
         if !markup.is_empty()
@@ -372,43 +385,36 @@ fn every_hit(anchors: &AhoCorasick, text: &str) -> Vec<Hit> {
     hits
 }
 
-/// Per rule, the window around its anchor hits not yet checked; a new hit
-/// that overlaps extends it, one that does not closes it for checking.
-struct Windows {
-    pending: Vec<Option<(usize, usize)>>,
-    closed: Vec<Option<(usize, usize)>>,
+/// A rule that a hit announced: the window around its hits not yet
+/// checked (a new hit that overlaps extends it, one that does not closes it
+/// for checking) and how it has matched so far: 0 (not yet), [`MENTION`]
+/// (only quoted) or 1.
+struct Announced {
+    rule: usize,
+    pending: Option<(usize, usize)>,
+    fired: f64,
 }
 
-impl Windows {
-    fn new(rules: usize) -> Windows {
-        Windows {
-            pending: vec![None; rules],
-            closed: vec![None; rules],
+impl Announced {
+    fn new(rule: usize) -> Announced {
+        Announced {
+            rule,
+            pending: None,
+            fired: 0.0,
         }
     }
 
-    /// Adds a hit at `start..end`; true when it closed the previous window of
-    /// rule `r` (take it with [`Windows::take`]).
-    fn open(&mut self, r: usize, start: usize, end: usize, len: usize) -> bool {
+    /// Adds a hit at `start..end` of a text of `len` bytes; the window it
+    /// closed, if it closed one.
+    fn open(&mut self, start: usize, end: usize, len: usize) -> Option<(usize, usize)> {
         let window = (start.saturating_sub(WINDOW), (end + WINDOW).min(len));
-        match &mut self.pending[r] {
+        match &mut self.pending {
             Some(p) if window.0 <= p.1 => {
                 p.1 = p.1.max(window.1);
-                false
+                None
             }
-            slot => {
-                self.closed[r] = slot.replace(window);
-                self.closed[r].is_some()
-            }
+            slot => slot.replace(window),
         }
-    }
-
-    fn take(&mut self, r: usize) -> (usize, usize) {
-        self.closed[r].take().unwrap_or_default()
-    }
-
-    fn pending(&mut self, r: usize) -> Option<(usize, usize)> {
-        self.pending[r].take()
     }
 }
 
