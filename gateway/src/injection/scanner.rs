@@ -27,6 +27,7 @@ use super::lang;
 use super::rules::{self, RuleSpec};
 use super::signal::SignalKind;
 use super::unicode;
+use crate::scan::chars;
 
 /// Bytes of context either side of an anchor hit that a rule's match may
 /// span (the longest rule, pipe-to-shell, allows 150 bytes between its ends).
@@ -228,7 +229,7 @@ impl Scanner {
     }
 
     fn scan_at(&self, text: &str, depth: u8, found: &mut Found) {
-        let text: Cow<str> = if text.is_ascii() {
+        let text: Cow<str> = if chars::is_ascii(text.as_bytes()) {
             Cow::Borrowed(text)
         } else {
             let hidden = unicode::inspect(text);

@@ -16,7 +16,7 @@ pub mod cli;
 pub mod decode;
 
 mod anchors;
-mod chars;
+pub(crate) mod chars;
 pub(crate) mod classes;
 mod detect;
 mod engine;
