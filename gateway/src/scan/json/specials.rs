@@ -5,9 +5,10 @@
 //! in stringified JSON), so the cost per stop matters as much as the cost
 //! per byte: a `memchr2` call costs ~20 cycles to set up, more than the
 //! whole budget per stop. Instead 64 bytes at a time are classified into a
-//! bit mask (compares and `movemask` on x86-64: AVX2 where the CPU has it,
-//! else SSE2, which every x86-64 CPU has; a byte loop elsewhere), and each
-//! stop is then a `trailing_zeros`. The vector code is the one place that
+//! bit mask (on x86-64 one masked load and three compares into mask
+//! registers with AVX-512BW, compares and `movemask` with AVX2 or else
+//! SSE2, which every x86-64 CPU has; a byte loop elsewhere), and each stop
+//! is then a `trailing_zeros`. The vector code is the one place that
 //! needs `unsafe`: unaligned loads and calls into target-feature functions.
 
 /// Bytes per classified window.
@@ -63,7 +64,10 @@ fn is_special(b: u8) -> bool {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn classify(bytes: &[u8], base: usize) -> u64 {
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if std::arch::is_x86_feature_detected!("avx512bw") {
+        // SAFETY: the CPU has AVX-512BW, just checked (the answer is cached).
+        unsafe { x86::classify_avx512(bytes, base) }
+    } else if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, just checked (the answer is cached).
         unsafe { x86::classify_avx2(bytes, base) }
     } else {
@@ -108,10 +112,29 @@ mod x86 {
     use std::arch::x86_64::{
         __m128i, __m256i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
         _mm_or_si128, _mm_set1_epi8, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8,
-        _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
+        _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8, _mm512_cmpeq_epi8_mask,
+        _mm512_cmplt_epu8_mask, _mm512_maskz_loadu_epi8, _mm512_set1_epi8,
     };
 
     use super::{WINDOW, full_window, padded_window};
+
+    /// The whole window in one masked load: no copy of a short tail, whose
+    /// missing bytes load as zeros (control characters, so special).
+    #[target_feature(enable = "avx512bw")]
+    pub(super) fn classify_avx512(bytes: &[u8], base: usize) -> u64 {
+        let rest = bytes.len().saturating_sub(base);
+        let lanes = if rest >= WINDOW {
+            u64::MAX
+        } else {
+            (1 << rest) - 1
+        };
+        // SAFETY: the mask covers only bytes of `bytes` (masked-off bytes
+        // are not read, so the address may pass its end).
+        let v = unsafe { _mm512_maskz_loadu_epi8(lanes, bytes.as_ptr().wrapping_add(base).cast()) };
+        _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8))
+            | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8))
+            | _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20))
+    }
 
     #[target_feature(enable = "sse2")]
     pub(super) fn classify_sse2(bytes: &[u8], base: usize) -> u64 {
@@ -197,6 +220,11 @@ mod tests {
             // SAFETY: SSE2 is part of the x86-64 baseline.
             #[cfg(target_arch = "x86_64")]
             assert_eq!(unsafe { x86::classify_sse2(&window, 0) }, portable);
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2, just checked.
+                assert_eq!(unsafe { x86::classify_avx2(&window, 0) }, portable);
+            }
             // A short tail is padded with specials.
             let tail = 64 - (seed % 64) as usize;
             let expected = portable >> (64 - tail) | u64::MAX.checked_shl(tail as u32).unwrap_or(0);
