@@ -21,7 +21,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Install the eBPF toolchain (nightly rust-src, LLVM 22, bpf-linker) and test tools.
+    /// Install the eBPF toolchain (the pinned nightly with rust-src, LLVM 22, bpf-linker) and test tools.
     Setup,
     /// Build the daemon with its eBPF programs.
     Build {

@@ -80,21 +80,28 @@ fn installed(package: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// aya-build compiles the programs with `-Z build-std=core` on nightly.
+/// The nightly that compiles the eBPF programs (`-Z build-std=core`),
+/// pinned in `gateway-ebpf/toolchain` (gateway's build script reads the
+/// same file): its LLVM must be the one bpf-linker is built against, and
+/// the plain `nightly` channel moved on to LLVM 23, whose bitcode
+/// bpf-linker's LLVM 22 refuses ("Invalid record").
+const EBPF_TOOLCHAIN: &str = include_str!("../../gateway-ebpf/toolchain");
+
 fn nightly_rust_src() -> anyhow::Result<()> {
+    let toolchain = EBPF_TOOLCHAIN.trim();
     let has_src = Command::new("rustup")
-        .args(["component", "list", "--installed", "--toolchain", "nightly"])
+        .args(["component", "list", "--installed", "--toolchain", toolchain])
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).contains("rust-src"))
         .unwrap_or(false);
     if has_src {
         return Ok(());
     }
-    eprintln!("setup: installing the nightly toolchain's rust-src");
+    eprintln!("setup: installing {toolchain} with rust-src");
     super::run(Command::new("rustup").args([
         "toolchain",
         "install",
-        "nightly",
+        toolchain,
         "--profile",
         "minimal",
         "--component",
