@@ -14,8 +14,8 @@
 //!   `extract/serde_value`, what building a `serde_json::Value` of the same
 //!   body costs (the way it was read before, less the walk).
 //!
-//! Every variant reads the same bodies (`sluice_scan_bench::body`). Each
-//! size is a set of distinct bodies (other seeds) of 1 MiB or more in all,
+//! Every variant reads the same bodies (`sluice_scan_bench::distinct_bodies`).
+//! Each size is a set of distinct bodies (other seeds) of 1 MiB or more in all,
 //! scanned in turn: scanning one small body over and over, the CPU's branch
 //! predictor learns its branches, and a 1 KiB or 64 KiB body then scanned
 //! 10-20% faster per byte than the 1 MiB one or than sixteen distinct 64 KiB
@@ -37,7 +37,7 @@ use sluice::content::Read;
 use sluice::injection::Detector;
 use sluice::injection::extract::Body;
 use sluice::scan::{ScanConfig, Scanner};
-use sluice_scan_bench::{Api, body};
+use sluice_scan_bench::{Api, SIZES, distinct_bodies};
 
 const JSON: Option<&str> = Some("application/json");
 
@@ -74,10 +74,10 @@ struct Bodies {
 
 impl Bodies {
     fn new(api: Api, size: usize) -> Bodies {
-        let count = (1usize << 20).div_ceil(size) as u64;
         Bodies {
-            all: (0..count)
-                .map(|i| String::from_utf8(body(api, size, 42 + i)).expect("utf-8"))
+            all: distinct_bodies(api, size)
+                .into_iter()
+                .map(|b| String::from_utf8(b).expect("utf-8"))
                 .collect(),
             next: Cell::new(0),
         }
@@ -104,8 +104,8 @@ fn each_body(c: &mut Criterion, name: &str, mut bench: impl FnMut(&mut Group<'_>
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
-    for api in [Api::OpenAiChat, Api::AnthropicMessages] {
-        for (label, size) in [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
+    for api in Api::ALL {
+        for (label, size) in SIZES {
             let bodies = Bodies::new(api, size);
             group.throughput(Throughput::Bytes(bodies.mean_len()));
             bench(&mut group, &format!("{}/{label}", api.name()), &bodies);

@@ -8,8 +8,9 @@
 //!
 //!     cargo run --release -p sluice-scan-bench --example rounds [SECONDS [FILTER]]
 //!
-//! FILTER keeps the variants whose `api/size/variant` name contains it (to
-//! profile one alone).
+//! Each API's size runs for three times SECONDS (default 1), shared by the
+//! variants. FILTER keeps the variants whose `api/size/variant` name
+//! contains it (to profile one alone).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 use sluice::content::Read;
 use sluice::injection::Detector;
 use sluice::scan::{ScanConfig, Scanner};
-use sluice_scan_bench::{Api, body};
+use sluice_scan_bench::{Api, SIZES, distinct_bodies};
 
 const JSON: Option<&str> = Some("application/json");
 
@@ -31,10 +32,9 @@ fn main() {
     let filter = std::env::args().nth(2).unwrap_or_default();
     let scanner = Scanner::new(&ScanConfig::all()).expect("scanner");
     let detector = Detector::default();
-    for api in [Api::OpenAiChat, Api::AnthropicMessages] {
-        for (label, size) in [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
-            let count = (1usize << 20).div_ceil(size) as u64;
-            let bodies: Vec<Vec<u8>> = (0..count).map(|i| body(api, size, 42 + i)).collect();
+    for api in Api::ALL {
+        for (label, size) in SIZES {
+            let bodies = distinct_bodies(api, size);
             let bytes: usize = bodies.iter().map(Vec::len).sum();
             let variants: [Variant<'_>; 3] = [
                 ("pii", &|b| {

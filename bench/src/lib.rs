@@ -16,6 +16,9 @@ pub enum Api {
 }
 
 impl Api {
+    /// Every API, in the order the benchmarks report them.
+    pub const ALL: [Api; 2] = [Api::OpenAiChat, Api::AnthropicMessages];
+
     pub fn name(self) -> &'static str {
         match self {
             Api::OpenAiChat => "openai_chat",
@@ -276,6 +279,17 @@ enum Turn {
         query: String,
         result: String,
     },
+}
+
+/// The benchmarks' body sizes, with their labels.
+pub const SIZES: [(&str, usize); 3] = [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)];
+
+/// Distinct bodies of about `size` bytes (other seeds), 1 MiB or more in
+/// all: what the benchmarks scan in turn at each size, so that the CPU's
+/// branch predictor cannot learn one small body.
+pub fn distinct_bodies(api: Api, size: usize) -> Vec<Vec<u8>> {
+    let count = (1usize << 20).div_ceil(size) as u64;
+    (0..count).map(|i| body(api, size, 42 + i)).collect()
 }
 
 /// A request body of about `size` bytes.
