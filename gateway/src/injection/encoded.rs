@@ -60,8 +60,8 @@ fn class_mask(block: &[u8; 64]) -> u64 {
 fn long_runs(bytes: &[u8], sink: Sink<'_>) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512bw") {
-            // SAFETY: this CPU has AVX-512BW, checked just above.
+        if x86::has_avx512() {
+            // SAFETY: this CPU has the features, checked just above.
             return unsafe { x86::long_runs_avx512(bytes, sink) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
@@ -86,29 +86,44 @@ fn long_runs_with(bytes: &[u8], class: impl Fn(&[u8; 64]) -> u64, sink: Sink<'_>
 }
 
 /// The runs of the 64-byte blocks' masks, `block(at)` being the mask of
-/// the bytes from `at` (zero past `len`). A block carries into the next
-/// the length of the run that reaches its end; in a block, the run it
-/// began (its first bytes) ends at its first clear bit, the run reaching
-/// its end goes on into the next, and between them a run of `MIN_RUN`
-/// shows as that many consecutive set bits (found by and-ing the mask
-/// with itself shifted, doubling the length each time). Prose has none:
-/// a block costs a few instructions.
+/// the bytes from `at` (zero past `len`), block by block ([`Runs`]).
 #[inline(always)]
 fn runs_of_blocks(len: usize, block: impl Fn(usize) -> u64, sink: Sink<'_>) {
-    const _: () = assert!(MIN_RUN == 16, "the shifts below find runs of 16");
-    // The length of the run of base64 bytes that ends at `at`.
-    let mut carry = 0;
+    let mut runs = Runs::default();
     let mut at = 0;
     while at < len {
-        let mask = block(at);
+        runs.block(at, block(at), sink);
+        at += 64;
+    }
+    runs.end(len, sink);
+}
+
+/// The runs of a text's 64-byte blocks, given their masks in order. A
+/// block carries into the next the length of the run that reaches its
+/// end; in a block, the run it began (its first bytes) ends at its first
+/// clear bit, the run reaching its end goes on into the next, and between
+/// them a run of `MIN_RUN` shows as that many consecutive set bits (found
+/// by and-ing the mask with itself shifted, doubling the length each
+/// time).
+#[derive(Debug, Default)]
+struct Runs {
+    /// The length of the run of base64 bytes that ends where the next
+    /// block begins.
+    carry: usize,
+}
+
+impl Runs {
+    /// The runs that end in the block at `at`, whose mask is `mask`.
+    #[inline(always)]
+    fn block(&mut self, at: usize, mask: u64, sink: Sink<'_>) {
+        const _: () = assert!(MIN_RUN == 16, "the shifts below find runs of 16");
         if mask == u64::MAX {
-            carry += 64;
-            at += 64;
-            continue;
+            self.carry += 64;
+            return;
         }
         let first = mask.trailing_ones() as usize;
-        if carry + first >= MIN_RUN {
-            sink(at - carry, at + first);
+        if self.carry + first >= MIN_RUN {
+            sink(at - self.carry, at + first);
         }
         let last = mask.leading_ones() as usize;
         // The runs that begin and end in the block: neither the first
@@ -128,12 +143,15 @@ fn runs_of_blocks(len: usize, block: impl Fn(usize) -> u64, sink: Sink<'_>) {
             sink(at + start, at + end);
             starts &= u64::MAX << end;
         }
-        carry = last;
-        at += 64;
+        self.carry = last;
     }
-    // A run to the end of a text of whole blocks.
-    if carry >= MIN_RUN {
-        sink(len - carry, len);
+
+    /// A run to the end of a text of `len` bytes (of whole blocks: a
+    /// shorter last block has zeros past the end).
+    fn end(self, len: usize, sink: Sink<'_>) {
+        if self.carry >= MIN_RUN {
+            sink(len - self.carry, len);
+        }
     }
 }
 
@@ -212,36 +230,106 @@ mod x86 {
         );
     }
 
-    /// [`super::long_runs`], classifying the 64 bytes at once (the test
-    /// instruction gives the mask), read with a masked load that leaves
-    /// the bytes past the text's end zero (in no class).
-    #[target_feature(enable = "avx512bw")]
-    pub(super) fn long_runs_avx512(bytes: &[u8], sink: super::Sink<'_>) {
+    /// Whether the CPU has what [`long_runs_avx512`] is compiled for.
+    pub(super) fn has_avx512() -> bool {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512cd")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+            && std::arch::is_x86_feature_detected!("lzcnt")
+    }
+
+    /// Blocks looked at together: eight, a mask each in a vector.
+    const GROUP: usize = 8 * 64;
+
+    /// [`super::long_runs`], classifying the 64 bytes of a block at once
+    /// (the test instruction gives the mask), and looking at the masks of
+    /// eight blocks together: the blocks in which no run of `MIN_RUN`
+    /// may end are only carried over ([`Runs`](super::Runs) takes the
+    /// others), so prose costs a few instructions a block. A run of
+    /// `MIN_RUN` that ends in a block either lies in it (a window of
+    /// `MIN_RUN` set bits in its mask), fills it, or began before it:
+    /// then the ones it begins with and those the block before ends with
+    /// (or the carry into the group) add up to `MIN_RUN` or more.
+    ///
+    /// # Safety
+    /// The CPU has the features enabled here.
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,bmi1,bmi2,lzcnt")]
+    pub(super) unsafe fn long_runs_avx512(bytes: &[u8], sink: super::Sink<'_>) {
         let rows = _mm512_broadcast_i32x4(table(ROWS));
         let columns = _mm512_broadcast_i32x4(table(COLUMNS));
         let nibble = _mm512_set1_epi8(0x0f);
+        let len = bytes.len();
         let ptr = bytes.as_ptr();
-        super::runs_of_blocks(
-            bytes.len(),
-            |at| {
-                let avail = bytes.len() - at;
-                let lanes = if avail >= 64 {
-                    u64::MAX
+        let mask = |at: usize| {
+            // SAFETY: `at < len`; a block with fewer than 64 bytes left is
+            // read with a mask that covers only the text's bytes (the
+            // others are not read, and are zero: in no class).
+            let x = unsafe {
+                if at + 64 <= len {
+                    _mm512_loadu_si512(ptr.add(at).cast())
                 } else {
-                    (1 << avail) - 1
-                };
-                // SAFETY: `at < bytes.len()`; the mask covers only bytes of
-                // the text (masked-off bytes are not read).
-                let x = unsafe { _mm512_maskz_loadu_epi8(lanes, ptr.wrapping_add(at).cast()) };
-                let high = _mm512_and_si512(_mm512_srli_epi16(x, 4), nibble);
-                let low = _mm512_and_si512(x, nibble);
-                _mm512_test_epi8_mask(
-                    _mm512_shuffle_epi8(rows, high),
-                    _mm512_shuffle_epi8(columns, low),
-                )
-            },
-            sink,
-        );
+                    _mm512_maskz_loadu_epi8((1 << (len - at)) - 1, ptr.add(at).cast())
+                }
+            };
+            let high = _mm512_and_si512(_mm512_srli_epi16(x, 4), nibble);
+            let low = _mm512_and_si512(x, nibble);
+            _mm512_test_epi8_mask(
+                _mm512_shuffle_epi8(rows, high),
+                _mm512_shuffle_epi8(columns, low),
+            )
+        };
+        let ones = _mm512_set1_epi64(-1);
+        let mut runs = super::Runs::default();
+        let mut at = 0;
+        while at + GROUP <= len {
+            let masks: [u64; 8] = std::array::from_fn(|j| mask(at + 64 * j));
+            // SAFETY: eight words, unaligned load.
+            let m = unsafe { _mm512_loadu_si512(masks.as_ptr().cast()) };
+            let mut windows = _mm512_and_si512(m, _mm512_srli_epi64::<1>(m));
+            windows = _mm512_and_si512(windows, _mm512_srli_epi64::<2>(windows));
+            windows = _mm512_and_si512(windows, _mm512_srli_epi64::<4>(windows));
+            windows = _mm512_and_si512(windows, _mm512_srli_epi64::<8>(windows));
+            let full = _mm512_cmpeq_epi64_mask(m, ones);
+            // The ones each mask begins with (its lowest clear bit's
+            // index) and ends with, and per block those the one before
+            // ends with (the carry for the first).
+            let clear = _mm512_xor_si512(m, ones);
+            let lowest = _mm512_and_si512(clear, _mm512_sub_epi64(_mm512_setzero_si512(), clear));
+            let first = _mm512_sub_epi64(_mm512_set1_epi64(63), _mm512_lzcnt_epi64(lowest));
+            let last = _mm512_lzcnt_epi64(clear);
+            let before = _mm512_alignr_epi64::<7>(last, _mm512_set1_epi64(runs.carry as i64));
+            let crossing = _mm512_cmpge_epu64_mask(
+                _mm512_add_epi64(before, first),
+                _mm512_set1_epi64(super::MIN_RUN as i64),
+            );
+            let mut busy = _mm512_test_epi64_mask(windows, windows) | full | crossing;
+            let mut lasts = [0u64; 8];
+            // SAFETY: eight words, unaligned store.
+            unsafe { _mm512_storeu_si512(lasts.as_mut_ptr().cast(), last) };
+            // The blocks before `next` are done; a block passed over
+            // carries the ones it ends with.
+            let mut next = 0;
+            while busy != 0 {
+                let j = busy.trailing_zeros() as usize;
+                busy &= busy - 1;
+                if j > next {
+                    runs.carry = lasts[j - 1] as usize;
+                }
+                runs.block(at + 64 * j, masks[j], sink);
+                next = j + 1;
+            }
+            if next < 8 {
+                runs.carry = lasts[7] as usize;
+            }
+            at += GROUP;
+        }
+        while at < len {
+            runs.block(at, mask(at), sink);
+            at += 64;
+        }
+        runs.end(len, sink);
     }
 }
 
@@ -384,8 +472,8 @@ mod tests {
                 let avx2 = collect(&|sink| unsafe { x86::long_runs_avx2(bytes, sink) });
                 assert_eq!(avx2, portable);
             }
-            if std::arch::is_x86_feature_detected!("avx512bw") {
-                // SAFETY: this CPU has AVX-512BW.
+            if x86::has_avx512() {
+                // SAFETY: this CPU has the features.
                 let avx512 = collect(&|sink| unsafe { x86::long_runs_avx512(bytes, sink) });
                 assert_eq!(avx512, portable);
             }
@@ -422,9 +510,12 @@ mod tests {
     #[test]
     fn long_runs_are_found_wherever_they_fall() {
         // One maximal run of each length at each offset, around the block
-        // edges and up to the end of texts of several lengths.
-        for text_len in [16_usize, 17, 40, 63, 64, 65, 100, 127, 128, 129, 191, 300] {
-            for len in [15, 16, 17, 40, 63, 64, 65, 70, 130] {
+        // edges, the edges of groups of eight blocks (512 bytes) and up to
+        // the end of texts of several lengths.
+        for text_len in [
+            16_usize, 17, 40, 63, 64, 65, 100, 127, 128, 129, 191, 300, 511, 512, 513, 1100,
+        ] {
+            for len in [15, 16, 17, 40, 63, 64, 65, 70, 130, 600] {
                 let Some(last) = text_len.checked_sub(len) else {
                     continue;
                 };
@@ -519,7 +610,7 @@ mod tests {
                     4 => proptest::sample::select(b"azAZ09+/-_".to_vec()),
                     1 => proptest::num::u8::ANY,
                 ],
-                0..400,
+                0..1400,
             )
         ) {
             proptest::prop_assert_eq!(runs_every_way(&bytes), bytewise_runs(&bytes));
