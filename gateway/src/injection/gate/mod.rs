@@ -24,7 +24,8 @@
 //!    from" rather than the everyday "upda" (with AVX-512, sixteen
 //!    candidates at a time in longer texts: [`Avx512::candidates`]);
 //! 3. the key itself in a table that lists the literals keyed on it and at
-//!    which offset: each is compared with the text, ignoring ASCII case.
+//!    which offset: each is compared with the text, ignoring ASCII case,
+//!    first the eight bytes after the key (read once for them all).
 //!
 //! Exactness: a literal's key starts inside the literal at a byte that is a
 //! token start whatever precedes the literal, except when the key is the
@@ -462,6 +463,12 @@ struct Keyed {
     /// two words compare faster than the bytes.
     head: u64,
     tail: u64,
+    /// The up to eight bytes of the literal right after its key, folded,
+    /// and the mask of those it has: the text's word after the key is
+    /// read once for all the literals keyed there, most of which it
+    /// rejects (words like "summarize" key a dozen literals each).
+    next: u64,
+    next_mask: u64,
 }
 
 impl Keys {
@@ -533,6 +540,8 @@ impl Gate {
         for (index, (literal, &(offset, folded, len))) in literals.iter().zip(&keyed_on).enumerate()
         {
             let literal = literal.as_ref();
+            // The literal's bytes after the key, up to eight.
+            let after = (literal.len() - offset - len).min(8);
             sieve.classify(folded, len, &firsts);
             if len >= 4 {
                 sieve.heads[head(folded)] |= match len {
@@ -550,6 +559,8 @@ impl Gate {
                 len: u32::try_from(literal.len()).ok()?,
                 head: prefix(word_at(literal, 0) | FOLD, literal.len()),
                 tail: word_at(literal, literal.len().saturating_sub(8)) | FOLD,
+                next: prefix(word_at(literal, offset + len) | FOLD, after),
+                next_mask: prefix(!0, after),
             };
             let folded = prefix(folded, len);
             match keys.iter_mut().find(|(k, l, _)| *k == folded && *l == len) {
@@ -710,7 +721,11 @@ impl Gate {
     /// `i` that occur there.
     #[cold]
     fn keyed(&self, text: &[u8], i: usize, w: u64, len: usize, hits: &mut Vec<Hit>) {
+        let next = word_at(text, i + len) | FOLD;
         for keyed in self.keys.get(w, len) {
+            if next & keyed.next_mask != keyed.next {
+                continue;
+            }
             let literal = keyed.literal as usize;
             let Some(start) = i.checked_sub(keyed.offset as usize) else {
                 continue;
