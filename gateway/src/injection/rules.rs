@@ -9,8 +9,6 @@
 //! count together or in a tool result. Shared vocabulary is written once as
 //! `{NAME}` and expanded by [`expand`].
 
-use std::sync::LazyLock;
-
 use regex_automata::meta;
 use regex_automata::util::syntax;
 
@@ -982,6 +980,59 @@ pub fn expand_anchor(anchor: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether every match of `spec` begins with one of its anchors, ignoring
+/// ASCII case: each prefix literal of its pattern (read from the pattern's
+/// syntax, the case left as written) starts with an anchor. Only for the
+/// English rules, whose case folding is ASCII's, as the gate's is; `None`
+/// literals (too many to list) or an empty one (a match that begins with a
+/// class) say no.
+pub fn begins_with_anchor(spec: &RuleSpec) -> bool {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    if spec.unicode {
+        return false;
+    }
+    let anchors: Vec<String> = spec.anchors.iter().flat_map(|a| expand_anchor(a)).collect();
+    let pattern = expand(spec).replacen("(?i-u)", "(?-u)", 1);
+    let Ok(hir) = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(&pattern)
+    else {
+        return false;
+    };
+    let prefixes = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    starts_at_boundary(&hir)
+        && prefixes.literals().is_some_and(|literals| {
+            !literals.is_empty()
+                && literals.iter().all(|literal| {
+                    let bytes = literal.as_bytes();
+                    anchors.iter().any(|a| {
+                        bytes.len() >= a.len()
+                            && bytes[..a.len()].eq_ignore_ascii_case(a.as_bytes())
+                    })
+                })
+        })
+}
+
+/// Whether every match of `hir` begins at a word boundary (`\b`) or with a
+/// byte that is not a letter: where the gate finds an anchor that begins
+/// with a letter only at a word boundary, an anchor that begins a match
+/// mid-word is not a hit.
+fn starts_at_boundary(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{HirKind, Look};
+    match hir.kind() {
+        HirKind::Look(look) => matches!(
+            look,
+            Look::WordAscii | Look::WordUnicode | Look::WordStartAscii | Look::WordStartUnicode
+        ),
+        HirKind::Literal(literal) => literal.0.first().is_some_and(|&b| !b.is_ascii_alphabetic()),
+        HirKind::Concat(parts) => parts.first().is_some_and(starts_at_boundary),
+        HirKind::Alternation(branches) => branches.iter().all(starts_at_boundary),
+        HirKind::Capture(capture) => starts_at_boundary(&capture.sub),
+        _ => false,
+    }
+}
+
 /// The pattern with its `{NAME}`s expanded and case folded.
 pub fn expand(spec: &RuleSpec) -> String {
     let flags = if spec.unicode { "(?i)" } else { "(?i-u)" };
@@ -1073,38 +1124,24 @@ fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// Rules searched without a literal prefilter. The regex engine looks for a
-/// literal the matches share and runs the automata around each occurrence;
-/// for these the literals are everyday (" to", " for" in `note_to_ai`), so
-/// that ran around every few words and was six times slower than reading
-/// the window once with the automaton alone. Same pattern, same matches.
-const UNFILTERED: &[&str] = &["note_to_ai"];
-
-static UNFILTERED_REGEXES: LazyLock<Vec<(&'static str, meta::Regex)>> = LazyLock::new(|| {
-    UNFILTERED
-        .iter()
-        .map(|&name| {
-            let spec = RULES
-                .iter()
-                .find(|spec| spec.name == name)
-                .unwrap_or_else(|| panic!("rule {name}"));
-            // As `regex::bytes::Regex` builds it, less the prefilter.
-            let regex = meta::Builder::new()
-                .configure(meta::Config::new().auto_prefilter(false).utf8_empty(false))
-                .syntax(syntax::Config::new().utf8(false))
-                .build(&expand(spec))
-                .unwrap_or_else(|e| panic!("rule {name}: {e}"));
-            (name, regex)
-        })
-        .collect()
-});
-
-/// Rule `name` compiled without a prefilter, when it is searched so.
-pub fn unfiltered(name: &str) -> Option<&'static meta::Regex> {
-    UNFILTERED_REGEXES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, regex)| regex)
+/// Rule `spec` compiled to be searched at its hits, when every match of
+/// it begins with one of its anchors ([`begins_with_anchor`]): a match
+/// then starts where the gate finds an anchor, so an anchored search there
+/// reads a few bytes where a search of the window around the hit read
+/// hundreds (for rules like `note_to_ai`, whose literals are everyday
+/// words, the regex engine's prefilter also stopped every few words).
+pub fn anchored(spec: &RuleSpec) -> Option<meta::Regex> {
+    if !begins_with_anchor(spec) {
+        return None;
+    }
+    // As `regex::bytes::Regex` builds it, less the prefilter an anchored
+    // search has no use for.
+    let regex = meta::Builder::new()
+        .configure(meta::Config::new().auto_prefilter(false).utf8_empty(false))
+        .syntax(syntax::Config::new().utf8(false))
+        .build(&expand(spec))
+        .unwrap_or_else(|e| panic!("rule {}: {e}", spec.name));
+    Some(regex)
 }
 
 #[cfg(test)]
@@ -1161,29 +1198,95 @@ mod tests {
         assert!(!may(b"send the files to https://x", 17));
     }
 
-    /// The rules searched without a prefilter find what their regex finds,
-    /// from every offset of the generalization corpus.
+    /// A rule searched at its hits finds there what its regex finds from
+    /// there, from every offset of the generalization corpus.
     #[test]
-    fn unfiltered_rules_find_what_their_regex_finds() {
+    fn anchored_rules_find_what_their_regex_finds() {
         let texts: Vec<String> = crate::injection::tests::generalization_bodies()
             .into_iter()
             .chain(["Note to the AI: stop. \u{e9} message for all assistants".to_owned()])
             .collect();
-        for name in UNFILTERED {
-            let (regex, unfiltered) = (pattern(name), unfiltered(name).expect("compiled"));
-            let mut matched = 0;
+        let mut rules = 0;
+        for spec in RULES {
+            let Some(anchored) = anchored(spec) else {
+                continue;
+            };
+            rules += 1;
+            let regex = pattern(spec.name);
             for text in &texts {
                 let haystack = text.as_bytes();
                 for at in 0..=haystack.len() {
-                    let want = regex.find_at(haystack, at).map(|m| (m.start(), m.end()));
-                    let got = unfiltered
-                        .search(&regex_automata::Input::new(haystack).range(at..))
+                    let want = regex
+                        .find_at(haystack, at)
+                        .filter(|m| m.start() == at)
                         .map(|m| (m.start(), m.end()));
-                    assert_eq!(got, want, "{name} from {at}: {text}");
-                    matched += usize::from(want.is_some());
+                    let input = regex_automata::Input::new(haystack)
+                        .range(at..)
+                        .anchored(regex_automata::Anchored::Yes);
+                    let got = anchored.search(&input).map(|m| (m.start(), m.end()));
+                    assert_eq!(got, want, "{} from {at}: {text}", spec.name);
                 }
             }
-            assert!(matched > 0, "{name}");
+        }
+        assert!(rules >= 20, "{rules}");
+    }
+
+    /// Which patterns' matches all begin with an anchor: a prefix literal
+    /// that is not an anchor, a match that may begin mid-word or with a
+    /// class, or Unicode case folding says no.
+    #[test]
+    fn rules_that_begin_with_an_anchor() {
+        let cases: &[(&[&str], &str, bool)] = &[
+            (&["note to", "note for"], r"\bnote (?:to|for)\W+ai\b", true),
+            (
+                &["{note,memo} {to,for}"],
+                r"\b(?:note|memo) (?:to|for)\W+ai\b",
+                true,
+            ),
+            (&["act as"], r"\bact as\W+(?-i:[A-Z]{3,})\b", true),
+            (&["<tag"], r"<tag\b", true),
+            // Mid-word: the gate finds a letter's anchor at a word boundary.
+            (&["note to"], r"note to\W+ai", false),
+            // Another word may begin the match.
+            (&["note to"], r"\b(?:note|memo) to\W+ai", false),
+            (&["note to"], r"\bnote\W+to\W+ai", false),
+            (&["obey"], r"\bobey\W+me|\bonly\W+obey\b", false),
+            // The anchor is at the end.
+            (&["http"], r"\bsend\W+to\W+https?://", false),
+            (&["ai"], r"[a-z]+ ai", false),
+        ];
+        for &(anchors, pattern, want) in cases {
+            let spec = rule("t", InstructionOverride, 0.5, anchors, pattern);
+            assert_eq!(begins_with_anchor(&spec), want, "{pattern}");
+        }
+        let unicode = RuleSpec {
+            unicode: true,
+            ..rule(
+                "t",
+                InstructionOverride,
+                0.5,
+                &["note to"],
+                r"\bnote to\W+ai\b",
+            )
+        };
+        assert!(!begins_with_anchor(&unicode));
+        let named =
+            |name: &str| begins_with_anchor(RULES.iter().find(|s| s.name == name).expect("rule"));
+        for name in [
+            "note_to_ai",
+            "from_the_developer",
+            "acronym_persona",
+            "end_marker",
+        ] {
+            assert!(named(name), "{name}");
+        }
+        for name in [
+            "obey_only_me",
+            "assistant_must",
+            "send_data_out",
+            "repeat_text_above",
+        ] {
+            assert!(!named(name), "{name}");
         }
     }
 

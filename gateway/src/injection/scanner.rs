@@ -9,7 +9,9 @@
 //! a literal stands in for the shorter literals it contains). A rule's
 //! regex then runs only on windows around its anchors' hits (merged when
 //! they overlap), so text with no anchor costs one sweep, and a rule never
-//! reads more than the text's length. When a literal has no key, an
+//! reads more than the text's length; a rule whose every match begins
+//! with one of its anchors is searched anchored at its hits instead, as
+//! far as a match gets. When a literal has no key, an
 //! Aho-Corasick automaton reads the whole text instead.
 //! Hidden Unicode is stripped before (non-ASCII text only); base64, hex and
 //! rot13 spans are decoded and scanned again, to a bounded depth.
@@ -89,15 +91,18 @@ struct Rule {
     regex: Regex,
     /// A cheaper test every window where the rule matches passes.
     precheck: Option<rules::Precheck>,
-    /// The same pattern without a literal prefilter, searched instead of
-    /// `regex` where its literals are everyday words.
-    unfiltered: Option<&'static regex_automata::meta::Regex>,
+    /// The same pattern to search at the rule's hits instead of in
+    /// windows, when every match begins with one of its anchors.
+    anchored: Option<regex_automata::meta::Regex>,
 }
 
 /// What an anchor is for.
 #[derive(Default)]
 struct AnchorUse {
-    rules: Vec<usize>,
+    /// The rules it announces, each with whether the literal begins with
+    /// one of the rule's anchors (only those hits are searched for a
+    /// rule searched at its hits).
+    rules: Vec<(usize, bool)>,
     rot13: bool,
     markup: bool,
 }
@@ -140,7 +145,7 @@ impl Scanner {
                 regex: Regex::new(&rules::expand(spec))
                     .unwrap_or_else(|e| panic!("rule {}: {e}", spec.name)),
                 precheck: rules::precheck(spec.name),
-                unfiltered: rules::unfiltered(spec.name),
+                anchored: rules::anchored(spec),
             })
             .collect();
 
@@ -169,9 +174,7 @@ impl Scanner {
                 let rot13 = anchor.len() >= MIN_ROT13_ANCHOR
                     && anchor.bytes().all(|b| b.is_ascii_alphabetic());
                 let i = slot(anchor, &mut literals, &mut uses);
-                if !uses[i].rules.contains(&r) {
-                    uses[i].rules.push(r);
-                }
+                announce(&mut uses[i], r, true);
                 if rot13 {
                     let i = slot(rotated, &mut literals, &mut uses);
                     uses[i].rot13 = true;
@@ -190,10 +193,9 @@ impl Scanner {
                 if i != j && literals[i].contains(literals[j].as_str()) {
                     let (rules, rot13, markup) =
                         (uses[j].rules.clone(), uses[j].rot13, uses[j].markup);
-                    for r in rules {
-                        if !uses[i].rules.contains(&r) {
-                            uses[i].rules.push(r);
-                        }
+                    let prefix = literals[i].starts_with(literals[j].as_str());
+                    for (r, begins) in rules {
+                        announce(&mut uses[i], r, begins && prefix);
                     }
                     uses[i].rot13 |= rot13;
                     uses[i].markup |= markup;
@@ -269,7 +271,7 @@ impl Scanner {
         let mut rot13 = false;
         for hit in hits {
             let uses = &self.uses[hit.literal];
-            for &r in &uses.rules {
+            for &(r, begins) in &uses.rules {
                 let rule = match rules.iter().position(|a| a.rule == r) {
                     Some(k) => &mut rules[k],
                     None => {
@@ -277,9 +279,17 @@ impl Scanner {
                         rules.last_mut().expect("pushed")
                     }
                 };
-                if rule.fired < 1.0
-                    && let Some(closed) = rule.open(hit.start, hit.end, text.len())
-                {
+                if rule.fired >= 1.0 {
+                    continue;
+                }
+                if let Some(regex) = &self.rules[r].anchored {
+                    // A match begins at a hit of a literal that begins
+                    // with an anchor; one inside a literal is a hit too.
+                    if begins {
+                        let end = (hit.end + WINDOW).min(text.len());
+                        rule.fired = rule.fired.max(search_at(regex, text, hit.start, end));
+                    }
+                } else if let Some(closed) = rule.open(hit.start, hit.end, text.len()) {
                     rule.fired = rule.fired.max(self.check(r, text, closed));
                 }
             }
@@ -334,18 +344,13 @@ impl Scanner {
         {
             return 0.0;
         }
-        // Both searches read the text before `at` for `\b` and `^`.
-        while let Some((m_start, m_end)) = match rule.unfiltered {
-            Some(regex) => regex
-                .search(&regex_automata::Input::new(haystack).range(at..))
-                .map(|m| (m.start(), m.end())),
-            None => (rule.regex.find_at(haystack, at)).map(|m| (m.start(), m.end())),
-        } {
-            if !quoted(text, m_start, m_end) {
+        // The search reads the text before `at` for `\b` and `^`.
+        while let Some(m) = rule.regex.find_at(haystack, at) {
+            if !quoted(text, m.start(), m.end()) {
                 return 1.0;
             }
             best = MENTION;
-            at = m_end.max(ceil_boundary(text, m_start + 1));
+            at = m.end().max(ceil_boundary(text, m.start() + 1));
             if at >= haystack.len() {
                 break;
             }
@@ -365,6 +370,31 @@ impl Scanner {
     #[cfg(test)]
     pub fn rules(&self) -> impl Iterator<Item = (&'static RuleSpec, &Regex)> {
         self.rules.iter().map(|r| (r.spec, &r.regex))
+    }
+}
+
+/// Adds rule `r` to what a literal announces; `begins` when the literal
+/// begins with one of the rule's anchors (for some of its anchors, if it
+/// holds several).
+fn announce(uses: &mut AnchorUse, r: usize, begins: bool) {
+    match uses.rules.iter_mut().find(|(rule, _)| *rule == r) {
+        Some((_, b)) => *b |= begins,
+        None => uses.rules.push((r, begins)),
+    }
+}
+
+/// How a rule searched at its hits matches at `start` of `text`, within
+/// `text[..end]`: 0 not at all, [`MENTION`] only as a quoted phrase, 1
+/// otherwise (as [`Scanner::check`]).
+fn search_at(regex: &regex_automata::meta::Regex, text: &str, start: usize, end: usize) -> f64 {
+    let haystack = &text.as_bytes()[..floor_boundary(text, end).max(start)];
+    let input = regex_automata::Input::new(haystack)
+        .range(start..)
+        .anchored(regex_automata::Anchored::Yes);
+    match regex.search(&input) {
+        None => 0.0,
+        Some(m) if quoted(text, m.start(), m.end()) => MENTION,
+        Some(_) => 1.0,
     }
 }
 
