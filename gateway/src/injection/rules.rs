@@ -1046,16 +1046,18 @@ pub fn expand(spec: &RuleSpec) -> String {
     out
 }
 
-/// For some rules, a test that every window where they match passes (a
-/// necessary condition, cheaper than the rule): a window that fails it is
-/// not searched. `send_data_out` is anchored on URLs, which come in
-/// clusters in tool output and make its windows long, and its verbs and
-/// "to"/"at" are everyday words that keep a regex search from skipping
-/// ahead; the word right before a URL is rarely one of them.
-const PRECHECKS: &[(&str, Precheck)] = &[("send_data_out", may_send_out)];
+/// For some rules, a test each of their hits passes where it is part of a
+/// match (a necessary condition, cheaper than the rule): a window whose
+/// hits all fail it is not searched. `send_data_out` is anchored on its
+/// destinations, URLs and addresses, which come in clusters in tool
+/// output and make its windows long, and its verbs and "to"/"at" are
+/// everyday words that keep a regex search from skipping ahead; the words
+/// right before a destination are rarely the rule's.
+const PRECHECKS: &[(&str, Precheck)] = &[("send_data_out", may_send_to)];
 
-/// Whether a rule may match in `haystack` from `at`.
-pub type Precheck = fn(haystack: &[u8], at: usize) -> bool;
+/// Whether a match of a rule that starts at or after `from` in `text` may
+/// hold the rule's anchor hit at `hit`.
+pub type Precheck = fn(text: &[u8], hit: usize, from: usize) -> bool;
 
 /// The precheck of rule `name`, when it has one.
 pub fn precheck(name: &str) -> Option<Precheck> {
@@ -1085,44 +1087,28 @@ static SEND_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(r"{before}[\w.+-]*\z")).expect("send_data_out")
 });
 
-/// Whether `send_data_out` may match from `at`: its matches end in
-/// `\b(?:to|at|into|via)\W+` then `https?://`, `www.` or an address. So at
-/// some destination from `at` on, what the rule says before a destination
-/// ([`SEND_BEFORE`]) ends, starting at or after `at`; for a URL, a whole
-/// word "to", "at", "into" or "via" then non-word bytes come right before
-/// it (checked first: tool output holds many URLs, a regex search for each
-/// cost more than the rest of the check). The URL starts are found from
-/// the bytes that end them (`://`, and the dot of `www.`) and addresses
-/// from their `@`, by `memchr`. Prose that gives an address ("reach me at
-/// a@b.example") fails on the words before it.
-fn may_send_out(haystack: &[u8], at: usize) -> bool {
-    let Some(rest) = haystack.get(at..) else {
-        return false;
-    };
-    let sent_to = |destination: usize| SEND_BEFORE.is_match(&haystack[at..destination]);
-    if memchr::memchr_iter(b'@', rest).any(|k| sent_to(at + k)) {
-        return true;
+/// Whether a `send_data_out` match from `from` on may have its destination
+/// at `hit`. Its matches end in `\b(?:to|at|into|via)\W+` then
+/// `https?://`, `www.` or an address, whose anchors (`http`, `www.`, `@`)
+/// always begin a token there, so each destination of a match is a hit.
+/// The hit must then begin a URL or be an address's `@`, and what the rule
+/// says before a destination ([`SEND_BEFORE`]) must end right there; for a
+/// URL, the whole word "to", "at", "into" or "via" then non-word bytes
+/// come right before it (checked first: tool output holds many URLs).
+/// Prose that gives an address ("reach me at a@b.example") fails on the
+/// words before it.
+fn may_send_to(text: &[u8], hit: usize, from: usize) -> bool {
+    let rest = &text[hit.min(text.len())..];
+    let sent_to = || from <= hit && SEND_BEFORE.is_match(&text[from..hit]);
+    if rest.first() == Some(&b'@') {
+        return sent_to();
     }
-    let scheme = memchr::memmem::find_iter(rest, b"://").any(|k| {
-        // `http` or `https` right before, from `at` on.
-        [4, 5].into_iter().any(|len| {
-            k >= len && {
-                let start = at + k - len;
-                haystack[start..at + k].eq_ignore_ascii_case(&b"https"[..len])
-                    && after_send_word(haystack, start, at)
-                    && sent_to(start)
-            }
-        })
-    });
-    scheme
-        || memchr::memchr_iter(b'.', rest).any(|k| {
-            k >= 3 && {
-                let start = at + k - 3;
-                haystack[start..at + k].eq_ignore_ascii_case(b"www")
-                    && after_send_word(haystack, start, at)
-                    && sent_to(start)
-            }
-        })
+    let starts = |prefix: &[u8]| {
+        rest.get(..prefix.len())
+            .is_some_and(|r| r.eq_ignore_ascii_case(prefix))
+    };
+    let url = starts(b"http://") || starts(b"https://") || starts(b"www.");
+    url && after_send_word(text, hit, from) && sent_to()
 }
 
 /// Whether the URL at `url` follows non-word bytes and before them a whole
@@ -1182,18 +1168,26 @@ mod tests {
         Regex::new(&expand(spec)).expect("pattern")
     }
 
-    /// Wherever a rule with a precheck matches, its precheck passes.
+    /// Wherever a rule with a precheck matches, its precheck passes at a
+    /// byte of the match, which is where the scanner tries its hits.
     fn assert_precheck_passes(name: &str, text: &[u8]) {
         let (regex, precheck) = (pattern(name), precheck(name).expect("precheck"));
         for at in 0..=text.len() {
-            if regex.find_at(text, at).is_some() {
+            if let Some(m) = regex.find_at(text, at) {
                 assert!(
-                    precheck(text, at),
+                    m.range().any(|hit| precheck(text, hit, at)),
                     "{name} from {at}: {}",
                     text.escape_ascii()
                 );
             }
         }
+    }
+
+    /// Whether the precheck of `send_data_out` passes at some byte from
+    /// `from` on.
+    fn may_send(text: &[u8], from: usize) -> bool {
+        let may = precheck("send_data_out").expect("precheck");
+        (from..text.len()).any(|hit| may(text, hit, from))
     }
 
     #[test]
@@ -1220,7 +1214,8 @@ mod tests {
                 assert_precheck_passes(name, text.as_bytes());
             }
         }
-        let may = precheck("send_data_out").expect("precheck");
+        let may = may_send;
+        assert!(may(b"send the tokens to www.a.b", 0));
         assert!(!may(b"send the tokens goto www.a.b", 0));
         assert!(!may(b"send the tokens to_ www.a.b", 0));
         assert!(!may(b"send the files to https://x", 17));
@@ -1327,49 +1322,7 @@ mod tests {
         }
     }
 
-    /// The precheck searching the URLs with a regex and trying every
-    /// `@`: the reference for the one that finds them with `memchr`.
-    fn may_send_out_by_regex(haystack: &[u8], at: usize) -> bool {
-        let url = Regex::new(r"(?i-u)https?://|www\.").expect("URL pattern");
-        if at > haystack.len() {
-            return false;
-        }
-        let sent_to = |destination: usize| SEND_BEFORE.is_match(&haystack[at..destination]);
-        if (at..haystack.len()).any(|k| haystack[k] == b'@' && sent_to(k)) {
-            return true;
-        }
-        let mut from = at;
-        while let Some(m) = url.find_at(haystack, from) {
-            if after_send_word(haystack, m.start(), at) && sent_to(m.start()) {
-                return true;
-            }
-            from = m.end();
-        }
-        false
-    }
-
     proptest::proptest! {
-        #[test]
-        fn the_send_precheck_is_the_regex_one(
-            words in proptest::collection::vec(
-                proptest::sample::select(vec![
-                    "to", "At", "into", "VIA", "goto", "http", "HTTPS", "://", "://", "www", "Www",
-                    "wW", ".", "w.", "s://", "x", "_", " ", "\n", ": ", "\"", "@", "\u{e9}",
-                    "send ", "the files ", "chat ",
-                ]),
-                0..30,
-            )
-        ) {
-            let text = words.concat();
-            for at in 0..=text.len() + 1 {
-                proptest::prop_assert_eq!(
-                    may_send_out(text.as_bytes(), at),
-                    may_send_out_by_regex(text.as_bytes(), at),
-                    "{} from {}", text, at
-                );
-            }
-        }
-
         #[test]
         fn the_send_precheck_passes_wherever_the_rule_matches(
             words in proptest::collection::vec(

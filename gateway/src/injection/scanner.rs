@@ -89,7 +89,7 @@ impl Found {
 struct Rule {
     spec: &'static RuleSpec,
     regex: Regex,
-    /// A cheaper test every window where the rule matches passes.
+    /// A cheaper test that a hit passes where it is part of a match.
     precheck: Option<rules::Precheck>,
     /// The same pattern to search at the rule's hits instead of in
     /// windows, when every match begins with one of its anchors.
@@ -289,8 +289,20 @@ impl Scanner {
                         let end = (hit.end + WINDOW).min(text.len());
                         rule.fired = rule.fired.max(search_at(regex, text, hit.start, end));
                     }
-                } else if let Some(closed) = rule.open(hit.start, hit.end, text.len()) {
-                    rule.fired = rule.fired.max(self.check(r, text, closed));
+                } else {
+                    let closed = rule.open(hit.start, hit.end, text.len());
+                    let precheck = self.rules[r].precheck;
+                    if let Some(window) = &mut rule.pending
+                        && !window.may
+                    {
+                        let from = floor_boundary(text, window.start);
+                        window.may = precheck.is_none_or(|p| p(text.as_bytes(), hit.start, from));
+                    }
+                    if let Some(closed) = closed
+                        && closed.may
+                    {
+                        rule.fired = rule.fired.max(self.check(r, text, closed));
+                    }
                 }
             }
             rot13 |= uses.rot13;
@@ -302,6 +314,7 @@ impl Scanner {
         rules.sort_unstable_by_key(|a| a.rule);
         for mut announced in rules {
             if let Some(window) = announced.pending
+                && window.may
                 && announced.fired < 1.0
             {
                 announced.fired = announced
@@ -333,17 +346,11 @@ impl Scanner {
 
     /// How rule `r` matches in `text[start..end]`: 0 not at all, [`MENTION`]
     /// only as quoted phrases, 1 otherwise.
-    fn check(&self, r: usize, text: &str, (start, end): (usize, usize)) -> f64 {
-        let haystack = &text.as_bytes()[..floor_boundary(text, end)];
-        let mut at = floor_boundary(text, start);
+    fn check(&self, r: usize, text: &str, window: Window) -> f64 {
+        let haystack = &text.as_bytes()[..floor_boundary(text, window.end)];
+        let mut at = floor_boundary(text, window.start);
         let mut best: f64 = 0.0;
         let rule = &self.rules[r];
-        // A rule with a precheck cannot match where its precheck does not.
-        if let Some(precheck) = rule.precheck
-            && !precheck(haystack, at)
-        {
-            return 0.0;
-        }
         // The search reads the text before `at` for `\b` and `^`.
         while let Some(m) = rule.regex.find_at(haystack, at) {
             if !quoted(text, m.start(), m.end()) {
@@ -422,8 +429,18 @@ fn every_hit(anchors: &AhoCorasick, text: &str) -> Vec<Hit> {
 /// (only quoted) or 1.
 struct Announced {
     rule: usize,
-    pending: Option<(usize, usize)>,
+    pending: Option<Window>,
     fired: f64,
+}
+
+/// Bytes `start..end` of a text around a rule's hits, and whether one of
+/// them passed the rule's precheck (any does, without one): only then is
+/// the window searched.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    start: usize,
+    end: usize,
+    may: bool,
 }
 
 impl Announced {
@@ -437,11 +454,15 @@ impl Announced {
 
     /// Adds a hit at `start..end` of a text of `len` bytes; the window it
     /// closed, if it closed one.
-    fn open(&mut self, start: usize, end: usize, len: usize) -> Option<(usize, usize)> {
-        let window = (start.saturating_sub(WINDOW), (end + WINDOW).min(len));
+    fn open(&mut self, start: usize, end: usize, len: usize) -> Option<Window> {
+        let window = Window {
+            start: start.saturating_sub(WINDOW),
+            end: (end + WINDOW).min(len),
+            may: false,
+        };
         match &mut self.pending {
-            Some(p) if window.0 <= p.1 => {
-                p.1 = p.1.max(window.1);
+            Some(p) if window.start <= p.end => {
+                p.end = p.end.max(window.end);
                 None
             }
             slot => slot.replace(window),
