@@ -59,10 +59,11 @@ const CHUNK: usize = 4096;
 /// With AVX-512, level 2 runs sixteen candidates at a time in chunks of
 /// `WORDS_FROM` bytes or more (about ten candidates a KiB of prose), for
 /// `VECTOR_LEVEL2` candidates or more: it needs the candidates' words
-/// packed by the sieve, which cost more than it saved in shorter texts
-/// (~3% on a 1 KiB chat body), and for a few candidates its fixed cost
-/// was more than one at a time.
-const WORDS_FROM: usize = 1024;
+/// packed by the sieve, which cost more than it saved in short texts, and
+/// for a few candidates its fixed cost was more than one at a time. It
+/// was 1024, from measurements on Zen 4; on an Intel Xeon 512 scanned a
+/// 1 KiB chat body (an 800-byte turn) ~1% faster, and 256 no faster.
+const WORDS_FROM: usize = 512;
 const VECTOR_LEVEL2: usize = 8;
 /// Room past a chunk's candidates for the vector path's full-width stores.
 const SLACK: usize = 64;
