@@ -344,8 +344,8 @@ impl Scanner {
         }
     }
 
-    /// How rule `r` matches in `text[start..end]`: 0 not at all, [`MENTION`]
-    /// only as quoted phrases, 1 otherwise.
+    /// How rule `r` matches in the window of `text`: 0 not at all,
+    /// [`MENTION`] only as quoted phrases, 1 otherwise.
     fn check(&self, r: usize, text: &str, window: Window) -> f64 {
         let haystack = &text.as_bytes()[..floor_boundary(text, window.end)];
         let mut at = floor_boundary(text, window.start);
