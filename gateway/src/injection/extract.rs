@@ -132,6 +132,15 @@ impl<'a> Body<'a> {
         }
     }
 
+    /// Whether every piece of text is known to be ASCII (a JSON body's
+    /// tape checked it); false when not, or not known.
+    pub fn known_ascii(&self) -> bool {
+        match &self.0 {
+            Readable::Json(tape) => tape.is_ascii(),
+            Readable::Text(_) | Readable::Nothing => false,
+        }
+    }
+
     /// Hands each piece of text in the body to `visit`, in reading order,
     /// with its source and its location, as [`Body::segments`] lists them.
     /// The location is only lent: a reader that keeps few of them (the

@@ -104,8 +104,9 @@ impl Detector {
     /// Scores a body already read ([`extract::Body::read`]).
     pub fn assess_body(&self, body: &extract::Body<'_>) -> Assessment {
         let mut signals = Vec::new();
+        let ascii = body.known_ascii();
         body.each_segment(&mut |source, location, text| {
-            assess_segment(&mut signals, source, location, text);
+            assess_segment(&mut signals, source, location, text, ascii);
         });
         Assessment::of(signals)
     }
@@ -113,7 +114,7 @@ impl Detector {
     /// Scores one text as if it came from `source`.
     pub fn assess_text(&self, text: &str, source: Source) -> Assessment {
         let mut signals = Vec::new();
-        assess_segment(&mut signals, source, extract::TEXT_LOCATION, text);
+        assess_segment(&mut signals, source, extract::TEXT_LOCATION, text, false);
         Assessment::of(signals)
     }
 }
@@ -132,11 +133,18 @@ impl Assessment {
 
 /// Adds what fires in one segment to `signals`. Its location is copied
 /// only for a signal: most segments have none.
-fn assess_segment(signals: &mut Vec<Signal>, source: Source, location: &str, text: &str) {
+/// Scores one segment; `ascii` when the text is known to be ASCII.
+fn assess_segment(
+    signals: &mut Vec<Signal>,
+    source: Source,
+    location: &str,
+    text: &str,
+    ascii: bool,
+) {
     if source == Source::System {
         return;
     }
-    for (kind, weight) in SCANNER.scan(text).iter() {
+    for (kind, weight) in SCANNER.scan_known(text, ascii).iter() {
         signals.push(Signal {
             kind,
             source,

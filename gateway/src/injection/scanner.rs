@@ -224,14 +224,22 @@ impl Scanner {
     }
 
     /// Every signal in `text`, decoding what hides it.
+    #[cfg(test)]
     pub fn scan(&self, text: &str) -> Found {
+        self.scan_known(text, false)
+    }
+
+    /// [`Scanner::scan`] of a text whose reader knows it is ASCII
+    /// (`ascii`), which then is not checked again.
+    pub fn scan_known(&self, text: &str, ascii: bool) -> Found {
+        debug_assert!(!ascii || text.is_ascii());
         let mut found = Found::default();
-        self.scan_at(text, 0, &mut found);
+        self.scan_at(text, ascii, 0, &mut found);
         found
     }
 
-    fn scan_at(&self, text: &str, depth: u8, found: &mut Found) {
-        let text: Cow<str> = if chars::is_ascii(text.as_bytes()) {
+    fn scan_at(&self, text: &str, ascii: bool, depth: u8, found: &mut Found) {
+        let text: Cow<str> = if ascii || chars::is_ascii(text.as_bytes()) {
             Cow::Borrowed(text)
         } else {
             let hidden = unicode::inspect(text);
@@ -240,7 +248,7 @@ impl Scanner {
             }
             if !hidden.smuggled.is_empty() && depth < MAX_DEPTH {
                 // Text spelled in tag characters: whatever it says, it was hidden.
-                self.scan_at(&hidden.smuggled, depth + 1, found);
+                self.scan_at(&hidden.smuggled, false, depth + 1, found);
             }
             Cow::Owned(hidden.visible)
         };
@@ -337,7 +345,7 @@ impl Scanner {
     /// Scores decoded text; anything it says counts, and so does the hiding.
     fn scan_decoded(&self, decoded: &str, depth: u8, found: &mut Found) {
         let mut inner = Found::default();
-        self.scan_at(decoded, depth + 1, &mut inner);
+        self.scan_at(decoded, false, depth + 1, &mut inner);
         if !inner.is_empty() {
             found.add(SignalKind::EncodedInstruction, 0.5 + 0.5 * inner.max());
             found.merge(&inner);

@@ -75,6 +75,9 @@ pub(crate) struct Tape<'a> {
     /// more than parsing a short body's structure. `None` only once
     /// dropped, having handed them back.
     buffers: Option<Box<Buffers>>,
+    /// Every string reads as ASCII: the body is, and no `\u` escape
+    /// stands for another character.
+    ascii: bool,
 }
 
 /// The stretches of a body laid out end to end, each followed by a
@@ -173,7 +176,8 @@ impl<'a> Tape<'a> {
     /// [`Tape::parse`], decoding strings a block at a time when given
     /// `blocks`, else escape by escape.
     fn parse_with(body: &'a [u8], blocks: Option<Avx512>) -> Option<Tape<'a>> {
-        let body = if chars::is_ascii(body) {
+        let ascii = chars::is_ascii(body);
+        let body = if ascii {
             // SAFETY: ASCII is UTF-8.
             unsafe { std::str::from_utf8_unchecked(body) }
         } else {
@@ -195,6 +199,7 @@ impl<'a> Tape<'a> {
             raw_start: 0,
             specials: Specials::new(body.as_bytes()),
             blocks,
+            ascii,
         };
         parser.whitespace();
         let ok = parser.value(0).is_some() && {
@@ -205,9 +210,11 @@ impl<'a> Tape<'a> {
             parser.layout.raw(body, parser.raw_start, body.len());
         }
         // Made either way, so a refused body's buffers go back too.
+        let ascii = parser.ascii;
         let tape = Tape {
             body,
             buffers: Some(buffers),
+            ascii,
         };
         ok.then_some(tape)
     }
@@ -221,6 +228,12 @@ impl<'a> Tape<'a> {
     /// The body.
     pub(crate) fn body(&self) -> &'a [u8] {
         self.body.as_bytes()
+    }
+
+    /// Whether every string of the document reads as ASCII, so its
+    /// readers need not check again.
+    pub(crate) fn is_ascii(&self) -> bool {
+        self.ascii
     }
 
     /// The body laid out for the PII engine, as [`lay_out`](super::lay_out)
@@ -447,6 +460,8 @@ struct Parser<'a, 'b> {
     raw_start: usize,
     specials: Specials<'a>,
     blocks: Option<Avx512>,
+    /// No string so far reads as other than ASCII ([`Tape::is_ascii`]).
+    ascii: bool,
 }
 
 impl Parser<'_, '_> {
@@ -633,6 +648,7 @@ impl Parser<'_, '_> {
             match body.get(stop) {
                 Some(b'\\') => {
                     let (c, len) = escape(&body[stop..])?;
+                    self.ascii &= c.is_ascii();
                     layout.text.push_str(&text[copied..stop]);
                     let at = layout.text.len();
                     segment::push_escape(&mut layout.map, at, stop, len, c.len_utf8());
@@ -673,6 +689,7 @@ impl Parser<'_, '_> {
                     let Some((c, len)) = escape(&body[at..]) else {
                         break None;
                     };
+                    self.ascii &= c.is_ascii();
                     segment::push_escape(map, text.len(), at, len, c.len_utf8());
                     text.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                     at += len;
@@ -886,6 +903,37 @@ mod tests {
             assert_eq!(at(first + 133), (136, 142));
             assert_eq!(at(first + 134), (142, 144));
             assert_eq!(at(first + 135), (144, 145));
+        }
+    }
+
+    #[test]
+    fn a_tape_knows_when_every_string_reads_as_ascii() {
+        let long = "x".repeat(80);
+        let cases: &[(&str, bool)] = &[
+            (r#"{"a": "plain"}"#, true),
+            (r#"["one\ntwo\t\"three\""]"#, true),
+            (r#"["\u0041 is A"]"#, true),
+            (r#"["caf\u00e9"]"#, false),
+            (r#"["\ud83d\ude00"]"#, false),
+            ("[\"caf\u{e9}\"]", false),
+            // A key counts as a string too.
+            ("{\"\u{e9}\": 1}", false),
+        ];
+        for &(body, want) in cases {
+            for blocks in [Avx512::detect(), None] {
+                let tape = Tape::parse_with(body.as_bytes(), blocks).expect(body);
+                assert_eq!(tape.is_ascii(), want, "{body}");
+            }
+        }
+        // After a block's worth of text, where the blocks hand the `\u`
+        // escape back to the caller.
+        let body = format!("[\"{long}\\n{long}\\u00e9\"]");
+        for blocks in [Avx512::detect(), None] {
+            assert!(
+                !Tape::parse_with(body.as_bytes(), blocks)
+                    .expect("valid")
+                    .is_ascii()
+            );
         }
     }
 }
