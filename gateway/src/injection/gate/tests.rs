@@ -10,7 +10,7 @@ pub(crate) struct Oracle {
     literals: Vec<Box<[u8]>>,
     automaton: AhoCorasick,
     gate: Gate,
-    /// The same gate sieving one start at a time.
+    /// The same gate sieving one start at a time (no AVX2, no AVX-512).
     portable: Gate,
 }
 
@@ -22,6 +22,7 @@ impl Oracle {
         #[cfg(target_arch = "x86_64")]
         {
             portable.avx512 = None;
+            portable.avx2 = None;
         }
         Oracle {
             literals: literals.iter().map(|l| l.as_ref().into()).collect(),
@@ -108,6 +109,27 @@ fn sieved(gate: &Gate, text: &[u8]) -> Vec<[Vec<(u32, u32)>; 2]> {
         from = to;
     }
     ways.push(portable);
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx2) = Avx2::detect() {
+        let mut vector = [Vec::new(), Vec::new()];
+        let mut words = vec![0; CHUNK + SLACK];
+        let mut nexts = vec![0; CHUNK + SLACK];
+        let mut from = 0;
+        while from < text.len() {
+            let to = (from + CHUNK).min(text.len());
+            // Stale candidates in the buffers must not show through.
+            for buffer in [&mut at, &mut common, &mut words, &mut nexts] {
+                buffer.fill(u32::MAX);
+            }
+            let out = [&mut at[..], &mut common[..], &mut words[..], &mut nexts[..]];
+            let n = avx2.sieve(&gate.sieve, text, (from, to), out);
+            vector[0].extend((0..n).map(|k| (at[k] + from as u32, common[k])));
+            let kept = gate.level2(text, from, n, [&mut at, &mut common]);
+            vector[1].extend((0..kept).map(|k| (at[k] + from as u32, common[k])));
+            from = to;
+        }
+        ways.push(vector);
+    }
     #[cfg(target_arch = "x86_64")]
     if let Some(avx512) = Avx512::detect() {
         let mut vector = [Vec::new(), Vec::new()];
