@@ -46,17 +46,23 @@ const POW2: [u8; 32] = {
 #[derive(Clone, Copy)]
 struct Classes([__m256i; 4]);
 
+/// [`Classes`] as bytes: per byte position, the four tables.
+type Tables = [[[u8; 16]; 4]; 3];
+
 impl Classes {
-    #[target_feature(enable = "avx2")]
-    fn new(table: &[u8; 128]) -> Classes {
-        Classes(std::array::from_fn(|t| {
+    /// The tables of the classes of a byte position.
+    fn tables(table: &[u8; 128]) -> [[u8; 16]; 4] {
+        std::array::from_fn(|t| {
             let base = 0x20 | ((t & 2) << 5) | ((t & 1) << 4);
-            let mut bytes = [0u8; 32];
-            for (k, byte) in bytes.iter_mut().enumerate() {
-                *byte = table[base | (k % 16)];
-            }
-            // SAFETY: 32 readable bytes, unaligned load.
-            unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) }
+            std::array::from_fn(|k| table[base | k])
+        })
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn new(tables: &[[u8; 16]; 4]) -> Classes {
+        // SAFETY: 16 readable bytes each, unaligned loads.
+        Classes(tables.each_ref().map(|table| unsafe {
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(table.as_ptr().cast()))
         }))
     }
 
@@ -142,11 +148,12 @@ unsafe fn half(
 #[target_feature(enable = "avx2,bmi1,popcnt")]
 unsafe fn sieve(
     sieve: &Sieve,
+    tables: &Tables,
     text: &[u8],
     (from, to): (usize, usize),
     [at, common, words, nexts]: [&mut [u32]; 4],
 ) -> usize {
-    let classes = sieve.classes.each_ref().map(|table| Classes::new(table));
+    let classes = tables.each_ref().map(|table| Classes::new(table));
     let shorts = _mm256_set1_epi8(sieve.shorts as i8);
 
     // The token starts whose first three bytes a class has, as offsets
@@ -256,24 +263,28 @@ unsafe fn sieve(
     n
 }
 
-/// AVX2 with the bit instructions. Only [`Avx2::detect`] makes one, on a
-/// CPU that has them, so holding one is the proof that code compiled for
-/// them may run.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Avx2(());
+/// AVX2 with the bit instructions, and the sieve's classes as the
+/// shuffles read them. Only [`Avx2::detect`] makes one, on a CPU that has
+/// them, so holding one is the proof that code compiled for them may run.
+#[derive(Debug, Clone)]
+pub(super) struct Avx2 {
+    tables: Tables,
+}
 
 impl Avx2 {
-    pub(super) fn detect() -> Option<Avx2> {
+    pub(super) fn detect(sieve: &Sieve) -> Option<Avx2> {
         let has = std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("bmi1")
             && std::arch::is_x86_feature_detected!("popcnt");
-        has.then_some(Avx2(()))
+        has.then(|| Avx2 {
+            tables: sieve.classes.each_ref().map(Classes::tables),
+        })
     }
 
     /// [`Sieve::portable`] 64 positions at a time, into `out[0]` and
     /// `out[1]`; `out[2]` and `out[3]` are work space.
     pub(super) fn sieve(
-        self,
+        &self,
         sieve: &Sieve,
         text: &[u8],
         (from, to): (usize, usize),
@@ -284,6 +295,6 @@ impl Avx2 {
         assert!(out.iter().all(|o| o.len() >= room));
         // SAFETY: an `Avx2` exists only on a CPU with the features
         // (`detect`); the bounds are asserted above.
-        unsafe { self::sieve(sieve, text, (from, to), out) }
+        unsafe { self::sieve(sieve, &self.tables, text, (from, to), out) }
     }
 }

@@ -590,6 +590,8 @@ impl Gate {
                 wins.into_boxed_slice()
             })
             .collect();
+        #[cfg(target_arch = "x86_64")]
+        let avx2 = Avx2::detect(&sieve);
         Some(Gate {
             sieve,
             longs,
@@ -608,7 +610,7 @@ impl Gate {
             #[cfg(target_arch = "x86_64")]
             avx512: Avx512::detect(),
             #[cfg(target_arch = "x86_64")]
-            avx2: Avx2::detect(),
+            avx2,
         })
     }
 
@@ -682,7 +684,7 @@ impl Gate {
         let _ = scratch;
         let [at, common, words, nexts] = out;
         #[cfg(target_arch = "x86_64")]
-        if let Some(avx2) = self.avx2 {
+        if let Some(avx2) = &self.avx2 {
             let out = [&mut *at, &mut *common, words, nexts];
             let n = avx2.sieve(&self.sieve, text, (from, to), out);
             return self.level2(text, from, n, [at, common]);

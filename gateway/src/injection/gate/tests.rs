@@ -110,7 +110,7 @@ fn sieved(gate: &Gate, text: &[u8]) -> Vec<[Vec<(u32, u32)>; 2]> {
     }
     ways.push(portable);
     #[cfg(target_arch = "x86_64")]
-    if let Some(avx2) = Avx2::detect() {
+    if let Some(avx2) = Avx2::detect(&gate.sieve) {
         let mut vector = [Vec::new(), Vec::new()];
         let mut words = vec![0; CHUNK + SLACK];
         let mut nexts = vec![0; CHUNK + SLACK];
