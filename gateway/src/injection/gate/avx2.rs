@@ -6,6 +6,7 @@
 
 use std::arch::x86_64::*;
 
+use super::x86::{POW2, low_bits};
 use super::{CHUNK, HEAD_BITS, MUL_HEAD, MUL_TAIL, SLACK, Sieve, is_letter};
 
 /// Per mask of eight lanes, the lanes it has, packed low (one byte each):
@@ -25,19 +26,6 @@ const PACK: [u64; 256] = {
         mask += 1;
     }
     pack
-};
-
-/// Byte `b` (below eight) of each 16-byte lane is `1 << b`.
-const POW2: [u8; 32] = {
-    let mut pow = [0; 32];
-    let mut k = 0;
-    while k < 32 {
-        if k % 16 < 8 {
-            pow[k] = 1 << (k % 16);
-        }
-        k += 1;
-    }
-    pow
 };
 
 /// A byte lookup of [`Sieve::classes`] in four 16-byte tables: a folded
@@ -104,11 +92,6 @@ fn within(x: __m256i, lo: u8, len: u8) -> __m256i {
 #[target_feature(enable = "avx2")]
 fn bits(mask: __m256i) -> u64 {
     u64::from(_mm256_movemask_epi8(mask) as u32)
-}
-
-/// The lowest `n` bits (`n` up to 64).
-fn low_bits(n: usize) -> u64 {
-    if n >= 64 { !0 } else { (1 << n) - 1 }
 }
 
 /// Of 32 bytes at `b` (and the two after each), the token starts, the
@@ -209,7 +192,7 @@ unsafe fn sieve(
 
     // The sieve's entry for each, eight at a time.
     let (pow2, fold) = (
-        // SAFETY: 32 readable bytes, unaligned load.
+        // SAFETY: 32 readable bytes (of 64: the lanes repeat), unaligned load.
         unsafe { _mm256_loadu_si256(POW2.as_ptr().cast()) },
         _mm256_set1_epi32(0x2020_2020),
     );

@@ -52,7 +52,7 @@ const IOTA: [u8; 64] = shifted(0);
 const NEXT1: [u8; 64] = shifted(1);
 const NEXT2: [u8; 64] = shifted(2);
 /// Byte `b` (below eight) of each 16-byte lane is `1 << b`.
-const POW2: [u8; 64] = {
+pub(super) const POW2: [u8; 64] = {
     let mut pow = [0; 64];
     let mut k = 0;
     while k < 64 {
@@ -65,7 +65,7 @@ const POW2: [u8; 64] = {
 };
 
 /// The lowest `n` bits (`n` up to 64).
-fn low_bits(n: usize) -> u64 {
+pub(super) fn low_bits(n: usize) -> u64 {
     if n >= 64 { !0 } else { (1 << n) - 1 }
 }
 
