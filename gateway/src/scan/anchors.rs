@@ -18,6 +18,7 @@
 
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 
+use super::chars::{key_of, word_at};
 use super::detect::{generic, secrets};
 use super::kind::{Kind, KindSet};
 
@@ -227,10 +228,8 @@ struct Prefix {
 impl Prefix {
     fn of(literal: &[u8]) -> Prefix {
         let n = literal.len().min(8);
-        let mut word = [0; 8];
-        word[..n].copy_from_slice(&literal[..n]);
         Prefix {
-            word: u64::from_le_bytes(word),
+            word: key_of(&literal[..n]),
             mask: u64::MAX >> (64 - 8 * n),
         }
     }
@@ -239,19 +238,6 @@ impl Prefix {
     /// zeros) begin with the prefix.
     fn starts(self, bytes: u64) -> bool {
         bytes & self.mask == self.word
-    }
-}
-
-/// The eight bytes of `text` from `at`, zeros past its end.
-fn word_at(text: &[u8], at: usize) -> u64 {
-    match text.get(at..at + 8) {
-        Some(bytes) => u64::from_le_bytes(bytes.try_into().expect("8 bytes")),
-        None => {
-            let rest = &text[at.min(text.len())..];
-            let mut word = [0; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            u64::from_le_bytes(word)
-        }
     }
 }
 

@@ -30,6 +30,22 @@ pub(crate) fn is_ascii(bytes: &[u8]) -> bool {
     (any | u64::from_le_bytes(*last)) & HIGH == 0
 }
 
+/// The eight bytes at `i` as a little-endian word, padded with zeros past
+/// the end.
+pub(crate) fn word_at(text: &[u8], i: usize) -> u64 {
+    match text.get(i..i + 8) {
+        Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
+        None => key_of(text.get(i..).unwrap_or_default()),
+    }
+}
+
+/// Up to eight bytes as a little-endian word, zero-padded.
+pub(crate) fn key_of(bytes: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(w)
+}
+
 /// The byte at `i`, or 0 (a delimiter for every detector) outside `text`.
 pub(crate) fn at(text: &[u8], i: usize) -> u8 {
     text.get(i).copied().unwrap_or(0)

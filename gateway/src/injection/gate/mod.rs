@@ -43,6 +43,8 @@
 
 use std::cmp::Reverse;
 
+use crate::scan::chars::{key_of, word_at};
+
 /// Bits of the hash of the long keys' first four bytes: the sieve's table
 /// has a 32-bit entry per hash (32 KiB). With 12 bits (16 KiB) one entry in
 /// seven held a head, and about as many starts passed on a hash that was
@@ -271,21 +273,6 @@ fn key(literal: &[u8]) -> Option<(usize, &[u8])> {
         .filter(|&j| key_start(literal, j))
         .map(|j| (j, &literal[j..(j + 8).min(literal.len())]))
         .min_by_key(|(_, key)| rarity(key))
-}
-
-/// The eight bytes at `i`, padded with zeros past the end.
-fn word_at(text: &[u8], i: usize) -> u64 {
-    match text.get(i..i + 8) {
-        Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
-        None => key_of(text.get(i..).unwrap_or_default()),
-    }
-}
-
-/// Up to eight bytes as a little-endian word, zero-padded.
-fn key_of(bytes: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    w[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(w)
 }
 
 /// Bit `k` set when `flags[k]` is 1: each eight flags gathered into a byte by
