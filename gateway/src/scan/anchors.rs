@@ -216,9 +216,10 @@ struct Literals {
 
 /// A literal's first eight bytes (fewer when it is shorter) as a word and
 /// the mask of the bytes it has: most literals are compared whole with
-/// one load, and the call to `memcmp` for every place where a literal's
-/// first three bytes were seen (a few in each kilobyte of prose: "key",
-/// "oken") was a fortieth of the PII scan of a 1 KiB body.
+/// one load. The call to `memcmp` for each literal of the groups seen at
+/// a place ("key", "oken": a few places a kilobyte of prose) was ~2% of
+/// both content stages' time on a 1 KiB chat body, a twelfth of the PII
+/// scan's.
 #[derive(Debug, Clone, Copy)]
 struct Prefix {
     word: u64,
