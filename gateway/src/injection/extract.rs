@@ -173,16 +173,27 @@ pub(crate) fn json_segments<'t>(tape: &'t Tape<'_>) -> Vec<Segment<'t>> {
 
 /// [`Body::each_segment`] for a JSON body.
 fn each_json_segment<'t>(tape: &'t Tape<'_>, visit: &mut dyn FnMut(Source, &str, &'t str)) {
-    let mut reader = Reader {
-        visit,
-        path: String::with_capacity(64),
-    };
+    let mut path = PATH.take();
+    path.clear();
+    let mut reader = Reader { visit, path };
     let body = tape.root();
     match body.as_object().map(Request::of) {
         Some(request) if request.is_llm() => reader.request(request),
         _ => reader.strings(body, Source::Text),
     }
+    if reader.path.capacity() <= PATH_KEPT {
+        PATH.set(reader.path);
+    }
 }
+
+thread_local! {
+    /// The walk's path, kept per thread: a fresh one for each body was an
+    /// allocation and a free per request scored.
+    static PATH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+}
+
+/// The longest path kept for the next body; a longer one is given back.
+const PATH_KEPT: usize = 1024;
 
 /// The single segment of a text body.
 pub fn text_segment(text: &str) -> Segment<'_> {

@@ -113,13 +113,23 @@ impl Anchors {
     /// [`Anchors::for_each`] with the literals found in one pass.
     #[cfg(target_arch = "x86_64")]
     fn for_each_vbmi(&self, vbmi: x86::Vbmi, text: &[u8], visit: impl FnMut(Hit)) {
-        let mut starts = Vec::new();
+        let mut starts = STARTS.take();
+        starts.clear();
         self.literals.starts(vbmi, text, &mut starts);
+        self.visit_starts(&starts, visit);
+        if starts.capacity() <= STARTS_KEPT {
+            STARTS.set(starts);
+        }
+    }
+
+    /// The hits of the places `starts` found, as [`Anchors::for_each`]
+    /// gives them.
+    #[cfg(target_arch = "x86_64")]
+    fn visit_starts(&self, starts: &[Start], visit: impl FnMut(Hit)) {
         // Each set's next start from a position on: the positions asked
         // for only rise, so each set reads the list once.
         let next = |set: usize| {
             let mut i = 0;
-            let starts = &starts;
             move |from: usize| {
                 while let Some(s) = starts.get(i) {
                     if s.at >= from
@@ -181,6 +191,19 @@ fn merge(
         }
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+thread_local! {
+    /// The places of [`Anchors::for_each_vbmi`], kept per thread: nearly
+    /// every LLM-API body has one ("oken" of `max_tokens`), and a fresh
+    /// vector for each was an allocation and a free per body scanned.
+    static STARTS: std::cell::Cell<Vec<Start>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The most places kept for the next text (64 KiB): a body with more
+/// gives its vector back to the allocator.
+#[cfg(target_arch = "x86_64")]
+const STARTS_KEPT: usize = 4096;
 
 /// Index of the shapes' set in [`Literals::sets`].
 const SHAPES: usize = 0;
