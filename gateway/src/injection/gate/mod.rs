@@ -122,7 +122,8 @@ struct Sieve {
     /// byte (its low seven bits), the classes whose keys may have it there.
     /// A start may begin a key when one class has its first three bytes:
     /// the others (most of the punctuation of JSON and code, a sixth of
-    /// the words of prose) are dropped before they are hashed.
+    /// the words of prose) are dropped before they are hashed. A byte and
+    /// its folded form have the same entry.
     classes: [[u8; 128]; 3],
     /// The classes of the keys of one to three bytes ([`SHORT_CLASSES`]).
     shorts: u8,
@@ -372,7 +373,13 @@ impl Sieve {
         }
         for (k, table) in self.classes.iter_mut().enumerate() {
             if k < len {
-                table[usize::from((key >> (8 * k)) as u8 & 0x7F)] |= bit;
+                // The byte's entry and its unfolded twin's (bit 5 clear), so
+                // a lookup of a byte as it is reads what its folded form
+                // would: the vector sieve reads the bytes after a start
+                // straight from the text.
+                let folded = usize::from((key >> (8 * k)) as u8 & 0x7F);
+                table[folded] |= bit;
+                table[folded & !0x20] |= bit;
             } else {
                 // Any byte may follow (a zero past the text's end too).
                 for b in table {

@@ -111,19 +111,33 @@ unsafe fn sieve<const WORDS: bool>(
     let mut m = 0;
     let mut b = from;
     while b < to {
-        // This block and the seven bytes after it; zeros past the text.
+        // This block and the seven bytes after it (zeros past the text),
+        // and the block moved by one and by two bytes: read from the text
+        // where it goes on for another block (the class tables read a
+        // byte as its folded form), else moved within the block.
         let avail = text.len() - b;
-        // SAFETY: the masks cover only bytes of the text (masked-off
-        // bytes are not read, so the addresses may pass its end).
-        let (lo, hi) = unsafe {
-            (
-                _mm512_maskz_loadu_epi8(low_bits(avail), ptr.wrapping_add(b).cast()),
-                _mm512_maskz_loadu_epi8(
+        let (lo, hi, x1, x2);
+        if avail >= 128 {
+            // SAFETY: 128 bytes of the text from `b`, unaligned loads.
+            unsafe {
+                lo = _mm512_loadu_si512(ptr.add(b).cast());
+                hi = _mm512_loadu_si512(ptr.add(b + 64).cast());
+                x1 = _mm512_loadu_si512(ptr.add(b + 1).cast());
+                x2 = _mm512_loadu_si512(ptr.add(b + 2).cast());
+            }
+        } else {
+            // SAFETY: the masks cover only bytes of the text (masked-off
+            // bytes are not read, so the addresses may pass its end).
+            unsafe {
+                lo = _mm512_maskz_loadu_epi8(low_bits(avail), ptr.wrapping_add(b).cast());
+                hi = _mm512_maskz_loadu_epi8(
                     low_bits(avail.saturating_sub(64).min(7)),
                     ptr.wrapping_add(b + 64).cast(),
-                ),
-            )
-        };
+                );
+            }
+            x1 = _mm512_permutex2var_epi8(lo, next1, hi);
+            x2 = _mm512_permutex2var_epi8(lo, next2, hi);
+        }
         let f = _mm512_or_si512(lo, fold);
         let fhi = _mm512_or_si512(hi, fold);
         let below = |x: __m512i, lo: u8, len: u8| {
@@ -141,9 +155,7 @@ unsafe fn sieve<const WORDS: bool>(
         // Only where a key may begin (`Sieve::classes`): the classes of
         // the byte at each position and of the two after it.
         let class = |k: usize, x: __m512i| _mm512_permutex2var_epi8(classes[k].0, x, classes[k].1);
-        let f1 = _mm512_permutex2var_epi8(f, next1, fhi);
-        let f2 = _mm512_permutex2var_epi8(f, next2, fhi);
-        let common = _mm512_and_si512(_mm512_and_si512(class(0, f), class(1, f1)), class(2, f2));
+        let common = _mm512_and_si512(_mm512_and_si512(class(0, lo), class(1, x1)), class(2, x2));
         let starts = starts & _mm512_test_epi8_mask(common, common);
         let short = _pext_u64(_mm512_test_epi8_mask(common, shorts) & starts, starts);
 
