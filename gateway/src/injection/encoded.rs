@@ -10,7 +10,7 @@ use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::{DecodePaddingMode, general_purpose};
 
 /// Shorter runs are words, ids and hashes more often than hidden sentences.
-const MIN_RUN: usize = 16;
+pub(super) const MIN_RUN: usize = 16;
 /// Decoded text is scored up to this size per run.
 const MAX_RUN: usize = 64 * 1024;
 

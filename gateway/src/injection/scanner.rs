@@ -254,9 +254,12 @@ impl Scanner {
         };
         let text = text.as_ref();
 
-        let hits = match &self.finder {
-            Finder::Gate(gate) => gate.find(text.as_bytes()),
-            Finder::Automaton(anchors) => every_hit(anchors, text),
+        let (hits, may_hold_run) = match &self.finder {
+            Finder::Gate(gate) => {
+                let (hits, printable) = gate.find(text.as_bytes());
+                (hits, printable.may_hold_run())
+            }
+            Finder::Automaton(anchors) => (every_hit(anchors, text), true),
         };
         let rot13 = !hits.is_empty() && self.match_rules(text, &hits, found);
 
@@ -264,8 +267,12 @@ impl Scanner {
             if rot13 {
                 self.scan_decoded(&encoded::rot13(text), depth, found);
             }
-            for decoded in encoded::decoded_runs(text) {
-                self.scan_decoded(&decoded, depth, found);
+            // Base64 and hex runs are printable bytes: the gate saw whether
+            // the text has a run of them long enough.
+            if may_hold_run {
+                for decoded in encoded::decoded_runs(text) {
+                    self.scan_decoded(&decoded, depth, found);
+                }
             }
         }
     }

@@ -43,6 +43,7 @@
 
 use std::cmp::Reverse;
 
+use super::encoded::MIN_RUN;
 use crate::scan::chars::{key_of, word_at};
 
 /// Bits of the hash of the long keys' first four bytes: the sieve's table
@@ -76,6 +77,54 @@ thread_local! {
     /// The buffers of [`Gate::find`]: the candidates' positions and sieve
     /// bits, and the vector sieve's packed starts (offsets, heads, tails).
     static BUFFER: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Whether a text may hold [`MIN_RUN`] printable ASCII bytes (`!` to `~`)
+/// in a row: base64 and hex are written in them, so a text without such a
+/// run hides no encoded text. The AVX-512 sieve reads every byte's class
+/// anyway and tells exactly, a few instructions a block; the scanner then
+/// reads prose no second time for encodings. The other sieves say it may.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Printable {
+    /// The printable bytes that end the blocks read so far.
+    carry: usize,
+    /// A run of [`MIN_RUN`] was seen.
+    long: bool,
+}
+
+impl Printable {
+    /// What a sieve that does not look says: there may be one.
+    fn unknown() -> Printable {
+        Printable {
+            carry: 0,
+            long: true,
+        }
+    }
+
+    /// Takes the next 64-byte block's mask (bit `k`: byte `k` is printable;
+    /// bytes past the text's end are not).
+    #[inline]
+    pub(super) fn block(&mut self, mask: u64) {
+        const _: () = assert!(MIN_RUN == 16, "the shifts below find runs of 16");
+        // Bit `k` set when bytes `k` to `k + 15` all are.
+        let mut window = mask & mask >> 1;
+        window &= window >> 2;
+        window &= window >> 4;
+        window &= window >> 8;
+        // A run that crosses into this block is as long as the bytes that
+        // ended the blocks before and those that begin this one.
+        self.long |= window != 0 || self.carry + mask.trailing_ones() as usize >= MIN_RUN;
+        self.carry = if mask == u64::MAX {
+            self.carry + 64
+        } else {
+            mask.leading_ones() as usize
+        };
+    }
+
+    /// Whether the text may hold a run of [`MIN_RUN`] printable bytes.
+    pub(crate) fn may_hold_run(self) -> bool {
+        self.long
+    }
 }
 
 /// One occurrence of a literal: `text[start..end]` is literal `literal`.
@@ -609,9 +658,11 @@ impl Gate {
     }
 
     /// Every position of `text` where a literal occurs with its key at a
-    /// token start, in order, with the longest literal there.
-    pub(crate) fn find(&self, text: &[u8]) -> Vec<Hit> {
+    /// token start, in order, with the longest literal there; and whether
+    /// the text may hold a long run of printable bytes ([`Printable`]).
+    pub(crate) fn find(&self, text: &[u8]) -> (Vec<Hit>, Printable) {
         let mut hits = Vec::new();
+        let mut printable = Printable::default();
         let room = text.len().min(CHUNK) + SLACK;
         // Kept per thread: zeroing it for each text cost more than the sieve
         // of a short one. (A nested call would find it taken and allocate.)
@@ -627,7 +678,7 @@ impl Gate {
         while from < text.len() {
             let to = (from + CHUNK).min(text.len());
             let out = [&mut *at, &mut *common, &mut *words, &mut *nexts];
-            let kept = self.candidates(text, (from, to), out, scratch);
+            let kept = self.candidates(text, (from, to), out, scratch, &mut printable);
             for (&i, &lengths) in at[..kept].iter().zip(&common[..kept]) {
                 let i = from + i as usize;
                 let w = word_at(text, i) | FOLD;
@@ -642,7 +693,7 @@ impl Gate {
         }
         BUFFER.set(buffer);
         if hits.is_empty() {
-            return hits;
+            return (hits, printable);
         }
         // A key's literals can begin before an earlier key's.
         hits.sort_unstable_by_key(|h| (h.start, Reverse(h.end), h.literal));
@@ -656,7 +707,7 @@ impl Gate {
                 hit.end = hit.start + self.literals[hit.literal].len();
             }
         }
-        hits
+        (hits, printable)
     }
 
     /// Levels 1 and 2 over the positions `from..to` (at most [`CHUNK`]):
@@ -664,17 +715,21 @@ impl Gate {
     /// from `from`, with the lengths of the keys that may begin there (bit
     /// `len`) in `out[1]`; returns how many. The rest of `out` and
     /// `scratch` (three times as long as each of `out`) are work space.
+    /// `printable` takes the positions' runs of printable bytes, or learns
+    /// that this sieve does not look.
     fn candidates(
         &self,
         text: &[u8],
         (from, to): (usize, usize),
         out: [&mut [u32]; 4],
         scratch: &mut [u32],
+        printable: &mut Printable,
     ) -> usize {
         #[cfg(target_arch = "x86_64")]
         if let Some(avx512) = self.avx512 {
-            return avx512.candidates(self, text, (from, to), out, scratch);
+            return avx512.candidates(self, text, (from, to), out, scratch, printable);
         }
+        *printable = Printable::unknown();
         let _ = scratch;
         let [at, common, words, nexts] = out;
         #[cfg(target_arch = "x86_64")]

@@ -74,9 +74,9 @@ impl Oracle {
     pub(crate) fn assert_exact(&self, text: &[u8]) {
         let want = self.want(text);
         let shown = || String::from_utf8_lossy(text).into_owned();
-        assert_eq!(self.gate.find(text), want, "text: {}", shown());
+        assert_eq!(self.gate.find(text).0, want, "text: {}", shown());
         assert_eq!(
-            self.portable.find(text),
+            self.portable.find(text).0,
             want,
             "portable; text: {}",
             shown()
@@ -141,10 +141,24 @@ fn sieved(gate: &Gate, text: &[u8]) -> Vec<[Vec<(u32, u32)>; 2]> {
             let to = (from + CHUNK).min(text.len());
             // The sieve without the words, then with them.
             let out = [&mut at[..], &mut common[..], &mut words[..], &mut nexts[..]];
-            let n = avx512.sieve::<false>(&gate.sieve, text, (from, to), out, &mut scratch);
+            let n = avx512.sieve::<false>(
+                &gate.sieve,
+                text,
+                (from, to),
+                out,
+                &mut scratch,
+                &mut Printable::default(),
+            );
             let without: Vec<_> = (0..n).map(|k| (at[k], common[k])).collect();
             let out = [&mut at[..], &mut common[..], &mut words[..], &mut nexts[..]];
-            let n = avx512.sieve::<true>(&gate.sieve, text, (from, to), out, &mut scratch);
+            let n = avx512.sieve::<true>(
+                &gate.sieve,
+                text,
+                (from, to),
+                out,
+                &mut scratch,
+                &mut Printable::default(),
+            );
             assert_eq!(
                 (0..n).map(|k| (at[k], common[k])).collect::<Vec<_>>(),
                 without
@@ -236,7 +250,7 @@ fn literals_anywhere_are_found() {
                 }
                 text.push_str(needle);
                 text.push_str(&" y".repeat(tail));
-                let hits = oracle.gate.find(text.as_bytes());
+                let (hits, _) = oracle.gate.find(text.as_bytes());
                 assert!(
                     hits.iter().any(|h| h.start == at),
                     "{needle} at {at}: {hits:?}"
@@ -262,7 +276,7 @@ fn prose_without_the_keys_has_no_hit() {
         "",
         "g",
     ] {
-        assert!(gate.find(text.as_bytes()).is_empty(), "{text}");
+        assert!(gate.find(text.as_bytes()).0.is_empty(), "{text}");
     }
 }
 
@@ -325,6 +339,59 @@ fn the_sieves_agree_with_the_scanners_keys() {
     }
 }
 
+/// Whether `text` holds [`MIN_RUN`] printable ASCII bytes in a row, one
+/// window at a time.
+fn has_printable_run(text: &[u8]) -> bool {
+    text.windows(MIN_RUN)
+        .any(|w| w.iter().all(|b| (b'!'..=b'~').contains(b)))
+}
+
+/// What the gate says of a text's printable runs: exactly whether it
+/// holds one with AVX-512, that it may without.
+fn assert_printable_runs(gate: &Gate, text: &[u8]) {
+    let said = gate.find(text).1.may_hold_run();
+    if gate.avx512.is_some() {
+        assert_eq!(
+            said,
+            has_printable_run(text),
+            "{}",
+            String::from_utf8_lossy(text)
+        );
+    } else {
+        assert!(said);
+    }
+}
+
+/// Runs of fifteen to seventy printable bytes (letters, digits, the marks
+/// of base64) in prose, at every place against the blocks and chunks,
+/// and texts that are one run.
+#[test]
+fn the_sieve_sees_every_long_printable_run() {
+    let gate = Gate::new(LITERALS).expect("gate");
+    for len in [0, 15, 16, 17, 64, 65, 127, 128, 200, CHUNK, CHUNK + 70] {
+        for run in [15, 16, 17, 64, 70] {
+            let starts = [0, 1, 48, 49, 50, 63, 64, 100, CHUNK - 20, CHUNK - 8];
+            for start in starts.into_iter().chain([len.saturating_sub(run)]) {
+                let mut text: Vec<u8> = b"a quick brown fox, \xc3\xa9t\xc3\xa9 "
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take(len)
+                    .collect();
+                if start + run > len {
+                    continue;
+                }
+                for (k, b) in text[start..start + run].iter_mut().enumerate() {
+                    *b = b"Aa9+/-_=~!"[k % 10];
+                }
+                assert_printable_runs(&gate, &text);
+            }
+        }
+        let all: Vec<u8> = (0..len).map(|k| b'!' + (k % 94) as u8).collect();
+        assert_printable_runs(&gate, &all);
+    }
+}
+
 fn texts() -> impl Strategy<Value = Vec<u8>> {
     let pieces = prop_oneof![
         proptest::sample::select(LITERALS.to_vec()).prop_map(|s| s.as_bytes().to_vec()),
@@ -355,6 +422,14 @@ proptest! {
             static ORACLE: Oracle = Oracle::new(LITERALS);
         }
         ORACLE.with(|oracle| oracle.assert_exact(&text));
+    }
+
+    #[test]
+    fn random_texts_show_their_printable_runs(text in texts()) {
+        thread_local! {
+            static GATE: Gate = Gate::new(LITERALS).expect("gate");
+        }
+        GATE.with(|gate| assert_printable_runs(gate, &text));
     }
 
     #[test]

@@ -7,8 +7,8 @@
 use std::arch::x86_64::*;
 
 use super::{
-    BITS8, CHUNK, Gate, HEAD_BITS, MUL_HEAD, MUL_TAIL, SLACK, Sieve, VECTOR_LEVEL2, WORDS_FROM,
-    is_letter,
+    BITS8, CHUNK, Gate, HEAD_BITS, MUL_HEAD, MUL_TAIL, Printable, SLACK, Sieve, VECTOR_LEVEL2,
+    WORDS_FROM, is_letter,
 };
 
 /// Per group of sixteen token starts `g`, byte `4m + t` picks start
@@ -89,6 +89,7 @@ fn halves(table: &[u8; 128]) -> (__m512i, __m512i) {
 /// The CPU has the features enabled here; `to <= text.len()`,
 /// `to - from <= CHUNK` and `at`, `common`, `words`, `nexts`, `offsets`,
 /// `heads` and `tails` are each at least `to - from + SLACK` long.
+/// `printable` takes each block's printable bytes (those of `from..to`).
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vbmi,avx512vbmi2,bmi1,bmi2,popcnt")]
 unsafe fn sieve<const WORDS: bool>(
     sieve: &Sieve,
@@ -96,6 +97,7 @@ unsafe fn sieve<const WORDS: bool>(
     (from, to): (usize, usize),
     [at, common, words, nexts]: [&mut [u32]; 4],
     [offsets, heads, tails]: [&mut [u32]; 3],
+    printable: &mut Printable,
 ) -> usize {
     let classes = sieve.classes.each_ref().map(|table| halves(table));
     let shorts = _mm512_set1_epi8(sieve.shorts as i8);
@@ -147,7 +149,9 @@ unsafe fn sieve<const WORDS: bool>(
             )
         };
         let letters = below(f, b'a', 26);
-        let marks = below(lo, b'!', 94) & !letters & !below(lo, b'0', 10);
+        let visible = below(lo, b'!', 94) & low_bits(to - b);
+        printable.block(visible);
+        let marks = visible & !letters & !below(lo, b'0', 10);
         let high = _mm512_cmpge_epu8_mask(lo, _mm512_set1_epi8(0xC0_u8 as i8));
         let after_letter = (letters << 1) | u64::from(b > 0 && is_letter(text[b - 1]));
         let starts = ((letters & !after_letter) | marks | high) & low_bits(to - b);
@@ -286,14 +290,15 @@ impl Avx512 {
         (from, to): (usize, usize),
         [at, common, words, nexts]: [&mut [u32]; 4],
         scratch: &mut [u32],
+        printable: &mut Printable,
     ) -> usize {
         if to - from < WORDS_FROM {
             let out = [&mut *at, &mut *common, words, nexts];
-            let n = self.sieve::<false>(&gate.sieve, text, (from, to), out, scratch);
+            let n = self.sieve::<false>(&gate.sieve, text, (from, to), out, scratch, printable);
             return gate.level2(text, from, n, [at, common]);
         }
         let out = [&mut *at, &mut *common, &mut *words, &mut *nexts];
-        let n = self.sieve::<true>(&gate.sieve, text, (from, to), out, scratch);
+        let n = self.sieve::<true>(&gate.sieve, text, (from, to), out, scratch, printable);
         if n < VECTOR_LEVEL2 {
             return gate.level2(text, from, n, [at, common]);
         }
@@ -311,6 +316,7 @@ impl Avx512 {
         (from, to): (usize, usize),
         [at, common, words, nexts]: [&mut [u32]; 4],
         scratch: &mut [u32],
+        printable: &mut Printable,
     ) -> usize {
         let room = to - from + SLACK;
         assert!(to <= text.len() && to - from <= CHUNK);
@@ -329,6 +335,7 @@ impl Avx512 {
                 (from, to),
                 [at, common, words, nexts],
                 [offsets, heads, tails],
+                printable,
             )
         }
     }
