@@ -14,7 +14,9 @@
 //! far as a match gets. When a literal has no key, an
 //! Aho-Corasick automaton reads the whole text instead.
 //! Hidden Unicode is stripped before (non-ASCII text only); base64, hex and
-//! rot13 spans are decoded and scanned again, to a bounded depth.
+//! rot13 spans are decoded and scanned again, to a bounded depth (base64
+//! and hex looked for only where the gate saw sixteen printable bytes in a
+//! row, when it can tell: [`Printable`](super::gate::Printable)).
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
