@@ -116,7 +116,6 @@ impl Runs {
     /// The runs that end in the block at `at`, whose mask is `mask`.
     #[inline(always)]
     fn block(&mut self, at: usize, mask: u64, sink: Sink<'_>) {
-        const _: () = assert!(MIN_RUN == 16, "the shifts below find runs of 16");
         if mask == u64::MAX {
             self.carry += 64;
             return;
@@ -129,11 +128,7 @@ impl Runs {
         // The runs that begin and end in the block: neither the first
         // (cleared by adding one) nor the last (its bits masked off).
         let inner = mask & mask.wrapping_add(1) & (u64::MAX >> last);
-        let mut starts = inner;
-        starts &= starts >> 1;
-        starts &= starts >> 2;
-        starts &= starts >> 4;
-        starts &= starts >> 8;
+        let mut starts = run_starts(inner);
         while starts != 0 {
             // The lowest start begins a run (the bit before it is clear,
             // or it would start one too); bit 63 of `inner` is clear, so
@@ -152,6 +147,60 @@ impl Runs {
         if self.carry >= MIN_RUN {
             sink(len - self.carry, len);
         }
+    }
+}
+
+/// Bit `k` set when bits `k` to `k + MIN_RUN - 1` of `mask` all are: the
+/// mask and-ed with itself shifted, doubling the length each time.
+#[inline(always)]
+fn run_starts(mask: u64) -> u64 {
+    const _: () = assert!(MIN_RUN == 16, "the shifts below find runs of 16");
+    let mut starts = mask & mask >> 1;
+    starts &= starts >> 2;
+    starts &= starts >> 4;
+    starts & starts >> 8
+}
+
+/// Whether a text may hold [`MIN_RUN`] printable ASCII bytes (`!` to `~`)
+/// in a row: base64 and hex are written in them, so a text without such a
+/// run hides no encoded text. The AVX-512 sieve reads every byte's class
+/// anyway and tells exactly, a few instructions a block ([`Runs`] in
+/// short); the scanner then reads prose no second time for encodings.
+/// The other sieves say it may.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Printable {
+    /// The printable bytes that end the blocks read so far.
+    carry: usize,
+    /// A run of [`MIN_RUN`] was seen.
+    long: bool,
+}
+
+impl Printable {
+    /// What a sieve that does not look says: there may be one.
+    pub(super) fn unknown() -> Printable {
+        Printable {
+            carry: 0,
+            long: true,
+        }
+    }
+
+    /// Takes the next 64-byte block's mask (bit `k`: byte `k` is printable;
+    /// bytes past the text's end are not).
+    #[inline]
+    pub(super) fn block(&mut self, mask: u64) {
+        // A run that crosses into this block is as long as the bytes that
+        // ended the blocks before and those that begin this one.
+        self.long |= run_starts(mask) != 0 || self.carry + mask.trailing_ones() as usize >= MIN_RUN;
+        self.carry = if mask == u64::MAX {
+            self.carry + 64
+        } else {
+            mask.leading_ones() as usize
+        };
+    }
+
+    /// Whether the text may hold a run of [`MIN_RUN`] printable bytes.
+    pub(crate) fn may_hold_run(self) -> bool {
+        self.long
     }
 }
 

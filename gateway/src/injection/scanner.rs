@@ -16,7 +16,7 @@
 //! Hidden Unicode is stripped before (non-ASCII text only); base64, hex and
 //! rot13 spans are decoded and scanned again, to a bounded depth (base64
 //! and hex looked for only where the gate saw sixteen printable bytes in a
-//! row, when it can tell: [`Printable`](super::gate::Printable)).
+//! row, when it can tell: [`Printable`](super::encoded::Printable)).
 
 use std::borrow::Cow;
 use std::sync::LazyLock;

@@ -43,7 +43,7 @@
 
 use std::cmp::Reverse;
 
-use super::encoded::MIN_RUN;
+use super::encoded::Printable;
 use crate::scan::chars::{key_of, word_at};
 
 /// Bits of the hash of the long keys' first four bytes: the sieve's table
@@ -77,54 +77,6 @@ thread_local! {
     /// The buffers of [`Gate::find`]: the candidates' positions and sieve
     /// bits, and the vector sieve's packed starts (offsets, heads, tails).
     static BUFFER: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// Whether a text may hold [`MIN_RUN`] printable ASCII bytes (`!` to `~`)
-/// in a row: base64 and hex are written in them, so a text without such a
-/// run hides no encoded text. The AVX-512 sieve reads every byte's class
-/// anyway and tells exactly, a few instructions a block; the scanner then
-/// reads prose no second time for encodings. The other sieves say it may.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Printable {
-    /// The printable bytes that end the blocks read so far.
-    carry: usize,
-    /// A run of [`MIN_RUN`] was seen.
-    long: bool,
-}
-
-impl Printable {
-    /// What a sieve that does not look says: there may be one.
-    fn unknown() -> Printable {
-        Printable {
-            carry: 0,
-            long: true,
-        }
-    }
-
-    /// Takes the next 64-byte block's mask (bit `k`: byte `k` is printable;
-    /// bytes past the text's end are not).
-    #[inline]
-    pub(super) fn block(&mut self, mask: u64) {
-        const _: () = assert!(MIN_RUN == 16, "the shifts below find runs of 16");
-        // Bit `k` set when bytes `k` to `k + 15` all are.
-        let mut window = mask & mask >> 1;
-        window &= window >> 2;
-        window &= window >> 4;
-        window &= window >> 8;
-        // A run that crosses into this block is as long as the bytes that
-        // ended the blocks before and those that begin this one.
-        self.long |= window != 0 || self.carry + mask.trailing_ones() as usize >= MIN_RUN;
-        self.carry = if mask == u64::MAX {
-            self.carry + 64
-        } else {
-            mask.leading_ones() as usize
-        };
-    }
-
-    /// Whether the text may hold a run of [`MIN_RUN`] printable bytes.
-    pub(crate) fn may_hold_run(self) -> bool {
-        self.long
-    }
 }
 
 /// One occurrence of a literal: `text[start..end]` is literal `literal`.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::injection::encoded::MIN_RUN;
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 use proptest::prelude::*;
 
