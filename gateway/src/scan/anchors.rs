@@ -381,10 +381,6 @@ mod x86 {
         }
     }
 
-    /// Bytes read past a block: the lookups of its last positions see the
-    /// next bytes.
-    const OVER: usize = LOOKED_UP - 1;
-
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi1")]
     fn candidates(
         tables: &[[[u8; 64]; LOOKED_UP]; 2],
@@ -401,23 +397,25 @@ mod x86 {
             [table(0, 0), table(0, 1), table(0, 2)],
             [table(1, 0), table(1, 1), table(1, 2)],
         ];
-        let mut tail = [0u8; 64 + OVER];
         let mut base = 0;
         while base < text.len() {
             // The block and the bytes after it; past the text, zeros, which
-            // start no literal.
-            let bytes: &[u8] = match text.get(base..base + 64 + OVER) {
-                Some(bytes) => bytes,
-                None => {
-                    let rest = &text[base..];
-                    tail[..rest.len()].copy_from_slice(rest);
-                    tail[rest.len()..].fill(0);
-                    &tail
-                }
+            // start no literal. The last block's loads are masked to the
+            // text: a padded copy, stored a byte run at a time and loaded
+            // whole, stalled each load on the stores.
+            let rest = &text[base..];
+            let load = |k: usize| match rest.get(k..k + 64) {
+                // SAFETY: 64 readable bytes, unaligned load.
+                Some(bytes) => unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) },
+                // SAFETY: the mask covers only the bytes of `rest` from `k`
+                // (masked-off bytes are not read, so the address may pass
+                // its end).
+                None => unsafe {
+                    let left = rest.len().saturating_sub(k);
+                    let mask = if left >= 64 { !0 } else { (1 << left) - 1 };
+                    _mm512_maskz_loadu_epi8(mask, rest.as_ptr().wrapping_add(k).cast())
+                },
             };
-            // SAFETY: `bytes` has 64 + `OVER` bytes: each load reads 64
-            // from offset `k <= OVER`, unaligned.
-            let load = |k: usize| unsafe { _mm512_loadu_si512(bytes[k..].as_ptr().cast()) };
             let v: [__m512i; LOOKED_UP] = [load(0), load(1), load(2)];
             // A byte's groups at offset `k`, by its low six bits.
             let look = |half: usize, k: usize| _mm512_permutexvar_epi8(v[k], t[half][k]);
