@@ -2,8 +2,8 @@
 //!
 //! [`Detector::assess`] extracts the text a model will read from a request
 //! body ([`extract`]), tagged with its source, scans each piece for signal
-//! families ([`scanner`], with the phrase tables in `rules` and `lang`, and
-//! [`unicode`], [`encoded`], [`exfil`]) and combines what fired into a score
+//! families (`scanner`, with the phrase tables in `rules` and `lang`, and
+//! `unicode`, `encoded`, `exfil`) and combines what fired into a score
 //! in 0..1 ([`score`] documents the model). Pure and synchronous: no network,
 //! no model files. The pipeline stage calls it on requests that
 //! [`is_llm_request`] recognizes and applies the policy's action at or above

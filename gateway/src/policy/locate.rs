@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, Scanner, Token, TokenType};
 
-/// Index of a YAML document's nodes by path ("network.allow_out[2]",
-/// "pii.actions.ssn"), from yaml-rust2's event parser with markers.
+/// Index of a YAML document's nodes by path (`network.allow_out[2]`,
+/// `pii.actions.ssn`), from yaml-rust2's event parser with markers.
 ///
 /// A mapping entry is located at its key (so `network.allow_out` points at
 /// `allow_out:`), a sequence item at the item. Only the first document is

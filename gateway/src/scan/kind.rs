@@ -4,7 +4,7 @@
 use std::{fmt, str::FromStr};
 
 /// One detectable kind. The order of the variants is the order of
-/// [`Kind::ALL`]; [`Kind::rank`] decides which finding wins an overlap.
+/// [`Kind::ALL`]; `Kind::rank` decides which finding wins an overlap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     Email,

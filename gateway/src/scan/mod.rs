@@ -5,8 +5,8 @@
 //! findings as byte spans of that body. The body is understood by content
 //! type (JSON strings with escapes decoded, form fields percent-decoded,
 //! multipart text parts, anything else as text) and scanned once by the
-//! engine ([`engine`]): a literal prefilter for every anchored detector and a
-//! class scan for digits and `@`, with validators ([`detect`]) on candidates
+//! engine (`engine`): a literal prefilter for every anchored detector and a
+//! class scan for digits and `@`, with validators (`detect`) on candidates
 //! only. Compressed bodies are decoded first with [`decode::decode`].
 //!
 //! What to do with a finding (redact, block, log) is the pipeline's business;

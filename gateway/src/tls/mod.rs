@@ -3,7 +3,7 @@
 //! upstreams it connects to on their behalf (`upstream`).
 //!
 //! Every rustls config built here names the ring provider explicitly
-//! ([`provider`]); nothing depends on a process-wide default provider, so
+//! (`provider`); nothing depends on a process-wide default provider, so
 //! another crate installing one cannot change what Sluice accepts.
 
 pub mod ca;
