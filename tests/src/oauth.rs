@@ -5,8 +5,8 @@
 //! Routes (all `POST`):
 //! - `/token`: 200 with a fresh `access_token` (`tok-<n>-<random>`, `n`
 //!   counting from 1), `token_type: Bearer` and `expires_in` taken from
-//!   [`TokenEndpoint::lifetimes`] (the n-th request gets the n-th entry,
-//!   the last entry repeating).
+//!   the `lifetimes` of [`TokenEndpoint::start`] (the n-th request gets
+//!   the n-th entry, the last entry repeating).
 //! - `/fail`: 503 with a JSON error body.
 //! - `/badjson`: 200 with a body that is not JSON.
 
