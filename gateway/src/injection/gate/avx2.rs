@@ -7,7 +7,7 @@
 use std::arch::x86_64::*;
 
 use super::x86::{POW2, low_bits};
-use super::{CHUNK, HEAD_BITS, MUL_HEAD, MUL_TAIL, SLACK, Sieve, is_letter};
+use super::{CHUNK, HEAD_BITS, MUL_HEAD, MUL_TAIL, Printable, SLACK, Sieve, is_letter};
 
 /// Per mask of eight lanes, the lanes it has, packed low (one byte each):
 /// AVX2 has no compress, so a lookup gives the permute that does one.
@@ -102,6 +102,8 @@ struct Half {
     /// The letters (a word's first letter is known only with the byte
     /// before it).
     letters: u64,
+    /// The printable ASCII bytes, `!` to `~` ([`Printable`]).
+    visible: u64,
     /// The bytes whose first three bytes a class has: a key may begin
     /// there ...
     keyed: u64,
@@ -117,7 +119,8 @@ unsafe fn half(window: &[u8], b: usize, classes: &[Classes; 3], shorts: __m256i)
     let [lo, x1, x2] = [0, 1, 2].map(|k| unsafe { load(window, b + k) });
     let f = _mm256_or_si256(lo, fold);
     let letters = bits(within(f, b'a', 26));
-    let marks = bits(within(lo, b'!', 94)) & !letters & !bits(within(lo, b'0', 10));
+    let visible = bits(within(lo, b'!', 94));
+    let marks = visible & !letters & !bits(within(lo, b'0', 10));
     let high = bits(_mm256_cmpeq_epi8(
         _mm256_max_epu8(lo, _mm256_set1_epi8(0xC0_u8 as i8)),
         lo,
@@ -132,6 +135,7 @@ unsafe fn half(window: &[u8], b: usize, classes: &[Classes; 3], shorts: __m256i)
     Half {
         marks: marks | high,
         letters,
+        visible,
         keyed,
         short,
     }
@@ -141,6 +145,7 @@ unsafe fn half(window: &[u8], b: usize, classes: &[Classes; 3], shorts: __m256i)
 /// The CPU has the features enabled here; `to <= text.len()`,
 /// `to - from <= CHUNK` and `at`, `common`, `words` and `nexts` are each
 /// at least `to - from + SLACK` long.
+/// `printable` takes each block's printable bytes (those of `from..to`).
 #[target_feature(enable = "avx2,bmi1,popcnt")]
 unsafe fn sieve(
     sieve: &Sieve,
@@ -148,6 +153,7 @@ unsafe fn sieve(
     text: &[u8],
     (from, to): (usize, usize),
     [at, common, words, nexts]: [&mut [u32]; 4],
+    printable: &mut Printable,
 ) -> usize {
     let classes = tables.each_ref().map(|table| Classes::new(table));
     let shorts = _mm256_set1_epi8(sieve.shorts as i8);
@@ -178,6 +184,8 @@ unsafe fn sieve(
             )
         };
         let letters = a.letters | c.letters << 32;
+        // Past the text the window's bytes are zeros, not printable.
+        printable.block((a.visible | c.visible << 32) & low_bits(to - b));
         let after_letter = (letters << 1) | u64::from(b > 0 && is_letter(text[b - 1]));
         let marks = a.marks | c.marks << 32;
         let starts = ((letters & !after_letter) | marks) & (a.keyed | c.keyed << 32);
@@ -279,19 +287,21 @@ impl Avx2 {
     }
 
     /// [`Sieve::portable`] 64 positions at a time, into `out[0]` and
-    /// `out[1]`; `out[2]` and `out[3]` are work space.
+    /// `out[1]`; `out[2]` and `out[3]` are work space. `printable` takes
+    /// the runs of printable bytes of `from..to`.
     pub(super) fn sieve(
         &self,
         sieve: &Sieve,
         text: &[u8],
         (from, to): (usize, usize),
         out: [&mut [u32]; 4],
+        printable: &mut Printable,
     ) -> usize {
         let room = to - from + SLACK;
         assert!(to <= text.len() && to - from <= CHUNK);
         assert!(out.iter().all(|o| o.len() >= room));
         // SAFETY: an `Avx2` exists only on a CPU with the features
         // (`detect`); the bounds are asserted above.
-        unsafe { self::sieve(sieve, &self.tables, text, (from, to), out) }
+        unsafe { self::sieve(sieve, &self.tables, text, (from, to), out, printable) }
     }
 }

@@ -681,15 +681,15 @@ impl Gate {
         if let Some(avx512) = self.avx512 {
             return avx512.candidates(self, text, (from, to), out, scratch, printable);
         }
-        *printable = Printable::unknown();
         let _ = scratch;
         let [at, common, words, nexts] = out;
         #[cfg(target_arch = "x86_64")]
         if let Some(avx2) = &self.avx2 {
             let out = [&mut *at, &mut *common, words, nexts];
-            let n = avx2.sieve(&self.sieve, text, (from, to), out);
+            let n = avx2.sieve(&self.sieve, text, (from, to), out, printable);
             return self.level2(text, from, n, [at, common]);
         }
+        *printable = Printable::unknown();
         #[cfg(not(target_arch = "x86_64"))]
         let _ = (words, nexts);
         let n = self.sieve.portable(text, (from, to), [at, common]);

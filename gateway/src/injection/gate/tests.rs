@@ -123,7 +123,13 @@ fn sieved(gate: &Gate, text: &[u8]) -> Vec<[Vec<(u32, u32)>; 2]> {
                 buffer.fill(u32::MAX);
             }
             let out = [&mut at[..], &mut common[..], &mut words[..], &mut nexts[..]];
-            let n = avx2.sieve(&gate.sieve, text, (from, to), out);
+            let n = avx2.sieve(
+                &gate.sieve,
+                text,
+                (from, to),
+                out,
+                &mut Printable::default(),
+            );
             vector[0].extend((0..n).map(|k| (at[k] + from as u32, common[k])));
             let kept = gate.level2(text, from, n, [&mut at, &mut common]);
             vector[1].extend((0..kept).map(|k| (at[k] + from as u32, common[k])));
@@ -348,18 +354,33 @@ fn has_printable_run(text: &[u8]) -> bool {
 }
 
 /// What the gate says of a text's printable runs: exactly whether it
-/// holds one with AVX-512, that it may without.
+/// holds one with AVX-512 or AVX2 (each checked where the CPU has it),
+/// that it may without.
 fn assert_printable_runs(gate: &Gate, text: &[u8]) {
+    let want = has_printable_run(text);
+    let shown = String::from_utf8_lossy(text);
     let said = gate.find(text).1.may_hold_run();
-    if gate.avx512.is_some() {
-        assert_eq!(
-            said,
-            has_printable_run(text),
-            "{}",
-            String::from_utf8_lossy(text)
-        );
+    #[cfg(target_arch = "x86_64")]
+    if gate.avx512.is_some() || gate.avx2.is_some() {
+        assert_eq!(said, want, "{shown}");
     } else {
         assert!(said);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    assert!(said);
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx2) = &gate.avx2 {
+        // The AVX2 sieve alone, chunk by chunk as `Gate::find` reads.
+        let mut printable = Printable::default();
+        let mut out = [(); 4].map(|()| vec![0; CHUNK + SLACK]);
+        let mut from = 0;
+        while from < text.len() {
+            let to = (from + CHUNK).min(text.len());
+            let [a, b, c, d] = &mut out;
+            avx2.sieve(&gate.sieve, text, (from, to), [a, b, c, d], &mut printable);
+            from = to;
+        }
+        assert_eq!(printable.may_hold_run(), want, "AVX2: {shown}");
     }
 }
 
