@@ -163,10 +163,10 @@ fn run_starts(mask: u64) -> u64 {
 
 /// Whether a text may hold [`MIN_RUN`] printable ASCII bytes (`!` to `~`)
 /// in a row: base64 and hex are written in them, so a text without such a
-/// run hides no encoded text. The AVX-512 sieve reads every byte's class
-/// anyway and tells exactly, a few instructions a block ([`Runs`] in
-/// short); the scanner then reads prose no second time for encodings.
-/// The other sieves say it may.
+/// run hides no encoded text. The AVX-512 and AVX2 sieves read every
+/// byte's class anyway and tell exactly, a few instructions a block
+/// ([`Runs`] in short); the scanner then reads prose no second time for
+/// encodings. The portable sieve says it may.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Printable {
     /// The printable bytes that end the blocks read so far.
