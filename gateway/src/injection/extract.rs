@@ -11,10 +11,11 @@
 //!
 //! A JSON body is read from a tape (`scan::json`'s `Tape`: checked and laid
 //! out in one pass, strings borrowed from the body, decoded only when they
-//! have escapes and are read), not from a `serde_json::Value` tree: building the tree cost
-//! more than scanning the text. The tape accepts exactly what serde_json
-//! accepts and reads like a `Value` (last of duplicate keys, keys in sorted
-//! order), so the segments are the same as from the tree.
+//! have escapes and are read), not from a `serde_json::Value` tree:
+//! building the tree cost more than scanning the text. The tape accepts
+//! exactly what serde_json accepts and reads like a `Value` (last of
+//! duplicate keys, keys in sorted order), so the segments are the same as
+//! from the tree.
 
 use std::borrow::Cow;
 
