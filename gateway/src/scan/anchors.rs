@@ -407,13 +407,12 @@ mod x86 {
             let load = |k: usize| match rest.get(k..k + 64) {
                 // SAFETY: 64 readable bytes, unaligned load.
                 Some(bytes) => unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) },
-                // SAFETY: the mask covers only the bytes of `rest` from `k`
-                // (masked-off bytes are not read, so the address may pass
-                // its end).
+                // SAFETY: the mask covers only the bytes of `rest` from `k`,
+                // fewer than 64 here (masked-off bytes are not read, so the
+                // address may pass its end).
                 None => unsafe {
                     let left = rest.len().saturating_sub(k);
-                    let mask = if left >= 64 { !0 } else { (1 << left) - 1 };
-                    _mm512_maskz_loadu_epi8(mask, rest.as_ptr().wrapping_add(k).cast())
+                    _mm512_maskz_loadu_epi8((1 << left) - 1, rest.as_ptr().wrapping_add(k).cast())
                 },
             };
             let v: [__m512i; LOOKED_UP] = [load(0), load(1), load(2)];
