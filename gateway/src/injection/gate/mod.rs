@@ -407,11 +407,17 @@ impl Sieve {
             }
             window[1..].copy_from_slice(&text[i..i + 64]);
             let mut mask = starts(&window);
-            while mask != 0 {
-                at[m] = (i - from) as u32 + mask.trailing_zeros();
-                m += 1;
-                mask &= mask - 1;
+            // Eight a round, as the AVX2 sieve writes them (the writes
+            // past the count land in the slack of `at`).
+            let end = m + mask.count_ones() as usize;
+            while m < end {
+                for _ in 0..8 {
+                    at[m] = (i - from) as u32 + mask.trailing_zeros();
+                    m += 1;
+                    mask &= mask.wrapping_sub(1);
+                }
             }
+            m = end;
             i += 64;
         }
         while i < to {
