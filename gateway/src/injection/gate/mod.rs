@@ -392,7 +392,9 @@ impl Sieve {
 
     /// Level 1 one start at a time: the token starts in `from..to` whose
     /// words pass, into `out` (as offsets from `from`, and their
-    /// [`Sieve::common`] bits); returns how many.
+    /// [`Sieve::common`] bits); returns how many. Each of `out` holds at
+    /// least `to - from + 8` words (the blocks' starts are written eight
+    /// at a time).
     fn portable(&self, text: &[u8], (from, to): (usize, usize), out: [&mut [u32]; 2]) -> usize {
         let [at, common] = out;
         // The token starts first, then their words (as the vector path).
