@@ -7,7 +7,7 @@
 use std::arch::x86_64::*;
 
 use super::x86::{POW2, low_bits};
-use super::{CHUNK, HEAD_BITS, MUL_HEAD, MUL_TAIL, Printable, SLACK, Sieve, is_letter};
+use super::{CHUNK, HEAD_BITS, MUL_HEAD, MUL_TAIL, Printable, SLACK, Sieve, each_start, is_letter};
 
 /// Per mask of eight lanes, the lanes it has, packed low (one byte each):
 /// AVX2 has no compress, so a lookup gives the permute that does one.
@@ -201,37 +201,23 @@ unsafe fn sieve(
         let marks = a.marks | c.marks << 32;
         let starts = ((letters & !after_letter) | marks) & (a.keyed | c.keyed << 32);
         let short = a.short | c.short << 32;
-        let mut mask = starts & low_bits(to - b);
+        let mask = starts & low_bits(to - b);
         let base = (b - from) as u32;
-        // Eight starts a round, written whether or not there are that
-        // many: one start a round ended its loop at a count of starts that
-        // is anyone's guess on fresh text, a mispredicted branch a block.
-        // With about ten a block, most blocks take two rounds.
-        let count = mask.count_ones() as usize;
-        let end = m + count;
-        while m < end {
-            for _ in 0..8 {
-                // 64 once the starts are used up: a start past the block,
-                // its eight bytes still within the window's 72.
-                let k = mask.trailing_zeros();
-                // SAFETY: `k <= 64`, so eight bytes at `w + k` are within
-                // the 72 of the window; `m` is below the starts of the
-                // chunk plus eight, within the buffers (SLACK).
-                unsafe {
-                    let word = window
-                        .as_ptr()
-                        .add(w + k as usize)
-                        .cast::<u64>()
-                        .read_unaligned();
-                    *at.get_unchecked_mut(m) = (base + k) | ((short.wrapping_shr(k) as u32) << 31);
-                    *words.get_unchecked_mut(m) = word as u32;
-                    *nexts.get_unchecked_mut(m) = (word >> 32) as u32;
-                }
-                m += 1;
-                mask &= mask.wrapping_sub(1);
+        each_start(mask, &mut m, |m, k| {
+            // SAFETY: `k <= 64`, so eight bytes at `w + k` are within the
+            // 72 of the window; `m` is below the starts of the chunk plus
+            // eight, within the buffers (SLACK).
+            unsafe {
+                let word = window
+                    .as_ptr()
+                    .add(w + k as usize)
+                    .cast::<u64>()
+                    .read_unaligned();
+                *at.get_unchecked_mut(m) = (base + k) | ((short.wrapping_shr(k) as u32) << 31);
+                *words.get_unchecked_mut(m) = word as u32;
+                *nexts.get_unchecked_mut(m) = (word >> 32) as u32;
             }
-        }
-        m = end;
+        });
         b += 64;
     }
 

@@ -289,6 +289,28 @@ pub(crate) fn gather(flags: &[u8; 64]) -> u64 {
     mask
 }
 
+/// Calls `write(m, k)` for each set bit `k` of a block's `mask`, lowest
+/// first, with `m` counting on from `*next`, which ends past the last.
+/// Eight calls a round whether or not there are that many bits: writing
+/// one a round ended the loop at a count that fresh text makes anyone's
+/// guess, a mispredicted branch a block; with about ten starts a block,
+/// most blocks take two rounds on the same path. The calls past the bits
+/// get `k == 64` and an `m` up to seven past the end: the writer's
+/// buffers need that room, and what it writes there is not read.
+#[inline(always)]
+fn each_start(mut mask: u64, next: &mut usize, mut write: impl FnMut(usize, u32)) {
+    let end = *next + mask.count_ones() as usize;
+    let mut m = *next;
+    while m < end {
+        for _ in 0..8 {
+            write(m, mask.trailing_zeros());
+            m += 1;
+            mask &= mask.wrapping_sub(1);
+        }
+    }
+    *next = end;
+}
+
 /// The token starts among `window[1..]` (bit `k` for `window[k + 1]`).
 fn starts(window: &[u8; 65]) -> u64 {
     let mut flags = [0u8; 64];
@@ -408,18 +430,9 @@ impl Sieve {
                 window[0] = text[i - 1];
             }
             window[1..].copy_from_slice(&text[i..i + 64]);
-            let mut mask = starts(&window);
-            // Eight a round, as the AVX2 sieve writes them (the writes
-            // past the count land in the slack of `at`).
-            let end = m + mask.count_ones() as usize;
-            while m < end {
-                for _ in 0..8 {
-                    at[m] = (i - from) as u32 + mask.trailing_zeros();
-                    m += 1;
-                    mask &= mask.wrapping_sub(1);
-                }
-            }
-            m = end;
+            each_start(starts(&window), &mut m, |m, k| {
+                at[m] = (i - from) as u32 + k;
+            });
             i += 64;
         }
         while i < to {
