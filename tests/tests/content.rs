@@ -119,6 +119,20 @@ fn pii_leaves_as_tokens_and_comes_back_restored_even_split_across_events() {
         "{seen}"
     );
 
+    // A JSON body labelled as text, its value escaped: still read as JSON.
+    let escaped = chat(&format!("Email {EMAIL}")).replace('@', "\\u0040");
+    assert!(escaped.contains(r"lopez\u0040example"), "{escaped}");
+    let url = format!("https://llm.test:{port}/llm");
+    let args = ["-H", "content-type: text/plain", "--data-binary", &escaped];
+    let curl = world.curl(&world.curl_https(&url, &args));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    let seen = last_body(&upstream);
+    assert!(
+        seen.contains("[pii_email_") && !seen.contains(r"lopez\u0040example"),
+        "{seen}"
+    );
+    assert_eq!(streamed_text(&curl.body), format!("You said: {EMAIL}."));
+
     // A `block` type: 403 naming the type, never the value; nothing sent.
     let before = upstream.request_count();
     let curl = post(

@@ -131,7 +131,7 @@ pub fn inspect(
         let findings = read.pii(&pii.scanner);
         // As the scanner read it: a value is stored with the body's
         // encoding undone.
-        let format = Format::of(content_type, body);
+        let format = read.format();
         let mut blocked = Vec::new();
         let mut out = Vec::with_capacity(body.len());
         let mut at = 0;

@@ -7,11 +7,12 @@
 
 use crate::injection::extract::Body;
 use crate::injection::{Assessment, Detector};
-use crate::scan::{Finding, Scanner};
+use crate::scan::{Finding, Format, Scanner};
 
-/// A body and, when the injection stage runs, its reading.
+/// A body, its format and, when the injection stage runs, its reading.
 pub struct Read<'a> {
     content_type: Option<&'a str>,
+    format: Format<'a>,
     body: &'a [u8],
     read: Option<Body<'a>>,
 }
@@ -19,27 +20,33 @@ pub struct Read<'a> {
 impl<'a> Read<'a> {
     /// Reads `body` for the injection detector when `injection` is true;
     /// otherwise the PII scan reads it alone, as it always could.
+    /// Both stages take the body's format from here, decided once.
     pub fn new(content_type: Option<&'a str>, body: &'a [u8], injection: bool) -> Read<'a> {
+        let format = Format::of(content_type, body);
         Read {
             content_type,
+            format,
             body,
-            read: injection.then(|| Body::read(content_type, body)),
+            read: injection.then(|| Body::read_as(format, content_type, body)),
         }
+    }
+
+    /// How the body is read ([`Format::of`]).
+    pub(crate) fn format(&self) -> Format<'a> {
+        self.format
     }
 
     /// What `scanner` finds in the body: [`Scanner::scan`]'s findings.
     pub fn pii(&self, scanner: &Scanner) -> Vec<Finding> {
-        match self.read.as_ref().and_then(Body::tape) {
-            Some(tape) => scanner.scan_tape(self.content_type, tape),
-            None => scanner.scan(self.content_type, self.body),
-        }
+        let tape = self.read.as_ref().and_then(Body::tape);
+        scanner.scan_read(self.format, self.body, tape)
     }
 
     /// How `detector` scores the body: [`Detector::assess`]'s assessment.
     pub fn injection(&self, detector: &Detector) -> Assessment {
         match &self.read {
             Some(read) => detector.assess_body(read),
-            None => detector.assess(self.content_type, self.body),
+            None => detector.assess_body(&Body::read_as(self.format, self.content_type, self.body)),
         }
     }
 }

@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 
+use crate::scan::Format;
 use crate::scan::json::tape::{Object, Tape, Value};
 use crate::scan::media::Media;
 
@@ -88,28 +89,34 @@ enum Readable<'a> {
 }
 
 impl<'a> Body<'a> {
-    /// JSON bodies (by content type, or by their first byte when there is
-    /// none) are read by API shape; text bodies whole; form bodies after
-    /// percent-decoding; other bodies only when they are valid UTF-8.
+    /// Bodies read as JSON ([`Format::of`]: by content type, or by their
+    /// first byte unless they name another format) are read by API shape;
+    /// form bodies after percent-decoding; any other body as text, when it
+    /// is valid UTF-8 or claims to be text (multipart bodies too, for their
+    /// text parts), else not at all.
     pub fn read(content_type: Option<&str>, body: &'a [u8]) -> Body<'a> {
-        let media = Media::of(content_type);
-        let looks_json = body
-            .iter()
-            .find(|b| !b.is_ascii_whitespace())
-            .is_some_and(|b| matches!(b, b'{' | b'['));
-        let json = media.is("application/json")
-            || media.ends_with("+json")
-            || (media.is_empty() && looks_json);
-        // What is not valid JSON is read as text, whatever it claims to be.
-        if json && let Some(tape) = Tape::parse(body) {
-            return Body(Readable::Json(tape));
-        }
-        if media.is("application/x-www-form-urlencoded") {
-            return Body(Readable::Text(Cow::Owned(percent_decode(body))));
+        Body::read_as(Format::of(content_type, body), content_type, body)
+    }
+
+    /// [`Body::read`] of a body whose format is known.
+    pub(crate) fn read_as(
+        format: Format<'_>,
+        content_type: Option<&str>,
+        body: &'a [u8],
+    ) -> Body<'a> {
+        match format {
+            // What is not valid JSON is read as text, whatever it claims to be.
+            Format::Json => {
+                if let Some(tape) = Tape::parse(body) {
+                    return Body(Readable::Json(tape));
+                }
+            }
+            Format::Form => return Body(Readable::Text(Cow::Owned(percent_decode(body)))),
+            Format::Multipart(_) | Format::Text => {}
         }
         Body(match std::str::from_utf8(body) {
             Ok(text) => Readable::Text(Cow::Borrowed(text)),
-            Err(_) if media.starts_with("text/") || json || media.is_empty() => {
+            Err(_) if claims_text(format, content_type) => {
                 Readable::Text(String::from_utf8_lossy(body))
             }
             Err(_) => Readable::Nothing,
@@ -153,6 +160,14 @@ impl<'a> Body<'a> {
             Readable::Nothing => {}
         }
     }
+}
+
+/// Whether a body that is not valid UTF-8 is still meant as text.
+fn claims_text(format: Format<'_>, content_type: Option<&str>) -> bool {
+    let media = Media::of(content_type);
+    matches!(format, Format::Json | Format::Multipart(_))
+        || media.starts_with("text/")
+        || media.is_empty()
 }
 
 /// Where a text body's one segment is, and a JSON body's when it is a

@@ -167,28 +167,25 @@ impl Scanner {
     /// request's Content-Type header; a missing one is sniffed (JSON when the
     /// body starts with `{` or `[`, text otherwise).
     pub fn scan(&self, content_type: Option<&str>, body: &[u8]) -> Vec<Finding> {
-        self.scan_read(content_type, body, None)
+        self.scan_read(Format::of(content_type, body), body, None)
     }
 
-    /// [`Scanner::scan`] of a body whose JSON the injection detector has
-    /// already checked and laid out as `tape`: when it is scanned as JSON,
-    /// its strings are taken from the tape rather than decoded again.
-    pub(crate) fn scan_tape(&self, content_type: Option<&str>, tape: &Tape<'_>) -> Vec<Finding> {
-        self.scan_read(content_type, tape.body(), Some(tape))
-    }
-
-    fn scan_read(
+    /// [`Scanner::scan`] of a body whose format is known (`Format::of`)
+    /// and, when the injection detector has already checked its JSON and
+    /// laid it out, of that `tape`: the strings of a body read as JSON are
+    /// then taken from the tape rather than decoded again.
+    pub(crate) fn scan_read(
         &self,
-        content_type: Option<&str>,
+        format: Format<'_>,
         body: &[u8],
         tape: Option<&Tape<'_>>,
     ) -> Vec<Finding> {
         SCRATCH.with_borrow_mut(|scratch| {
             scratch.clear();
             let Scratch { text, candidates } = scratch;
-            match (Format::of(content_type, body), tape) {
+            match (format, tape) {
                 (Format::Json, Some(tape)) => self.scan_tape_laid_out(tape, candidates),
-                _ => self.scan_typed(content_type, body, 0, text, candidates, 0),
+                _ => self.scan_typed(format, body, 0, text, candidates, 0),
             }
             let findings = engine::resolve(candidates)
                 .into_iter()
@@ -205,23 +202,24 @@ impl Scanner {
 
     fn scan_typed(
         &self,
-        content_type: Option<&str>,
+        format: Format<'_>,
         body: &[u8],
         base: usize,
         scratch: &mut Text,
         out: &mut Vec<Candidate>,
         depth: u8,
     ) {
-        match Format::of(content_type, body) {
+        match format {
             Format::Json => self.scan_json(body, base, scratch, out),
             Format::Form => self.scan_form(body, base, scratch, out),
             Format::Multipart(boundary) if depth < MAX_NESTING => {
                 let (parts, consumed) = multipart::parts(body, boundary);
                 for part in parts {
-                    if multipart::is_text(part.content_type) {
+                    let bytes = &body[part.start..part.end];
+                    if multipart::is_text(part.content_type, bytes) {
                         self.scan_typed(
-                            part.content_type,
-                            &body[part.start..part.end],
+                            Format::of(part.content_type, bytes),
+                            bytes,
                             base + part.start,
                             scratch,
                             out,
@@ -292,7 +290,15 @@ fn map_back(decoded: &Decoded, base: usize, candidates: &mut [Candidate]) {
     }
 }
 
-/// How a body is read: by its Content-Type, or sniffed when it has none.
+/// How a body is read. The Content-Type picks the format when it names one
+/// that Sluice decodes (multipart with a boundary, form, JSON); any other
+/// label (`text/plain`, `application/octet-stream`, an empty or unknown
+/// type) or none at all cannot hide a body that looks like JSON (its first
+/// byte past whitespace `{` or `[`), which is read as JSON: the sandbox
+/// writes the header, and many servers parse a body as JSON whatever it is
+/// labelled, so a JSON body sent as text with its values `\u`-escaped
+/// would otherwise pass unread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format<'a> {
     Json,
     Form,
@@ -302,31 +308,33 @@ pub(crate) enum Format<'a> {
 
 impl<'a> Format<'a> {
     pub(crate) fn of(content_type: Option<&'a str>, body: &[u8]) -> Format<'a> {
-        let Some(ct) = content_type else {
-            let first = body.iter().find(|b| !b.is_ascii_whitespace());
-            return match first {
-                Some(b'{' | b'[') => Format::Json,
-                _ => Format::Text,
-            };
-        };
-        let media = Media::of(Some(ct));
-        if media.is("application/json")
+        let media = Media::of(content_type);
+        if media.starts_with("multipart/")
+            && let Some(boundary) = content_type.and_then(multipart::boundary)
+        {
+            return Format::Multipart(boundary);
+        }
+        if media.is("application/x-www-form-urlencoded") {
+            return Format::Form;
+        }
+        let json_type = media.is("application/json")
             || media.ends_with("+json")
             || media.is("application/x-ndjson")
-            || media.is("application/jsonl")
-        {
+            || media.is("application/jsonl");
+        if json_type || looks_json(body) {
             Format::Json
-        } else if media.is("application/x-www-form-urlencoded") {
-            Format::Form
-        } else if media.starts_with("multipart/") {
-            match multipart::boundary(ct) {
-                Some(boundary) => Format::Multipart(boundary),
-                None => Format::Text,
-            }
         } else {
             Format::Text
         }
     }
+}
+
+/// Whether the body's first byte past ASCII whitespace opens a JSON
+/// object or array.
+fn looks_json(body: &[u8]) -> bool {
+    body.iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| matches!(b, b'{' | b'['))
 }
 
 #[cfg(test)]

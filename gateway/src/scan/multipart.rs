@@ -1,9 +1,11 @@
 //! `multipart/*` bodies: split at the boundary, each part's headers read,
-//! and the text parts (no content type, `text/*`, JSON, form-encoded, XML)
-//! handed back to be scanned by their own content type. Binary parts (images,
-//! archives, `application/octet-stream`) are not text and are skipped.
+//! and the text parts (no content type, `text/*`, JSON, form-encoded, XML,
+//! or any part that is valid UTF-8) handed back to be scanned by their own
+//! content type. Binary parts (images, archives) are skipped.
 
 use memchr::memmem;
+
+use super::media::Media;
 
 /// One part's content, as a span of the multipart body.
 #[derive(Debug, PartialEq, Eq)]
@@ -24,24 +26,19 @@ pub(crate) fn boundary(content_type: &str) -> Option<&str> {
     })
 }
 
-/// Whether a part of this content type is text worth scanning.
-pub(crate) fn is_text(content_type: Option<&str>) -> bool {
-    let Some(ct) = content_type else {
-        return true;
-    };
-    let media = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    media.starts_with("text/")
+/// Whether a part is text worth scanning: labelled as text of some kind,
+/// or valid UTF-8 whatever its label (a sandbox that labels a part
+/// `application/octet-stream` does not keep its text from being read).
+pub(crate) fn is_text(content_type: Option<&str>, bytes: &[u8]) -> bool {
+    let media = Media::of(content_type);
+    media.is_empty()
+        || media.starts_with("text/")
         || media.starts_with("multipart/")
         || media.ends_with("json")
         || media.ends_with("+xml")
-        || media == "application/xml"
-        || media == "application/x-www-form-urlencoded"
-        || media.is_empty()
+        || media.is("application/xml")
+        || media.is("application/x-www-form-urlencoded")
+        || simdutf8::basic::from_utf8(bytes).is_ok()
 }
 
 /// The parts of `body`. Stops quietly at anything malformed: what was
@@ -160,9 +157,16 @@ mod tests {
                 (Some("application/json"), "{\"k\":1}")
             ]
         );
-        assert!(is_text(None));
-        assert!(!is_text(Some("image/png")));
-        assert!(is_text(Some("application/json; charset=utf-8")));
+        let png = b"\x89PNG\r\n\x1a\n";
+        assert!(is_text(None, png));
+        assert!(!is_text(Some("image/png"), png));
+        assert!(is_text(Some("Application/JSON; charset=utf-8"), png));
+        // Text is read whatever its label says.
+        assert!(is_text(
+            Some("application/octet-stream"),
+            b"ssn 376-85-2672"
+        ));
+        assert!(is_text(Some("image/png"), b""));
     }
 
     #[test]

@@ -80,14 +80,22 @@ fn form_bodies_report_the_encoded_span() {
     );
 }
 
+/// Each part is read by its own type; a part that is text is read
+/// whatever its label (binary parts are skipped: `multipart::is_text`).
 #[test]
-fn multipart_text_parts_are_scanned_and_binary_parts_skipped() {
+fn multipart_text_parts_are_scanned_by_their_own_type() {
     let body = "--b1\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nmail a@example.com\r\n\
                 --b1\r\nContent-Type: application/octet-stream\r\n\r\nb@example.com\r\n\
-                --b1\r\nContent-Type: application/json\r\n\r\n{\"x\": \"c\\u0040example.com\"}\r\n--b1--\r\n";
+                --b1\r\nContent-Type: application/json\r\n\r\n{\"x\": \"c\\u0040example.com\"}\r\n\
+                --b1\r\nContent-Type: text/plain\r\n\r\n{\"y\": \"d\\u0040example.com\"}\r\n--b1--\r\n";
     assert_eq!(
         found(Some("multipart/form-data; boundary=b1"), body),
-        pairs(&[("email", "a@example.com"), ("email", r"c\u0040example.com")])
+        pairs(&[
+            ("email", "a@example.com"),
+            ("email", "b@example.com"),
+            ("email", r"c\u0040example.com"),
+            ("email", r"d\u0040example.com"),
+        ])
     );
 }
 
@@ -102,6 +110,63 @@ fn a_missing_content_type_is_sniffed() {
         found(None, "a@example.com"),
         pairs(&[("email", "a@example.com")])
     );
+}
+
+#[test]
+fn the_content_type_picks_a_format_only_when_it_names_one() {
+    let json = br#" {"a": 1}"#.as_slice();
+    let cases: &[(Option<&str>, &[u8], Format<'_>)] = &[
+        (None, json, Format::Json),
+        (None, b"[1]", Format::Json),
+        (None, b"plain words", Format::Text),
+        (Some("application/json"), b"not json", Format::Json),
+        (Some("application/vnd.api+json"), b"x", Format::Json),
+        (Some("application/x-ndjson"), b"x", Format::Json),
+        (
+            Some("application/x-www-form-urlencoded"),
+            b"a=1",
+            Format::Form,
+        ),
+        // A form says how it is decoded, even when it looks like JSON.
+        (
+            Some("application/x-www-form-urlencoded"),
+            json,
+            Format::Form,
+        ),
+        (
+            Some("multipart/form-data; boundary=b"),
+            json,
+            Format::Multipart("b"),
+        ),
+        // Labels that name no format cannot hide a JSON body.
+        (Some("text/plain"), json, Format::Json),
+        (Some("text/plain"), b"a=1", Format::Text),
+        (Some("application/octet-stream"), json, Format::Json),
+        (Some(""), json, Format::Json),
+        (Some("; charset=utf-8"), json, Format::Json),
+        (Some("multipart/form-data"), json, Format::Json),
+        (Some("multipart/form-data"), b"--b", Format::Text),
+    ];
+    for &(content_type, body, want) in cases {
+        assert_eq!(Format::of(content_type, body), want, "{content_type:?}");
+    }
+}
+
+#[test]
+fn a_json_body_labelled_otherwise_is_read_as_json() {
+    let body = r#"{"messages": [{"content": "mail x\u0040example.com"}]}"#;
+    for ct in [
+        None,
+        Some(""),
+        Some("text/plain"),
+        Some("application/octet-stream"),
+    ] {
+        assert_eq!(
+            found(ct, body),
+            pairs(&[("email", r"x\u0040example.com")]),
+            "{ct:?}"
+        );
+    }
 }
 
 #[test]
