@@ -89,7 +89,7 @@ enum Readable<'a> {
 }
 
 impl<'a> Body<'a> {
-    /// Bodies read as JSON ([`Format::of`]: by content type, or by their
+    /// Bodies read as JSON (`Format::of`: by content type, or by their
     /// first byte unless they name another format) are read by API shape;
     /// form bodies after percent-decoding; any other body as text, when it
     /// is valid UTF-8 or claims to be text (multipart bodies too, for their

@@ -92,11 +92,11 @@ impl Detector {
         assessment.score >= self.threshold
     }
 
-    /// Scores a request body. JSON bodies (by content type, or by their first
-    /// byte when there is none) are read by API shape; text bodies whole;
-    /// form bodies after percent-decoding; other bodies only when they are
-    /// valid UTF-8 ([`extract::Body`]). Never fails: what cannot be read
-    /// scores 0.
+    /// Scores a request body. JSON bodies (by content type, or by their
+    /// first byte unless the type names another format) are read by API
+    /// shape; text bodies whole; form bodies after percent-decoding; other
+    /// bodies only when they are valid UTF-8 ([`extract::Body`]). Never
+    /// fails: what cannot be read scores 0.
     pub fn assess(&self, content_type: Option<&str>, body: &[u8]) -> Assessment {
         self.assess_body(&extract::Body::read(content_type, body))
     }
@@ -131,9 +131,9 @@ impl Assessment {
     }
 }
 
-/// Adds what fires in one segment to `signals`. Its location is copied
-/// only for a signal: most segments have none.
-/// Scores one segment; `ascii` when the text is known to be ASCII.
+/// Adds what fires in one segment to `signals`; `ascii` when the text is
+/// known to be ASCII. Its location is copied only for a signal: most
+/// segments have none.
 fn assess_segment(
     signals: &mut Vec<Signal>,
     source: Source,

@@ -164,8 +164,9 @@ impl Scanner {
     }
 
     /// Scans an (already decompressed) body. `content_type` is the
-    /// request's Content-Type header; a missing one is sniffed (JSON when the
-    /// body starts with `{` or `[`, text otherwise).
+    /// request's Content-Type header; the body is read as `Format::of`
+    /// decides (JSON when the type says so, or when the body starts with
+    /// `{` or `[` and the type names no other format Sluice decodes).
     pub fn scan(&self, content_type: Option<&str>, body: &[u8]) -> Vec<Finding> {
         self.scan_read(Format::of(content_type, body), body, None)
     }
