@@ -1,7 +1,8 @@
 //! The content stages end to end, against a mock LLM API on loopback: PII
 //! leaves the sandbox as session tokens and comes back restored (even when
 //! the model streams a token in pieces across events), a `block` type is
-//! refused without echoing the value, compressed bodies are inspected,
+//! refused without echoing the value, compressed bodies are inspected and
+//! UTF-16 ones refused, a JSON body labelled as text is still read as JSON,
 //! prompt injections are blocked or audited, and transformations rewrite.
 
 use serde_json::{Value, json};
@@ -133,8 +134,21 @@ fn pii_leaves_as_tokens_and_comes_back_restored_even_split_across_events() {
     );
     assert_eq!(streamed_text(&curl.body), format!("You said: {EMAIL}."));
 
-    // A `block` type: 403 naming the type, never the value; nothing sent.
+    // A UTF-16 body, which no detector could read: refused, nothing sent.
     let before = upstream.request_count();
+    let wide = world.daemon.dir().join("chat16.json");
+    let utf16: Vec<u8> = chat(&prompt)
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    std::fs::write(&wide, utf16).expect("write body");
+    let curl = post(&world, port, "/llm", &format!("@{}", wide.display()), &[]);
+    assert_eq!(curl.code, 415, "{}", curl.out);
+    assert_eq!(curl.json()["reason"], "body_charset_not_inspectable");
+    assert_eq!(curl.json()["rule"], "p:pii");
+    assert_eq!(upstream.request_count(), before);
+
+    // A `block` type: 403 naming the type, never the value; nothing sent.
     let curl = post(
         &world,
         port,

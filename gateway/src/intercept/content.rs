@@ -4,7 +4,8 @@
 //! bodies for rehydration and response transformations.
 //!
 //! A body is never forwarded uninspected when the policy inspects bodies:
-//! one that cannot be decoded is refused (415), one over the limit follows
+//! one that cannot be decoded, or is in UTF-16 or UTF-32 (which no
+//! detector reads), is refused (415), one over the limit follows
 //! `pii.oversize.rest` (`block`: 413; `allow`: the first bytes are
 //! inspected, the rest forwarded as it comes, and the audit event says so).
 
@@ -108,9 +109,7 @@ impl Interceptor {
         let oversize = read.rest.is_some();
         let rule = format!("{}:pii.oversize", policy.name);
         if oversize && !rest_allowed {
-            if let Some(rest) = read.rest.as_mut() {
-                respond::drain(rest).await;
-            }
+            read.drain_rest().await;
             return Err(self.refuse_content(
                 conn,
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -134,9 +133,7 @@ impl Interceptor {
                     // A compressed prefix cannot be rewritten and re-joined to
                     // its rest, so over the limit is refused whatever `rest` says.
                     Ok(decoded) if decoded.truncated || oversize => {
-                        if let Some(rest) = read.rest.as_mut() {
-                            respond::drain(rest).await;
-                        }
+                        read.drain_rest().await;
                         return Err(self.refuse_content(
                             conn,
                             StatusCode::PAYLOAD_TOO_LARGE,
@@ -151,7 +148,7 @@ impl Interceptor {
                             conn,
                             StatusCode::UNSUPPORTED_MEDIA_TYPE,
                             "body_not_decodable",
-                            &format!("{}:pii", policy.name),
+                            &inspecting_rule(&policy.name, &stages),
                             err.to_string(),
                         ));
                     }
@@ -163,6 +160,16 @@ impl Interceptor {
             .headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
+        if let Some(charset) = crate::scan::charset::wide(content_type, inspected) {
+            read.drain_rest().await;
+            return Err(self.refuse_content(
+                conn,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "body_charset_not_inspectable",
+                &inspecting_rule(&policy.name, &stages),
+                format!("a {charset} body cannot be inspected; send UTF-8"),
+            ));
+        }
         let vault = self
             .content
             .vaults
@@ -390,6 +397,17 @@ impl Interceptor {
     }
 }
 
+/// The policy section that makes bodies be inspected, named by a refusal
+/// of a body that cannot be: `pii` when it is on, else `injection_defense`.
+fn inspecting_rule(policy: &str, stages: &Stages) -> String {
+    let section = if stages.pii.is_some() {
+        "pii"
+    } else {
+        "injection_defense"
+    };
+    format!("{policy}:{section}")
+}
+
 /// Asks the upstream for an uncompressed answer: rewriting it needs the bytes.
 fn plain_answer(parts: &mut request::Parts) {
     parts.headers.insert(
@@ -415,6 +433,14 @@ struct Prefix {
 }
 
 impl Prefix {
+    /// Reads and drops what is left of a refused body past the prefix, so
+    /// the connection can carry the answer and the next request.
+    async fn drain_rest(&mut self) {
+        if let Some(rest) = self.rest.as_mut() {
+            respond::drain(rest).await;
+        }
+    }
+
     /// Reads frames until the body ends or more than `limit` bytes arrived
     /// (the frame that crosses the limit is kept whole).
     async fn read(mut body: Incoming, limit: usize) -> Result<Prefix, hyper::Error> {

@@ -50,6 +50,10 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "the input is {0}, which the detectors cannot read (the gateway refuses such bodies); convert it to UTF-8"
+    )]
+    Wide(&'static str),
     #[error("cannot write the output: {0}")]
     Write(#[source] std::io::Error),
     #[error("line {line}: not a corpus record (`id`, `body`, optional `content_type`): {source}")]
@@ -109,6 +113,10 @@ pub fn run(args: &ScanArgs) -> Result<(), CliError> {
             .read_to_end(&mut body)
             .map_err(|source| CliError::Read { what, source })?;
         let decoded = decode(args.content_encoding.as_deref(), &body, INPUT_CAP)?;
+        // The gateway refuses such a body; finding nothing in it would mislead.
+        if let Some(charset) = super::charset::wide(args.content_type.as_deref(), &decoded.bytes) {
+            return Err(CliError::Wide(charset));
+        }
         let findings = scanner.scan(args.content_type.as_deref(), &decoded.bytes);
         let shown = show(&findings, &decoded.bytes, args.show_values);
         serde_json::to_writer_pretty(&mut out, &shown).map_err(|e| CliError::Write(e.into()))?;

@@ -17,6 +17,7 @@ pub mod decode;
 
 mod anchors;
 pub(crate) mod chars;
+pub(crate) mod charset;
 pub(crate) mod classes;
 mod detect;
 mod engine;
@@ -291,6 +292,10 @@ fn map_back(decoded: &Decoded, base: usize, candidates: &mut [Candidate]) {
     }
 }
 
+/// The UTF-8 byte-order mark, which servers that read JSON from bytes
+/// (Python's `json.loads`, Jackson) skip before the document.
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// How a body is read. The Content-Type picks the format when it names one
 /// that Sluice decodes (multipart with a boundary, form, JSON); any other
 /// label (`text/plain`, `application/octet-stream`, an empty or unknown
@@ -330,9 +335,10 @@ impl<'a> Format<'a> {
     }
 }
 
-/// Whether the body's first byte past ASCII whitespace opens a JSON
-/// object or array.
+/// Whether the body's first byte past a UTF-8 byte-order mark and ASCII
+/// whitespace opens a JSON object or array.
 fn looks_json(body: &[u8]) -> bool {
+    let body = body.strip_prefix(BOM).unwrap_or(body);
     body.iter()
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|b| matches!(b, b'{' | b'['))

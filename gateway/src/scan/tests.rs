@@ -146,6 +146,7 @@ fn the_content_type_picks_a_format_only_when_it_names_one() {
         (Some("; charset=utf-8"), json, Format::Json),
         (Some("multipart/form-data"), json, Format::Json),
         (Some("multipart/form-data"), b"--b", Format::Text),
+        (Some("text/plain"), b"\xEF\xBB\xBF[1]", Format::Json),
     ];
     for &(content_type, body, want) in cases {
         assert_eq!(Format::of(content_type, body), want, "{content_type:?}");
@@ -163,6 +164,13 @@ fn a_json_body_labelled_otherwise_is_read_as_json() {
     ] {
         assert_eq!(
             found(ct, body),
+            pairs(&[("email", r"x\u0040example.com")]),
+            "{ct:?}"
+        );
+        // Behind a UTF-8 byte-order mark too.
+        let marked = format!("\u{feff}{body}");
+        assert_eq!(
+            found(ct, &marked),
             pairs(&[("email", r"x\u0040example.com")]),
             "{ct:?}"
         );

@@ -125,6 +125,9 @@ fn bodies_of_other_types_are_read_as_text() {
         Some("application/octet-stream"),
     ] {
         assert!(d.assess(ct, escaped.as_bytes()).score >= 0.8, "{ct:?}");
+        // Behind a UTF-8 byte-order mark too.
+        let marked = format!("\u{feff}{escaped}");
+        assert!(d.assess(ct, marked.as_bytes()).score >= 0.8, "{ct:?}");
     }
     // Broken JSON still gets read as text.
     let broken = format!("{{\"messages\": [\"{attack}\"");

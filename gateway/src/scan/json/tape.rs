@@ -4,7 +4,9 @@
 //! is decoded once, while it is checked, into one buffer for the document.
 //!
 //! A body is accepted exactly when `serde_json::from_slice::<Value>` would
-//! accept it: UTF-8 throughout, the strict JSON grammar, only valid escapes,
+//! accept it, once past a UTF-8 byte-order mark (which serde_json refuses
+//! but servers that read JSON from bytes skip, so a body cannot hide
+//! behind one): UTF-8 throughout, the strict JSON grammar, only valid escapes,
 //! `\u` surrogates in pairs, no control character in a string, numbers that
 //! fit an `f64` (no overflow to infinity) and fewer than 128 nested arrays
 //! and objects (serde_json's recursion limit). Readers see what a
@@ -33,6 +35,7 @@
 use std::cell::Cell;
 use std::ops::Range;
 
+use super::super::BOM;
 use super::super::chars;
 use super::super::engine::SEPARATOR;
 use super::super::segment::{self, Piece};
@@ -201,6 +204,9 @@ impl<'a> Tape<'a> {
             blocks,
             ascii,
         };
+        if body.as_bytes().starts_with(BOM) {
+            parser.at = BOM.len();
+        }
         parser.whitespace();
         let ok = parser.value(0).is_some() && {
             parser.whitespace();
@@ -904,6 +910,19 @@ mod tests {
             assert_eq!(at(first + 134), (142, 144));
             assert_eq!(at(first + 135), (144, 145));
         }
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_passed_over() {
+        let body = b"\xEF\xBB\xBF {\"a\": \"x\\ny\"}";
+        assert!(serde_json::from_slice::<serde_json::Value>(body).is_err());
+        for blocks in [Avx512::detect(), None] {
+            let tape = Tape::parse_with(body, blocks).expect("JSON after the mark");
+            assert_eq!(tape.root().get("a").and_then(|v| v.as_str()), Some("x\ny"));
+        }
+        // Only at the start, and only the mark.
+        assert!(Tape::parse(b"[\xEF\xBB\xBF]").is_none());
+        assert!(Tape::parse(b"\xEF\xBB{}").is_none());
     }
 
     #[test]

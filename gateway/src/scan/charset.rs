@@ -1,0 +1,100 @@
+//! Bodies in a wide Unicode encoding (UTF-16 or UTF-32), which the
+//! scanners cannot read: every ASCII character of such a body sits between
+//! zero bytes, so no detector would match it, while a server that decodes
+//! the body (Python's `json.loads` of bytes finds the encoding by itself)
+//! reads its values. The content stage refuses them rather than forward
+//! them unread.
+
+use super::media::Media;
+
+/// The wide encoding `body` is in, by the Content-Type's `charset`, by a
+/// byte-order mark, or by the zero bytes around a JSON body's first
+/// character (`{` or `[`, the pattern RFC 4627 gave for telling the
+/// encodings apart); `None` for anything else, UTF-8 and binary included.
+pub(crate) fn wide(content_type: Option<&str>, body: &[u8]) -> Option<&'static str> {
+    if let Some(name) = content_type.and_then(charset).and_then(wide_name) {
+        return Some(name);
+    }
+    let json = |b: u8| matches!(b, b'{' | b'[');
+    match *body {
+        [0, 0, 0xFE, 0xFF, ..] => Some("UTF-32BE"),
+        [0xFF, 0xFE, 0, 0, ..] => Some("UTF-32LE"),
+        [0xFE, 0xFF, ..] => Some("UTF-16BE"),
+        [0xFF, 0xFE, ..] => Some("UTF-16LE"),
+        [0, 0, 0, c, ..] if json(c) => Some("UTF-32BE"),
+        [c, 0, 0, 0, ..] if json(c) => Some("UTF-32LE"),
+        [0, c, ..] if json(c) => Some("UTF-16BE"),
+        [c, 0, ..] if json(c) => Some("UTF-16LE"),
+        _ => None,
+    }
+}
+
+/// The `charset` parameter of a Content-Type, unquoted.
+fn charset(content_type: &str) -> Option<&str> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        name.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| value.trim().trim_matches('"'))
+    })
+}
+
+/// The canonical name of a wide charset label.
+fn wide_name(label: &str) -> Option<&'static str> {
+    let label = Media::of(Some(label));
+    [
+        ("utf-16", "UTF-16"),
+        ("utf-16le", "UTF-16LE"),
+        ("utf-16be", "UTF-16BE"),
+        ("utf-32", "UTF-32"),
+        ("utf-32le", "UTF-32LE"),
+        ("utf-32be", "UTF-32BE"),
+        ("ucs-2", "UTF-16"),
+        ("ucs-4", "UTF-32"),
+        ("unicode", "UTF-16"),
+    ]
+    .into_iter()
+    .find_map(|(label_of, name)| label.is(label_of).then_some(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wide_bodies_are_told_by_charset_mark_or_zero_bytes() {
+        let json16le: Vec<u8> = "{\"a\":1}"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let json16be: Vec<u8> = "[1]".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let cases: &[(Option<&str>, &[u8], Option<&str>)] = &[
+            (None, &json16le, Some("UTF-16LE")),
+            (Some("text/plain"), &json16be, Some("UTF-16BE")),
+            (None, b"[\0\0\0", Some("UTF-32LE")),
+            (None, b"\0\0\0{", Some("UTF-32BE")),
+            (None, b"\xFF\xFEh\0i\0", Some("UTF-16LE")),
+            (None, b"\xFE\xFF\0h", Some("UTF-16BE")),
+            (None, b"\xFF\xFE\0\0h\0\0\0", Some("UTF-32LE")),
+            (None, b"\0\0\xFE\xFF", Some("UTF-32BE")),
+            (Some("text/plain; charset=UTF-16"), b"hi", Some("UTF-16")),
+            (
+                Some("application/json;charset=\"utf-32le\""),
+                b"{}",
+                Some("UTF-32LE"),
+            ),
+            // ASCII-compatible charsets, UTF-8 (with its mark too) and
+            // binary bodies are not wide.
+            (Some("text/plain; charset=iso-8859-1"), b"caf\xE9", None),
+            (Some("application/json; charset=utf-8"), b"{\"a\":1}", None),
+            (None, b"\xEF\xBB\xBF{\"a\":1}", None),
+            (Some("image/png"), b"\x89PNG\r\n\x1a\n", None),
+            (Some("application/octet-stream"), b"x\0y\0", None),
+            (None, b"", None),
+            (None, b"{", None),
+        ];
+        for &(content_type, body, want) in cases {
+            assert_eq!(wide(content_type, body), want, "{content_type:?} {body:?}");
+        }
+    }
+}
