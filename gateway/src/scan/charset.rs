@@ -9,13 +9,15 @@ use super::media::Media;
 
 /// The wide encoding `body` is in, by the Content-Type's `charset`, by a
 /// byte-order mark, or by the zero bytes around a JSON body's first
-/// character (`{` or `[`, the pattern RFC 4627 gave for telling the
-/// encodings apart); `None` for anything else, UTF-8 and binary included.
+/// character (the pattern RFC 4627 gave for telling the encodings apart,
+/// which `json.loads` follows), when that character may begin a JSON
+/// document (`{`, `[`, `"` or whitespace); `None` for anything else, UTF-8
+/// and binary included.
 pub(crate) fn wide(content_type: Option<&str>, body: &[u8]) -> Option<&'static str> {
     if let Some(name) = content_type.and_then(charset).and_then(wide_name) {
         return Some(name);
     }
-    let json = |b: u8| matches!(b, b'{' | b'[');
+    let json = |b: u8| matches!(b, b'{' | b'[' | b'"' | b' ' | b'\t' | b'\n' | b'\r');
     match *body {
         [0, 0, 0xFE, 0xFF, ..] => Some("UTF-32BE"),
         [0xFF, 0xFE, 0, 0, ..] => Some("UTF-32LE"),
@@ -73,6 +75,8 @@ mod tests {
             (Some("text/plain"), &json16be, Some("UTF-16BE")),
             (None, b"[\0\0\0", Some("UTF-32LE")),
             (None, b"\0\0\0{", Some("UTF-32BE")),
+            (Some("application/json"), b" \0{\0", Some("UTF-16LE")),
+            (None, b"\0\n\0[", Some("UTF-16BE")),
             (None, b"\xFF\xFEh\0i\0", Some("UTF-16LE")),
             (None, b"\xFE\xFF\0h", Some("UTF-16BE")),
             (None, b"\xFF\xFE\0\0h\0\0\0", Some("UTF-32LE")),
