@@ -217,6 +217,16 @@ fn prompt_injection_is_blocked_or_audited_per_policy() {
             let detail = events[0]["detail"].as_str().unwrap_or_default().to_owned();
             assert!(detail.contains("signals "), "{detail}");
         }
+        // The attack in UTF-16, which the detector cannot read: refused in
+        // both modes, naming the section that inspects.
+        let wide = world.daemon.dir().join("attack16.json");
+        let utf16: Vec<u8> = attack.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        std::fs::write(&wide, utf16).expect("write body");
+        let before = upstream.request_count();
+        let curl = post(&world, port, "/llm", &format!("@{}", wide.display()), &[]);
+        assert_eq!(curl.code, 415, "{action}: {}", curl.out);
+        assert_eq!(curl.json()["rule"], "p:injection_defense");
+        assert_eq!(upstream.request_count(), before);
     }
 }
 
