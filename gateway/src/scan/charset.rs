@@ -5,7 +5,7 @@
 //! reads its values. The content stage refuses them rather than forward
 //! them unread.
 
-use super::media::Media;
+use super::media;
 
 /// The wide encoding `body` is in, by the Content-Type's `charset`, by a
 /// byte-order mark, or by the zero bytes around a JSON body's first
@@ -14,7 +14,8 @@ use super::media::Media;
 /// document (`{`, `[`, `"` or whitespace); `None` for anything else, UTF-8
 /// and binary included.
 pub(crate) fn wide(content_type: Option<&str>, body: &[u8]) -> Option<&'static str> {
-    if let Some(name) = content_type.and_then(charset).and_then(wide_name) {
+    let charset = content_type.and_then(|ct| media::parameter(ct, "charset"));
+    if let Some(name) = charset.and_then(wide_name) {
         return Some(name);
     }
     let json = |b: u8| matches!(b, b'{' | b'[' | b'"' | b' ' | b'\t' | b'\n' | b'\r');
@@ -31,19 +32,10 @@ pub(crate) fn wide(content_type: Option<&str>, body: &[u8]) -> Option<&'static s
     }
 }
 
-/// The `charset` parameter of a Content-Type, unquoted.
-fn charset(content_type: &str) -> Option<&str> {
-    content_type.split(';').skip(1).find_map(|param| {
-        let (name, value) = param.split_once('=')?;
-        name.trim()
-            .eq_ignore_ascii_case("charset")
-            .then(|| value.trim().trim_matches('"'))
-    })
-}
-
 /// The canonical name of a wide charset label.
 fn wide_name(label: &str) -> Option<&'static str> {
-    let label = Media::of(Some(label));
+    // Blanks inside the quotes too: `charset=" utf-16 "`.
+    let label = label.trim_ascii();
     [
         ("utf-16", "UTF-16"),
         ("utf-16le", "UTF-16LE"),
@@ -56,7 +48,7 @@ fn wide_name(label: &str) -> Option<&'static str> {
         ("unicode", "UTF-16"),
     ]
     .into_iter()
-    .find_map(|(label_of, name)| label.is(label_of).then_some(name))
+    .find_map(|(known, name)| label.eq_ignore_ascii_case(known).then_some(name))
 }
 
 #[cfg(test)]
@@ -82,6 +74,11 @@ mod tests {
             (None, b"\xFF\xFE\0\0h\0\0\0", Some("UTF-32LE")),
             (None, b"\0\0\xFE\xFF", Some("UTF-32BE")),
             (Some("text/plain; charset=UTF-16"), b"hi", Some("UTF-16")),
+            (
+                Some("text/plain; charset=\" ucs-2 \""),
+                b"hi",
+                Some("UTF-16"),
+            ),
             (
                 Some("application/json;charset=\"utf-32le\""),
                 b"{}",

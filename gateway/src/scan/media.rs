@@ -1,6 +1,7 @@
 //! A Content-Type's media type (`application/json` of
 //! `application/json; charset=utf-8`), compared as media types are:
-//! ignoring ASCII case, without lowering it into a new string per body.
+//! ignoring ASCII case, without lowering it into a new string per body;
+//! and its parameters (`charset`, `boundary`).
 
 /// The media type of a Content-Type header value; empty without one.
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +41,17 @@ impl<'a> Media<'a> {
     }
 }
 
+/// The value of the parameter `name` (any case) of a Content-Type,
+/// unquoted: `utf-8` of `text/plain; Charset="utf-8"`.
+pub(crate) fn parameter<'a>(content_type: &'a str, name: &str) -> Option<&'a str> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (key, value) = param.split_once('=')?;
+        key.trim()
+            .eq_ignore_ascii_case(name)
+            .then(|| value.trim().trim_matches('"'))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +66,14 @@ mod tests {
         assert!(Media::of(Some("TEXT/plain")).starts_with("text/"));
         assert!(!Media::of(Some("te")).starts_with("text/"));
         assert!(Media::of(None).is_empty() && Media::of(Some(" ; x=y")).is_empty());
+    }
+
+    #[test]
+    fn parameters_are_found_by_name_in_any_case_and_unquoted() {
+        let ct = "text/plain; Charset=\"UTF-16\" ; boundary = b1";
+        assert_eq!(parameter(ct, "charset"), Some("UTF-16"));
+        assert_eq!(parameter(ct, "BOUNDARY"), Some("b1"));
+        assert_eq!(parameter(ct, "text/plain"), None);
+        assert_eq!(parameter("charset=utf-8", "charset"), None);
     }
 }

@@ -5,7 +5,7 @@
 
 use memchr::memmem;
 
-use super::media::Media;
+use super::media::{self, Media};
 
 /// One part's content, as a span of the multipart body.
 #[derive(Debug, PartialEq, Eq)]
@@ -17,13 +17,7 @@ pub(crate) struct Part<'a> {
 
 /// The `boundary` parameter of a multipart content type.
 pub(crate) fn boundary(content_type: &str) -> Option<&str> {
-    content_type.split(';').skip(1).find_map(|param| {
-        let (name, value) = param.split_once('=')?;
-        name.trim()
-            .eq_ignore_ascii_case("boundary")
-            .then(|| value.trim().trim_matches('"'))
-            .filter(|b| !b.is_empty())
-    })
+    media::parameter(content_type, "boundary").filter(|b| !b.is_empty())
 }
 
 /// Whether a part is text worth scanning: labelled as text of some kind,
