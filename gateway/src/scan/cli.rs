@@ -18,8 +18,8 @@ pub struct ScanArgs {
     /// supported type).
     #[arg(long)]
     pub policy: Option<PathBuf>,
-    /// Content-Type of the input (default: JSON if it starts with `{` or `[`,
-    /// else text). Ignored with --jsonl, whose records carry their own.
+    /// Content-Type of the input (default: JSON if it starts with `{`, `[`
+    /// or `"`, else text). Ignored with --jsonl, whose records carry their own.
     #[arg(long)]
     pub content_type: Option<String>,
     /// Content-Encoding of the input: gzip, deflate, br, zstd.

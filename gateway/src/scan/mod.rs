@@ -167,7 +167,7 @@ impl Scanner {
     /// Scans an (already decompressed) body. `content_type` is the
     /// request's Content-Type header; the body is read as `Format::of`
     /// decides (JSON when the type says so, or when the body starts with
-    /// `{` or `[` and the type names no other format Sluice decodes).
+    /// `{`, `[` or `"` and the type names no other format Sluice decodes).
     pub fn scan(&self, content_type: Option<&str>, body: &[u8]) -> Vec<Finding> {
         self.scan_read(Format::of(content_type, body), body, None)
     }
@@ -300,7 +300,7 @@ pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// that Sluice decodes (multipart with a boundary, form, JSON); any other
 /// label (`text/plain`, `application/octet-stream`, an empty or unknown
 /// type) or none at all cannot hide a body that looks like JSON (its first
-/// byte past whitespace `{` or `[`), which is read as JSON: the sandbox
+/// byte past whitespace `{`, `[` or `"`), which is read as JSON: the sandbox
 /// writes the header, and many servers parse a body as JSON whatever it is
 /// labelled, so a JSON body sent as text with its values `\u`-escaped
 /// would otherwise pass unread.
@@ -336,12 +336,14 @@ impl<'a> Format<'a> {
 }
 
 /// Whether the body's first byte past a UTF-8 byte-order mark and ASCII
-/// whitespace opens a JSON object or array.
+/// whitespace opens a JSON object, array or string. A body that only
+/// starts like one (`"Quoted," she said`) fails the JSON reading and is
+/// read as text; one that is a whole JSON string has its escapes decoded.
 fn looks_json(body: &[u8]) -> bool {
     let body = body.strip_prefix(BOM).unwrap_or(body);
     body.iter()
         .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|b| matches!(b, b'{' | b'['))
+        .is_some_and(|b| matches!(b, b'{' | b'[' | b'"'))
 }
 
 #[cfg(test)]

@@ -147,6 +147,10 @@ fn the_content_type_picks_a_format_only_when_it_names_one() {
         (Some("multipart/form-data"), json, Format::Json),
         (Some("multipart/form-data"), b"--b", Format::Text),
         (Some("text/plain"), b"\xEF\xBB\xBF[1]", Format::Json),
+        // A whole JSON string is JSON too; prose in quotes fails the JSON
+        // reading later and is read as text.
+        (Some("text/plain"), b" \"a\\u0040b\"", Format::Json),
+        (None, b"\"Quoted,\" she said", Format::Json),
     ];
     for &(content_type, body, want) in cases {
         assert_eq!(Format::of(content_type, body), want, "{content_type:?}");
@@ -175,6 +179,24 @@ fn a_json_body_labelled_otherwise_is_read_as_json() {
             "{ct:?}"
         );
     }
+}
+
+#[test]
+fn a_body_that_is_one_json_string_has_its_escapes_decoded() {
+    let string = r#""mail x\u0040example.com""#;
+    for ct in [None, Some("text/plain")] {
+        assert_eq!(
+            found(ct, string),
+            pairs(&[("email", r"x\u0040example.com")]),
+            "{ct:?}"
+        );
+    }
+    // Text that only opens with a quote is read as text, whole.
+    let prose = r#""Quoted," she said: write to x@example.com"#;
+    assert_eq!(
+        found(Some("text/plain"), prose),
+        pairs(&[("email", "x@example.com")])
+    );
 }
 
 #[test]
