@@ -2,8 +2,9 @@
 //! leaves the sandbox as session tokens and comes back restored (even when
 //! the model streams a token in pieces across events), a `block` type is
 //! refused without echoing the value, compressed bodies are inspected and
-//! UTF-16 ones refused, a JSON body labelled as text is still read as JSON,
-//! prompt injections are blocked or audited, and transformations rewrite.
+//! UTF-16 ones (whole or as a multipart part) refused, a JSON body labelled
+//! as text is still read as JSON, prompt injections are blocked or audited,
+//! and transformations rewrite.
 
 use serde_json::{Value, json};
 use sluice_e2e::{
@@ -146,6 +147,12 @@ fn pii_leaves_as_tokens_and_comes_back_restored_even_split_across_events() {
     assert_eq!(curl.code, 415, "{}", curl.out);
     assert_eq!(curl.json()["reason"], "body_charset_not_inspectable");
     assert_eq!(curl.json()["rule"], "p:pii");
+    assert_eq!(upstream.request_count(), before);
+    // The same as one part of a multipart upload: refused too.
+    let part = format!("file=@{};type=text/plain", wide.display());
+    let curl = world.curl(&world.curl_https(&url, &["-F", &part]));
+    assert_eq!(curl.code, 415, "{}", curl.out);
+    assert_eq!(curl.json()["reason"], "body_charset_not_inspectable");
     assert_eq!(upstream.request_count(), before);
 
     // A `block` type: 403 naming the type, never the value; nothing sent.

@@ -5,7 +5,28 @@
 //! reads its values. The content stage refuses them rather than forward
 //! them unread.
 
-use super::media;
+use super::media::{self, Media};
+use super::{MAX_NESTING, multipart};
+
+/// The wide encoding `body` is in ([`whole`]) or, in a multipart body, one
+/// of its parts is in, as deep as the scanner reads parts: a part is read
+/// by its own type, so a UTF-16 part would pass unread as a UTF-16 body
+/// would.
+pub(crate) fn wide(content_type: Option<&str>, body: &[u8]) -> Option<&'static str> {
+    nested(content_type, body, 0)
+}
+
+fn nested(content_type: Option<&str>, body: &[u8], depth: u8) -> Option<&'static str> {
+    whole(content_type, body).or_else(|| {
+        let media = Media::of(content_type);
+        let boundary =
+            multipart::boundary_of(media, content_type).filter(|_| depth < MAX_NESTING)?;
+        let (parts, _) = multipart::parts(body, boundary);
+        parts
+            .iter()
+            .find_map(|p| nested(p.content_type, &body[p.start..p.end], depth + 1))
+    })
+}
 
 /// The wide encoding `body` is in, by the Content-Type's `charset`, by a
 /// byte-order mark, or by the zero bytes around a JSON body's first
@@ -13,7 +34,7 @@ use super::media;
 /// which `json.loads` follows), when that character may begin a JSON
 /// document (`{`, `[`, `"` or whitespace); `None` for anything else, UTF-8
 /// and binary included.
-pub(crate) fn wide(content_type: Option<&str>, body: &[u8]) -> Option<&'static str> {
+fn whole(content_type: Option<&str>, body: &[u8]) -> Option<&'static str> {
     let charset = content_type.and_then(|ct| media::parameter(ct, "charset"));
     if let Some(name) = charset.and_then(wide_name) {
         return Some(name);
@@ -97,5 +118,55 @@ mod tests {
         for &(content_type, body, want) in cases {
             assert_eq!(wide(content_type, body), want, "{content_type:?} {body:?}");
         }
+    }
+
+    #[test]
+    fn a_wide_part_of_a_multipart_body_is_told() {
+        let form = |part_type: &str, part: &[u8]| {
+            let mut body = b"--b\r\nContent-Type: text/plain\r\n\r\nhello\r\n--b\r\n".to_vec();
+            body.extend_from_slice(format!("Content-Type: {part_type}\r\n\r\n").as_bytes());
+            body.extend_from_slice(part);
+            body.extend_from_slice(b"\r\n--b--\r\n");
+            body
+        };
+        let ct = Some("multipart/form-data; boundary=b");
+        let cases: &[(&[u8], &str, Option<&str>)] = &[
+            (
+                &form("text/plain; charset=utf-16le", b"h\0i\0"),
+                "charset",
+                Some("UTF-16LE"),
+            ),
+            (
+                &form("application/octet-stream", b"\xFF\xFEh\0i\0"),
+                "mark",
+                Some("UTF-16LE"),
+            ),
+            (
+                &form("application/json", b"{\0}\0"),
+                "zero bytes",
+                Some("UTF-16LE"),
+            ),
+            (
+                &form(
+                    "multipart/mixed; boundary=c",
+                    b"--c\r\nContent-Type: text/plain; charset=utf-32\r\n\r\nx\r\n--c--",
+                ),
+                "nested",
+                Some("UTF-32"),
+            ),
+            (&form("text/plain; charset=utf-8", b"hi"), "utf-8", None),
+            (&form("image/png", b"\x89PNG\r\n\x1a\n"), "binary", None),
+        ];
+        for &(body, what, want) in cases {
+            assert_eq!(wide(ct, body), want, "{what}");
+        }
+        // Without a boundary the body is not split: one whole, not wide.
+        assert_eq!(
+            wide(
+                Some("multipart/form-data"),
+                &form("text/plain; charset=utf-16", b"x")
+            ),
+            None
+        );
     }
 }

@@ -315,9 +315,7 @@ pub(crate) enum Format<'a> {
 impl<'a> Format<'a> {
     pub(crate) fn of(content_type: Option<&'a str>, body: &[u8]) -> Format<'a> {
         let media = Media::of(content_type);
-        if media.starts_with("multipart/")
-            && let Some(boundary) = content_type.and_then(multipart::boundary)
-        {
+        if let Some(boundary) = multipart::boundary_of(media, content_type) {
             return Format::Multipart(boundary);
         }
         if media.is("application/x-www-form-urlencoded") {

@@ -20,6 +20,16 @@ pub(crate) fn boundary(content_type: &str) -> Option<&str> {
     media::parameter(content_type, "boundary").filter(|b| !b.is_empty())
 }
 
+/// The boundary of a Content-Type (whose media type is `media`) that
+/// names a multipart body with one: the bodies that are split into parts.
+pub(crate) fn boundary_of<'a>(media: Media<'_>, content_type: Option<&'a str>) -> Option<&'a str> {
+    if media.starts_with("multipart/") {
+        content_type.and_then(boundary)
+    } else {
+        None
+    }
+}
+
 /// Whether a part is text worth scanning: labelled as text of some kind,
 /// or valid UTF-8 whatever its label (a sandbox that labels a part
 /// `application/octet-stream` does not keep its text from being read).
