@@ -16,7 +16,7 @@ pub(crate) struct Part<'a> {
 }
 
 /// The `boundary` parameter of a multipart content type.
-pub(crate) fn boundary(content_type: &str) -> Option<&str> {
+fn boundary(content_type: &str) -> Option<&str> {
     media::parameter(content_type, "boundary").filter(|b| !b.is_empty())
 }
 
