@@ -35,7 +35,7 @@ impl<'a> Specials<'a> {
     /// The first special byte at or after `from`, or a position at or past
     /// the end of the bytes when there is none. `from` must not be less
     /// than in the previous call.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next(&mut self, mut from: usize) -> usize {
         debug_assert!(from >= self.base, "the search only goes forward");
         loop {

@@ -593,6 +593,7 @@ impl Parser<'_, '_> {
 
     /// The string whose opening quote is at `self.at`; with escapes, its
     /// text is decoded into `self.decoded` on the way.
+    #[inline(always)]
     fn string(&mut self) -> Option<()> {
         let start = self.at + 1;
         let stop = self.specials.next(start);
