@@ -19,10 +19,6 @@ impl<'a> Media<'a> {
         Media(ct[..end].trim_ascii())
     }
 
-    pub(crate) fn is_empty(self) -> bool {
-        self.0.is_empty()
-    }
-
     pub(crate) fn is(self, name: &str) -> bool {
         self.0.eq_ignore_ascii_case(name)
     }
@@ -65,7 +61,7 @@ mod tests {
         assert!(!Media::of(Some("json")).ends_with("+json"));
         assert!(Media::of(Some("TEXT/plain")).starts_with("text/"));
         assert!(!Media::of(Some("te")).starts_with("text/"));
-        assert!(Media::of(None).is_empty() && Media::of(Some(" ; x=y")).is_empty());
+        assert!(Media::of(None).0.is_empty() && Media::of(Some(" ; x=y")).0.is_empty());
     }
 
     #[test]

@@ -25,8 +25,8 @@ mod form;
 pub(crate) mod json;
 mod kind;
 pub(crate) mod media;
-mod multipart;
-mod segment;
+pub(crate) mod multipart;
+pub(crate) mod segment;
 
 pub use decode::{DecodeError, DecodedBody, decode};
 pub use kind::{Kind, KindSet, UnknownKind};
@@ -98,7 +98,7 @@ impl ScanError {
 
 /// How deep multipart bodies may nest before the inner parts are scanned
 /// as plain text.
-const MAX_NESTING: u8 = 4;
+pub(crate) const MAX_NESTING: u8 = 4;
 
 /// The buffers a scan works in, kept on each thread from one scan to the
 /// next: small bodies (most requests) then cost no allocation but their
@@ -215,22 +215,24 @@ impl Scanner {
             Format::Json => self.scan_json(body, base, scratch, out),
             Format::Form => self.scan_form(body, base, scratch, out),
             Format::Multipart(boundary) if depth < MAX_NESTING => {
-                let (parts, consumed) = multipart::parts(body, boundary);
+                let (parts, split) = multipart::parts(body, boundary);
+                // Each part by its own type; a binary one as bytes, as a
+                // whole body labelled binary is (its label is the
+                // sandbox's word, and one stray byte makes text binary).
                 for part in parts {
                     let bytes = &body[part.start..part.end];
-                    if multipart::is_text(part.content_type, bytes) {
-                        self.scan_typed(
-                            Format::of(part.content_type, bytes),
-                            bytes,
-                            base + part.start,
-                            scratch,
-                            out,
-                            depth + 1,
-                        );
-                    }
+                    let format = Format::of(part.content_type, bytes);
+                    let (start, depth) = (base + part.start, depth + 1);
+                    self.scan_typed(format, bytes, start, scratch, out, depth);
                 }
-                // Whatever could not be split is still looked at.
-                self.scan_raw(&body[consumed..], base + consumed, out);
+                // What the split left (a preamble, an epilogue, all of a
+                // body whose boundary never occurs) by its first byte: a
+                // server that ignores the label may read it as JSON.
+                for (from, to) in [(0, split.start), (split.end, body.len())] {
+                    let left = &body[from..to];
+                    let format = Format::of(None, left);
+                    self.scan_typed(format, left, base + from, scratch, out, depth + 1);
+                }
             }
             Format::Multipart(_) | Format::Text => self.scan_raw(body, base, out),
         }
@@ -303,7 +305,11 @@ pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// byte past whitespace `{`, `[` or `"`), which is read as JSON: the sandbox
 /// writes the header, and many servers parse a body as JSON whatever it is
 /// labelled, so a JSON body sent as text with its values `\u`-escaped
-/// would otherwise pass unread.
+/// would otherwise pass unread. A form label cannot hide one either when
+/// the body is a whole JSON document (percent-decoding leaves `\u`
+/// escapes as they are); one that only starts like JSON is a form. A
+/// multipart body is split by its boundary, and what the split leaves
+/// (all of it, when the boundary never occurs) is read by its first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format<'a> {
     Json,
@@ -319,7 +325,10 @@ impl<'a> Format<'a> {
             return Format::Multipart(boundary);
         }
         if media.is("application/x-www-form-urlencoded") {
-            return Format::Form;
+            // Checked whole: a form whose first key opens with a quote
+            // or brace is still percent-decoded.
+            let json = looks_json(body) && Tape::parse(body).is_some();
+            return if json { Format::Json } else { Format::Form };
         }
         let json_type = media.is("application/json")
             || media.ends_with("+json")

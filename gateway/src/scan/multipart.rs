@@ -1,7 +1,7 @@
-//! `multipart/*` bodies: split at the boundary, each part's headers read,
-//! and the text parts (no content type, `text/*`, JSON, form-encoded, XML,
-//! or any part that is valid UTF-8) handed back to be scanned by their own
-//! content type. Binary parts (images, archives) are skipped.
+//! `multipart/*` bodies: split at the boundary and each part's headers
+//! read, so that each part is scanned by its own content type.
+
+use std::ops::Range;
 
 use memchr::memmem;
 
@@ -30,41 +30,31 @@ pub(crate) fn boundary_of<'a>(media: Media<'_>, content_type: Option<&'a str>) -
     }
 }
 
-/// Whether a part is text worth scanning: labelled as text of some kind,
-/// or valid UTF-8 whatever its label (a sandbox that labels a part
-/// `application/octet-stream` does not keep its text from being read).
-pub(crate) fn is_text(content_type: Option<&str>, bytes: &[u8]) -> bool {
-    let media = Media::of(content_type);
-    media.is_empty()
-        || media.starts_with("text/")
-        || media.starts_with("multipart/")
-        || media.ends_with("json")
-        || media.ends_with("+xml")
-        || media.is("application/xml")
-        || media.is("application/x-www-form-urlencoded")
-        || simdutf8::basic::from_utf8(bytes).is_ok()
-}
-
-/// The parts of `body`. Stops quietly at anything malformed: what was
-/// split so far is returned, and the caller scans the rest as text.
-pub(crate) fn parts<'a>(body: &'a [u8], boundary: &str) -> (Vec<Part<'a>>, usize) {
+/// The parts of `body`, and the span of it they were split from: from
+/// the first delimiter to past the closing one, or to where the split
+/// stopped quietly at something malformed; empty when no delimiter
+/// occurs. What lies outside the span (a preamble, an epilogue, the rest
+/// of a malformed body, or all of it) is the caller's to read: servers
+/// that ignore the label read it.
+pub(crate) fn parts<'a>(body: &'a [u8], boundary: &str) -> (Vec<Part<'a>>, Range<usize>) {
     let delimiter = format!("--{boundary}");
     let delimiter = delimiter.as_bytes();
     let mut parts = Vec::new();
     // The first delimiter starts the body or a line.
-    let Some(mut at) = find_delimiter(body, 0, delimiter, true) else {
-        return (parts, 0);
+    let Some(first) = find_delimiter(body, 0, delimiter, true) else {
+        return (parts, 0..0);
     };
+    let mut at = first;
     loop {
         let after = at + delimiter.len();
         if body[after..].starts_with(b"--") {
-            return (parts, body.len());
+            return (parts, first..after + 2);
         }
         let Some(line_end) = memchr::memchr(b'\n', &body[after..]).map(|k| after + k + 1) else {
-            return (parts, after);
+            return (parts, first..after);
         };
         let Some((headers_end, content_start)) = blank_line(body, line_end) else {
-            return (parts, line_end);
+            return (parts, first..line_end);
         };
         let content_type = header(&body[line_end..headers_end], "content-type");
         let Some(next) = find_delimiter(body, content_start, delimiter, false) else {
@@ -74,7 +64,7 @@ pub(crate) fn parts<'a>(body: &'a [u8], boundary: &str) -> (Vec<Part<'a>>, usize
                 start: content_start,
                 end: body.len(),
             });
-            return (parts, body.len());
+            return (parts, first..body.len());
         };
         // The line break before the delimiter belongs to it.
         let mut end = next;
@@ -161,16 +151,6 @@ mod tests {
                 (Some("application/json"), "{\"k\":1}")
             ]
         );
-        let png = b"\x89PNG\r\n\x1a\n";
-        assert!(is_text(None, png));
-        assert!(!is_text(Some("image/png"), png));
-        assert!(is_text(Some("Application/JSON; charset=utf-8"), png));
-        // Text is read whatever its label says.
-        assert!(is_text(
-            Some("application/octet-stream"),
-            b"ssn 376-85-2672"
-        ));
-        assert!(is_text(Some("image/png"), b""));
     }
 
     #[test]

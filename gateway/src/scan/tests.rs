@@ -80,10 +80,10 @@ fn form_bodies_report_the_encoded_span() {
     );
 }
 
-/// Each part is read by its own type; a part that is text is read
-/// whatever its label (binary parts are skipped: `multipart::is_text`).
+/// Each part is read by its own type; a part labelled binary is read as
+/// bytes, as a whole body labelled so is, even when it is not UTF-8.
 #[test]
-fn multipart_text_parts_are_scanned_by_their_own_type() {
+fn multipart_parts_are_scanned_by_their_own_type() {
     let body = "--b1\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nmail a@example.com\r\n\
                 --b1\r\nContent-Type: application/octet-stream\r\n\r\nb@example.com\r\n\
                 --b1\r\nContent-Type: application/json\r\n\r\n{\"x\": \"c\\u0040example.com\"}\r\n\
@@ -96,6 +96,49 @@ fn multipart_text_parts_are_scanned_by_their_own_type() {
             ("email", r"c\u0040example.com"),
             ("email", r"d\u0040example.com"),
         ])
+    );
+    // Not UTF-8 and labelled an image: still read, as bytes.
+    let body = b"--b1\r\nContent-Type: image/png\r\n\r\n\x89\xff ssn 376-85-2672\r\n--b1--\r\n";
+    let findings = scanner().scan(Some("multipart/form-data; boundary=b1"), body);
+    let values: Vec<_> = findings
+        .iter()
+        .map(|f| (f.kind, &body[f.start..f.end]))
+        .collect();
+    assert_eq!(values, [(Kind::Ssn, &b"376-85-2672"[..])]);
+}
+
+/// What a multipart split leaves is read by its first byte: a server that
+/// ignores the label may parse it as JSON (Go's `json.Decoder` reads the
+/// first document of a body and stops).
+#[test]
+fn what_a_multipart_split_leaves_is_read_too() {
+    let multipart = Some("multipart/form-data; boundary=b1");
+    // The boundary never occurs: the whole body.
+    let whole = r#"{"x": "a\u0040example.com"}"#;
+    assert_eq!(
+        found(multipart, whole),
+        pairs(&[("email", r"a\u0040example.com")])
+    );
+    // A preamble before the first delimiter, an epilogue after the last.
+    let body = "{\"x\": \"b\\u0040example.com\"}\r\n--b1\r\n\r\nhi\r\n--b1--\r\nc@example.com";
+    assert_eq!(
+        found(multipart, body),
+        pairs(&[("email", r"b\u0040example.com"), ("email", "c@example.com")])
+    );
+}
+
+#[test]
+fn a_form_label_cannot_hide_a_json_body() {
+    let form = Some("application/x-www-form-urlencoded");
+    let body = r#"{"x": "a\u0040example.com"}"#;
+    assert_eq!(
+        found(form, body),
+        pairs(&[("email", r"a\u0040example.com")])
+    );
+    // Not a whole JSON document: percent-decoded as a form.
+    assert_eq!(
+        found(form, "{x=b%40example.com"),
+        pairs(&[("email", "b%40example.com")])
     );
 }
 
@@ -127,10 +170,16 @@ fn the_content_type_picks_a_format_only_when_it_names_one() {
             b"a=1",
             Format::Form,
         ),
-        // A form says how it is decoded, even when it looks like JSON.
+        // A form label cannot hide a whole JSON document; a form whose
+        // first key only opens with a brace is a form.
         (
             Some("application/x-www-form-urlencoded"),
             json,
+            Format::Json,
+        ),
+        (
+            Some("application/x-www-form-urlencoded"),
+            b"{a}=1&b=2",
             Format::Form,
         ),
         (
@@ -306,7 +355,7 @@ proptest! {
             let findings = scanner.scan(ct, &body);
             check_invariants(&body, &findings);
             // The charset check splits multipart bodies too.
-            charset::wide(ct, &body);
+            charset::unreadable(ct, &body);
         }
     }
 
@@ -316,7 +365,7 @@ proptest! {
         check_invariants(&body, &findings);
         let findings = scanner().scan(Some("application/x-www-form-urlencoded"), &body);
         check_invariants(&body, &findings);
-        charset::wide(Some("multipart/form-data; boundary=b"), &body);
+        charset::unreadable(Some("multipart/form-data; boundary=b"), &body);
     }
 }
 
