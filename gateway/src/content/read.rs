@@ -11,7 +11,6 @@ use crate::scan::{Finding, Format, Scanner};
 
 /// A body, its format and, when the injection stage runs, its reading.
 pub struct Read<'a> {
-    content_type: Option<&'a str>,
     format: Format<'a>,
     body: &'a [u8],
     read: Option<Body<'a>>,
@@ -24,10 +23,9 @@ impl<'a> Read<'a> {
     pub fn new(content_type: Option<&'a str>, body: &'a [u8], injection: bool) -> Read<'a> {
         let format = Format::of(content_type, body);
         Read {
-            content_type,
             format,
             body,
-            read: injection.then(|| Body::read_as(format, content_type, body)),
+            read: injection.then(|| Body::read_as(format, body)),
         }
     }
 
@@ -46,7 +44,7 @@ impl<'a> Read<'a> {
     pub fn injection(&self, detector: &Detector) -> Assessment {
         match &self.read {
             Some(read) => detector.assess_body(read),
-            None => detector.assess_body(&Body::read_as(self.format, self.content_type, self.body)),
+            None => detector.assess_body(&Body::read_as(self.format, self.body)),
         }
     }
 }

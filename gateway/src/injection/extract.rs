@@ -19,9 +19,10 @@
 
 use std::borrow::Cow;
 
-use crate::scan::Format;
 use crate::scan::json::tape::{Object, Tape, Value};
-use crate::scan::media::Media;
+use crate::scan::json::{self, SEPARATOR};
+use crate::scan::segment::Decoded;
+use crate::scan::{Format, MAX_NESTING, multipart};
 
 /// Who wrote a segment, as far as the request shape tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -84,43 +85,24 @@ pub struct Body<'a>(Readable<'a>);
 enum Readable<'a> {
     Json(Tape<'a>),
     Text(Cow<'a, str>),
-    /// Binary: nothing to read.
-    Nothing,
 }
 
 impl<'a> Body<'a> {
     /// Bodies read as JSON (`Format::of`: by content type, or by their
     /// first byte unless they name another format) are read by API shape;
-    /// form bodies after percent-decoding; any other body as text, when it
-    /// is valid UTF-8 or claims to be text (multipart bodies too, for their
-    /// text parts), else not at all.
+    /// any other body, or JSON the tape refuses, as text ([`lenient`]).
     pub fn read(content_type: Option<&str>, body: &'a [u8]) -> Body<'a> {
-        Body::read_as(Format::of(content_type, body), content_type, body)
+        Body::read_as(Format::of(content_type, body), body)
     }
 
     /// [`Body::read`] of a body whose format is known.
-    pub(crate) fn read_as(
-        format: Format<'_>,
-        content_type: Option<&str>,
-        body: &'a [u8],
-    ) -> Body<'a> {
-        match format {
-            // What is not valid JSON is read as text, whatever it claims to be.
-            Format::Json => {
-                if let Some(tape) = Tape::parse(body) {
-                    return Body(Readable::Json(tape));
-                }
-            }
-            Format::Form => return Body(Readable::Text(Cow::Owned(percent_decode(body)))),
-            Format::Multipart(_) | Format::Text => {}
+    pub(crate) fn read_as(format: Format<'_>, body: &'a [u8]) -> Body<'a> {
+        if format == Format::Json
+            && let Some(tape) = Tape::parse(body)
+        {
+            return Body(Readable::Json(tape));
         }
-        Body(match std::str::from_utf8(body) {
-            Ok(text) => Readable::Text(Cow::Borrowed(text)),
-            Err(_) if claims_text(format, content_type) => {
-                Readable::Text(String::from_utf8_lossy(body))
-            }
-            Err(_) => Readable::Nothing,
-        })
+        Body(Readable::Text(lenient(format, body, 0)))
     }
 
     /// The body checked and laid out, when it was read as JSON.
@@ -136,7 +118,6 @@ impl<'a> Body<'a> {
         match &self.0 {
             Readable::Json(tape) => json_segments(tape),
             Readable::Text(text) => vec![text_segment(text)],
-            Readable::Nothing => Vec::new(),
         }
     }
 
@@ -145,7 +126,7 @@ impl<'a> Body<'a> {
     pub fn known_ascii(&self) -> bool {
         match &self.0 {
             Readable::Json(tape) => tape.is_ascii(),
-            Readable::Text(_) | Readable::Nothing => false,
+            Readable::Text(_) => false,
         }
     }
 
@@ -157,17 +138,50 @@ impl<'a> Body<'a> {
         match &self.0 {
             Readable::Json(tape) => each_json_segment(tape, visit),
             Readable::Text(text) => visit(Source::Text, TEXT_LOCATION, text),
-            Readable::Nothing => {}
         }
     }
 }
 
-/// Whether a body that is not valid UTF-8 is still meant as text.
-fn claims_text(format: Format<'_>, content_type: Option<&str>) -> bool {
-    let media = Media::of(content_type);
-    matches!(format, Format::Json | Format::Multipart(_))
-        || media.starts_with("text/")
-        || media.is_empty()
+/// The text of a body the tape did not take, read so that neither its
+/// label nor a flaw in it keeps its text from being scored: JSON the tape
+/// refuses (`NaN`, a lone surrogate, deep nesting, bytes after the
+/// document: what some servers still parse) with its strings' escapes
+/// decoded, as the PII scan reads it; a form percent-decoded; a multipart
+/// body part by part, each by its own type, then what the split left (a
+/// preamble, all of a body whose boundary never occurs) by its first
+/// byte; anything else as text, invalid UTF-8 replaced, whatever its
+/// label (the PII scan reads such bodies as bytes too).
+fn lenient<'a>(format: Format<'_>, body: &'a [u8], depth: u8) -> Cow<'a, str> {
+    match format {
+        Format::Json => {
+            let (mut decoded, mut stretches) = (Decoded::default(), Vec::new());
+            if !json::lay_out(body, &mut decoded, &mut stretches) {
+                return String::from_utf8_lossy(body);
+            }
+            // The stretches' separators (zero bytes) as line breaks.
+            let text = decoded
+                .text()
+                .iter()
+                .map(|&b| if b == SEPARATOR { b'\n' } else { b });
+            Cow::Owned(String::from_utf8_lossy(&text.collect::<Vec<u8>>()).into_owned())
+        }
+        Format::Form => Cow::Owned(percent_decode(body)),
+        Format::Multipart(boundary) if depth < MAX_NESTING => {
+            let (parts, split) = multipart::parts(body, boundary);
+            let parts = parts.iter().map(|p| (p.content_type, p.start..p.end));
+            let left = [(None, 0..split.start), (None, split.end..body.len())];
+            let mut text = String::new();
+            for (content_type, span) in parts.chain(left) {
+                let bytes = &body[span];
+                if !bytes.is_empty() {
+                    text.push_str(&lenient(Format::of(content_type, bytes), bytes, depth + 1));
+                    text.push('\n');
+                }
+            }
+            Cow::Owned(text)
+        }
+        Format::Multipart(_) | Format::Text => String::from_utf8_lossy(body),
+    }
 }
 
 /// Where a text body's one segment is, and a JSON body's when it is a

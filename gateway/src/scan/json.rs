@@ -20,7 +20,7 @@ pub(crate) mod tape;
 
 use std::ops::Range;
 
-use super::engine::SEPARATOR;
+pub(crate) use super::engine::SEPARATOR;
 use super::segment::Decoded;
 use specials::Specials;
 

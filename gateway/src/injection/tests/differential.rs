@@ -204,9 +204,11 @@ fn the_benchmark_bodies_agree() {
     }
 }
 
+/// Bodies the tape does not take are one text segment, read so that no
+/// label or flaw keeps their text from the detector (`extract::lenient`).
 #[test]
-fn non_json_bodies_are_read_as_before() {
-    let cases: [(Option<&str>, &[u8], Flat); 6] = [
+fn other_bodies_are_read_as_text() {
+    let cases: [(Option<&str>, &[u8], Flat); 11] = [
         (
             Some("application/json"),
             b"{\"messages\": [\"broken",
@@ -232,7 +234,42 @@ fn non_json_bodies_are_read_as_before() {
             b"caf\xe9",
             vec![(Source::Text, "$".into(), "caf\u{FFFD}".into())],
         ),
-        (Some("image/png"), b"\x89PNG\xff", vec![]),
+        // Not UTF-8 and labelled binary: still text, bytes replaced.
+        (
+            Some("image/png"),
+            b"\x89PNG\xff",
+            vec![(Source::Text, "$".into(), "\u{FFFD}PNG\u{FFFD}".into())],
+        ),
+        // JSON the tape refuses (serde_json too) still has its escapes
+        // decoded: `NaN`, a lone surrogate, bytes after the document.
+        (
+            Some("application/json"),
+            b"{\"a\": NaN, \"b\": \"Ignore\\u0020all\"}",
+            vec![(Source::Text, "$".into(), "{\"a\": NaN, \"b\": \"\nIgnore all\n\"}\n".into())],
+        ),
+        (
+            None,
+            b"{\"b\": \"x\\ud800\"} trailing",
+            vec![(Source::Text, "$".into(), "{\"b\": \"\nx\u{FFFD}\n\"} trailing\n".into())],
+        ),
+        // A multipart body part by part, each by its type, then what the
+        // split left; a boundary that never occurs leaves all of it.
+        (
+            Some("multipart/form-data; boundary=b"),
+            b"--b\r\nContent-Type: application/json\r\n\r\n{\"p\": \"x\\u0020y\"}\r\n--b\r\n\r\nq=1\r\n--b--\r\ntail",
+            vec![(Source::Text, "$".into(), "{\"p\": \"\nx y\n\"}\n\nq=1\n\r\ntail\n".into())],
+        ),
+        (
+            Some("multipart/form-data; boundary=zzz"),
+            b"{\"p\": \"x\\u0020y\"}",
+            vec![(Source::Text, "$".into(), "{\"p\": \"\nx y\n\"}\n\n".into())],
+        ),
+        // A form label cannot hide a whole JSON document.
+        (
+            Some("application/x-www-form-urlencoded"),
+            b"{\"prompt\": \"x\\u0020y\"}",
+            vec![(Source::User, "prompt".into(), "x y".into())],
+        ),
     ];
     for (content_type, body, expected) in cases {
         assert_eq!(flat(Body::read(content_type, body).segments()), expected);
