@@ -3,8 +3,9 @@
 //! the model streams a token in pieces across events), a `block` type is
 //! refused without echoing the value, compressed bodies are inspected and
 //! UTF-16 ones (whole or as a multipart part) refused, a JSON body labelled
-//! as text is still read as JSON, prompt injections are blocked or audited,
-//! and transformations rewrite.
+//! as text, a form or a multipart body that never splits is still read as
+//! JSON, a WebSocket upgrade (whose frames no stage reads) is refused,
+//! prompt injections are blocked or audited, and transformations rewrite.
 
 use serde_json::{Value, json};
 use sluice_e2e::{
@@ -155,6 +156,43 @@ fn pii_leaves_as_tokens_and_comes_back_restored_even_split_across_events() {
     assert_eq!(curl.json()["reason"], "body_charset_not_inspectable");
     assert_eq!(upstream.request_count(), before);
 
+    // A form label cannot hide a JSON body, nor a multipart one whose
+    // boundary never occurs: the escaped value is still found.
+    for ct in [
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=never-there",
+    ] {
+        let header = format!("content-type: {ct}");
+        let args = ["-H", &header, "--data-binary", &escaped];
+        let curl = world.curl(&world.curl_https(&url, &args));
+        assert_eq!(curl.code, 200, "{ct}: {}", curl.out);
+        let seen = last_body(&upstream);
+        assert!(
+            seen.contains("[pii_email_") && !seen.contains(r"lopez\u0040example"),
+            "{ct}: {seen}"
+        );
+    }
+
+    // A WebSocket upgrade: no stage would read its frames, so refused.
+    let before = upstream.request_count();
+    let ws = format!("https://llm.test:{port}/ws");
+    let upgrade = [
+        "--http1.1",
+        "-H",
+        "Connection: Upgrade",
+        "-H",
+        "Upgrade: websocket",
+        "-H",
+        "Sec-WebSocket-Version: 13",
+        "-H",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+    ];
+    let curl = world.curl(&world.curl_https(&ws, &upgrade));
+    assert_eq!(curl.code, 403, "{}", curl.out);
+    assert_eq!(curl.json()["reason"], "upgrade_not_inspectable");
+    assert_eq!(curl.json()["rule"], "p:pii");
+    assert_eq!(upstream.request_count(), before);
+
     // A `block` type: 403 naming the type, never the value; nothing sent.
     let curl = post(
         &world,
@@ -224,6 +262,15 @@ fn prompt_injection_is_blocked_or_audited_per_policy() {
             let detail = events[0]["detail"].as_str().unwrap_or_default().to_owned();
             assert!(detail.contains("signals "), "{detail}");
         }
+        // The attack with its spaces escaped, as the JSON part of a
+        // multipart upload: the part is read by its type, so the escapes
+        // hide nothing.
+        let part = world.daemon.dir().join("attack-part.json");
+        std::fs::write(&part, attack.replace(' ', "\\u0020")).expect("write part");
+        let url = format!("https://llm.test:{port}/llm");
+        let form = format!("file=@{};type=application/json", part.display());
+        let curl = world.curl(&world.curl_https(&url, &["-F", &form]));
+        assert_eq!(curl.code, code, "{action}, multipart: {}", curl.out);
         // The attack in UTF-16, which the detector cannot read: refused in
         // both modes, naming the section that inspects.
         let wide = world.daemon.dir().join("attack16.json");

@@ -5,7 +5,9 @@
 //!
 //! A body is never forwarded uninspected when the policy inspects bodies:
 //! one that cannot be decoded, or is in UTF-16 or UTF-32 (which no
-//! detector reads), is refused (415), one over the limit follows
+//! detector reads), is refused (415), as is a protocol upgrade (403: a
+//! WebSocket's frames are not read) when any content stage applies; one
+//! over the limit follows
 //! `pii.oversize.rest` (`block`: 413; `allow`: the first bytes are
 //! inspected, the rest forwarded as it comes, and the audit event says so).
 
@@ -78,13 +80,31 @@ impl Interceptor {
             rehydrate: stages.pii.as_ref().is_some_and(|pii| pii.rehydrate),
             transforms: stages.transforms.rules(&conn.key.name, Direction::Response),
         };
+        let reads = stages.inspects() || !transforms.is_empty() || !plan.transforms.is_empty();
+        if reads && super::is_upgrade(parts) {
+            // After the 101 the connection carries WebSocket frames, which
+            // no content stage reads: refused rather than spliced unread.
+            let rule = if stages.inspects() {
+                inspecting_rule(&policy.name, &stages)
+            } else {
+                format!("{}:transformations", policy.name)
+            };
+            return Err(self.refuse_content(
+                conn,
+                StatusCode::FORBIDDEN,
+                "upgrade_not_inspectable",
+                &rule,
+                "a protocol upgrade (WebSocket) carries frames the content stages cannot read"
+                    .to_owned(),
+            ));
+        }
         if !plan.transforms.is_empty() {
             plain_answer(parts);
         }
         transforms.apply_headers(&mut parts.headers);
         if !stages.inspects() {
             // Nothing to inspect: transformations (if any) stream, unbuffered.
-            let encoded = parts.headers.contains_key(header::CONTENT_ENCODING);
+            let encoded = content_encoding(&parts.headers).is_some();
             if transforms.is_empty() || encoded {
                 return Ok((body.map_err(Into::into).boxed(), plan));
             }
@@ -107,7 +127,12 @@ impl Interceptor {
             }
         };
         let oversize = read.rest.is_some();
-        let rule = format!("{}:pii.oversize", policy.name);
+        // The limit is pii's (`pii.oversize`); injection scoring alone
+        // reads up to the default limit, and is the rule named then.
+        let rule = match stages.pii {
+            Some(_) => format!("{}:pii.oversize", policy.name),
+            None => inspecting_rule(&policy.name, &stages),
+        };
         if oversize && !rest_allowed {
             read.drain_rest().await;
             return Err(self.refuse_content(
@@ -118,12 +143,7 @@ impl Interceptor {
                 format!("the body exceeds the {limit}-byte inspection limit"),
             ));
         }
-        let encoding = parts
-            .headers
-            .get(header::CONTENT_ENCODING)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.trim().to_ascii_lowercase())
-            .filter(|v| !v.is_empty() && v != "identity");
+        let encoding = content_encoding(&parts.headers);
         let decoded = match &encoding {
             None => None,
             Some(encoding) => {
@@ -160,14 +180,14 @@ impl Interceptor {
             .headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        if let Some(charset) = crate::scan::charset::wide(content_type, inspected) {
+        if let Some(why) = crate::scan::charset::unreadable(content_type, inspected) {
             read.drain_rest().await;
             return Err(self.refuse_content(
                 conn,
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "body_charset_not_inspectable",
+                why.reason(),
                 &inspecting_rule(&policy.name, &stages),
-                format!("a {charset} body cannot be inspected; send UTF-8"),
+                why.to_string(),
             ));
         }
         let vault = self
@@ -408,6 +428,25 @@ fn inspecting_rule(policy: &str, stages: &Stages) -> String {
     format!("{policy}:{section}")
 }
 
+/// A request's Content-Encoding, every field of it joined (a list split
+/// over several fields is one list, RFC 9110 section 5.3: reading only the
+/// first would inspect a body still encoded by the second); `None` when
+/// absent or only `identity`. Bytes that are not text stay in it, as
+/// replacement characters, for decoding to refuse.
+fn content_encoding(headers: &HeaderMap) -> Option<String> {
+    let fields: Vec<_> = headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()))
+        .collect();
+    let joined = fields.join(",");
+    let identity = joined
+        .split(',')
+        .map(str::trim)
+        .all(|c| c.is_empty() || c.eq_ignore_ascii_case("identity"));
+    (!identity).then_some(joined)
+}
+
 /// Asks the upstream for an uncompressed answer: rewriting it needs the bytes.
 fn plain_answer(parts: &mut request::Parts) {
     parts.headers.insert(
@@ -525,6 +564,34 @@ impl hyper::body::Body for Frames {
                     .sum(),
             ),
             Some(_) => SizeHint::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_content_encoding_field_is_read() {
+        let cases: &[(&[&[u8]], Option<&str>)] = &[
+            (&[], None),
+            (&[b"identity"], None),
+            (&[b" Identity , identity"], None),
+            (&[b"gzip"], Some("gzip")),
+            // The second field encodes the body too.
+            (&[b"identity", b"gzip"], Some("identity,gzip")),
+            (&[b"gzip", b"br"], Some("gzip,br")),
+            // Not text: kept, for decoding to refuse.
+            (&[b"gzip\xff"], Some("gzip\u{FFFD}")),
+        ];
+        for &(fields, want) in cases {
+            let mut headers = HeaderMap::new();
+            for field in fields {
+                let value = HeaderValue::from_bytes(field).expect("a field value");
+                headers.append(header::CONTENT_ENCODING, value);
+            }
+            assert_eq!(content_encoding(&headers).as_deref(), want, "{fields:?}");
         }
     }
 }

@@ -1,35 +1,74 @@
-//! Bodies in a wide Unicode encoding (UTF-16 or UTF-32), which the
-//! scanners cannot read: every ASCII character of such a body sits between
-//! zero bytes, so no detector would match it, while a server that decodes
-//! the body (Python's `json.loads` of bytes finds the encoding by itself)
-//! reads its values. The content stage refuses them rather than forward
-//! them unread.
+//! Bodies the scanners cannot read, which the content stage refuses rather
+//! than forward unread:
+//!
+//! - in an encoding that does not keep ASCII as ASCII: wide Unicode
+//!   (UTF-16, UTF-32), where every ASCII character sits between zero
+//!   bytes, while a server that decodes the body (Python's `json.loads` of
+//!   bytes finds the encoding by itself) reads its values; or UTF-7 and
+//!   EBCDIC, named in a `charset` that a server may honour;
+//! - multipart parts nested deeper than the scanners split them
+//!   ([`MAX_NESTING`]), whose own parts would be read as raw bytes.
+
+use std::fmt;
 
 use super::media::{self, Media};
 use super::{MAX_NESTING, multipart};
 
-/// The wide encoding `body` is in ([`whole`]) or, in a multipart body, one
-/// of its parts is in, as deep as the scanner reads parts: a part is read
-/// by its own type, so a UTF-16 part would pass unread as a UTF-16 body
-/// would.
-pub(crate) fn wide(content_type: Option<&str>, body: &[u8]) -> Option<&'static str> {
+/// Why a body cannot be inspected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    /// It, or one of its parts, is in this encoding.
+    Charset(&'static str),
+    /// Its parts nest deeper than [`MAX_NESTING`].
+    Nesting,
+}
+
+impl Unreadable {
+    /// The refusal's reason code.
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            Unreadable::Charset(_) => "body_charset_not_inspectable",
+            Unreadable::Nesting => "body_nesting_not_inspectable",
+        }
+    }
+}
+
+impl fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unreadable::Charset(name) => write!(f, "a {name} body cannot be inspected; send UTF-8"),
+            Unreadable::Nesting => write!(
+                f,
+                "multipart parts nested more than {MAX_NESTING} deep cannot be inspected"
+            ),
+        }
+    }
+}
+
+/// Why `body` cannot be inspected, if it cannot: its encoding ([`whole`])
+/// or, in a multipart body, a part's, as deep as the scanner reads parts
+/// (a part is read by its own type, so a UTF-16 part would pass unread as
+/// a UTF-16 body would), or parts nested deeper than that.
+pub(crate) fn unreadable(content_type: Option<&str>, body: &[u8]) -> Option<Unreadable> {
     nested(content_type, body, 0)
 }
 
-fn nested(content_type: Option<&str>, body: &[u8], depth: u8) -> Option<&'static str> {
-    whole(content_type, body).or_else(|| {
-        let media = Media::of(content_type);
-        let boundary =
-            multipart::boundary_of(media, content_type).filter(|_| depth < MAX_NESTING)?;
-        let (parts, _) = multipart::parts(body, boundary);
-        parts
-            .iter()
-            .find_map(|p| nested(p.content_type, &body[p.start..p.end], depth + 1))
-    })
+fn nested(content_type: Option<&str>, body: &[u8], depth: u8) -> Option<Unreadable> {
+    if let Some(name) = whole(content_type, body) {
+        return Some(Unreadable::Charset(name));
+    }
+    let boundary = multipart::boundary_of(Media::of(content_type), content_type)?;
+    if depth >= MAX_NESTING {
+        return Some(Unreadable::Nesting);
+    }
+    let (parts, _) = multipart::parts(body, boundary);
+    parts
+        .iter()
+        .find_map(|p| nested(p.content_type, &body[p.start..p.end], depth + 1))
 }
 
-/// The wide encoding `body` is in, by the Content-Type's `charset`, by a
-/// byte-order mark, or by the zero bytes around a JSON body's first
+/// The encoding `body` is in when it is one no scanner reads: by the
+/// Content-Type's `charset` ([`wide_name`]), by a wide byte-order mark, or by the zero bytes around a JSON body's first
 /// character (the pattern RFC 4627 gave for telling the encodings apart,
 /// which `json.loads` follows), when that character may begin a JSON
 /// document (`{`, `[`, `"` or whitespace); `None` for anything else, UTF-8
@@ -53,7 +92,8 @@ fn whole(content_type: Option<&str>, body: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// The canonical name of a wide charset label.
+/// The canonical name of a charset label that does not keep ASCII as
+/// ASCII: wide Unicode, UTF-7, EBCDIC (the code pages Python decodes).
 fn wide_name(label: &str) -> Option<&'static str> {
     // Blanks inside the quotes too: `charset=" utf-16 "`.
     let label = label.trim_ascii();
@@ -67,9 +107,34 @@ fn wide_name(label: &str) -> Option<&'static str> {
         ("ucs-2", "UTF-16"),
         ("ucs-4", "UTF-32"),
         ("unicode", "UTF-16"),
+        ("utf-7", "UTF-7"),
+        ("utf7", "UTF-7"),
+        ("unicode-1-1-utf-7", "UTF-7"),
+        ("csunicode11utf7", "UTF-7"),
     ]
     .into_iter()
     .find_map(|(known, name)| label.eq_ignore_ascii_case(known).then_some(name))
+    .or_else(|| ebcdic(label).then_some("EBCDIC"))
+}
+
+/// Whether a charset label names an EBCDIC code page: `cp037`, `ibm500`,
+/// `ebcdic-cp-us` and their kin (IBM's numbers for them: 037, 273, 277,
+/// 278, 280, 284, 285, 290, 297, 420, 423, 424, 500, 838, 870, 871, 875,
+/// 880, 905, 1025, 1026, 1047 and the euro ones 1140 to 1149).
+fn ebcdic(label: &str) -> bool {
+    const PAGES: [u16; 32] = [
+        37, 273, 277, 278, 280, 284, 285, 290, 297, 420, 423, 424, 500, 838, 870, 871, 875, 880,
+        905, 1025, 1026, 1047, 1140, 1141, 1142, 1143, 1144, 1145, 1146, 1147, 1148, 1149,
+    ];
+    let lower = label.to_ascii_lowercase();
+    if lower.starts_with("ebcdic") {
+        return true;
+    }
+    let number = ["ibm-", "csibm", "ibm", "cp"]
+        .iter()
+        .find_map(|prefix| lower.strip_prefix(prefix))
+        .and_then(|n| n.parse::<u16>().ok());
+    number.is_some_and(|n| PAGES.contains(&n))
 }
 
 #[cfg(test)]
@@ -116,7 +181,12 @@ mod tests {
             (None, b"{", None),
         ];
         for &(content_type, body, want) in cases {
-            assert_eq!(wide(content_type, body), want, "{content_type:?} {body:?}");
+            let got = unreadable(content_type, body);
+            assert_eq!(
+                got,
+                want.map(Unreadable::Charset),
+                "{content_type:?} {body:?}"
+            );
         }
     }
 
@@ -158,15 +228,65 @@ mod tests {
             (&form("image/png", b"\x89PNG\r\n\x1a\n"), "binary", None),
         ];
         for &(body, what, want) in cases {
-            assert_eq!(wide(ct, body), want, "{what}");
+            assert_eq!(
+                unreadable(ct, body),
+                want.map(Unreadable::Charset),
+                "{what}"
+            );
         }
         // Without a boundary the body is not split: one whole, not wide.
         assert_eq!(
-            wide(
+            unreadable(
                 Some("multipart/form-data"),
                 &form("text/plain; charset=utf-16", b"x")
             ),
             None
+        );
+    }
+
+    #[test]
+    fn charsets_that_are_not_ascii_compatible_are_told_by_label() {
+        let cases = [
+            ("text/plain; charset=UTF-7", Some("UTF-7")),
+            ("text/plain; charset=utf7", Some("UTF-7")),
+            ("application/json; charset=cp037", Some("EBCDIC")),
+            ("application/json; charset=IBM500", Some("EBCDIC")),
+            ("application/json; charset=ibm-1047", Some("EBCDIC")),
+            ("text/plain; charset=ebcdic-cp-us", Some("EBCDIC")),
+            ("text/plain; charset=cp1140", Some("EBCDIC")),
+            // ASCII-compatible code pages are read as they are.
+            ("text/plain; charset=cp1252", None),
+            ("text/plain; charset=ibm437", None),
+            ("text/plain; charset=cp-37", None),
+        ];
+        for (ct, want) in cases {
+            let got = unreadable(Some(ct), b"{\"a\": \"+AEA-\"}");
+            assert_eq!(got, want.map(Unreadable::Charset), "{ct}");
+        }
+    }
+
+    #[test]
+    fn parts_nested_deeper_than_the_scanners_read_are_told() {
+        // Each level a multipart part holding the next; the innermost
+        // part is text.
+        let nest = |levels: usize| {
+            let mut body = "hello".to_string();
+            let mut ct = "text/plain".to_string();
+            for level in 0..levels {
+                body = format!("--b{level}\r\nContent-Type: {ct}\r\n\r\n{body}\r\n--b{level}--");
+                ct = format!("multipart/mixed; boundary=b{level}");
+            }
+            (ct, body)
+        };
+        let deepest = usize::from(MAX_NESTING);
+        let (ct, body) = nest(deepest);
+        assert_eq!(unreadable(Some(&ct), body.as_bytes()), None);
+        let (ct, body) = nest(deepest + 1);
+        let got = unreadable(Some(&ct), body.as_bytes());
+        assert_eq!(got, Some(Unreadable::Nesting));
+        assert_eq!(
+            got.map(Unreadable::reason),
+            Some("body_nesting_not_inspectable")
         );
     }
 }

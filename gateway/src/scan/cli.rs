@@ -50,10 +50,10 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
-    #[error(
-        "the input is {0}, which the detectors cannot read (the gateway refuses such bodies); convert it to UTF-8"
-    )]
-    Wide(&'static str),
+    /// What the gateway refuses as uninspectable: finding nothing in it
+    /// would mislead.
+    #[error("the detectors cannot read this input (the gateway refuses such bodies): {0}")]
+    Unreadable(String),
     #[error("cannot write the output: {0}")]
     Write(#[source] std::io::Error),
     #[error("line {line}: not a corpus record (`id`, `body`, optional `content_type`): {source}")]
@@ -114,8 +114,9 @@ pub fn run(args: &ScanArgs) -> Result<(), CliError> {
             .map_err(|source| CliError::Read { what, source })?;
         let decoded = decode(args.content_encoding.as_deref(), &body, INPUT_CAP)?;
         // The gateway refuses such a body; finding nothing in it would mislead.
-        if let Some(charset) = super::charset::wide(args.content_type.as_deref(), &decoded.bytes) {
-            return Err(CliError::Wide(charset));
+        if let Some(why) = super::charset::unreadable(args.content_type.as_deref(), &decoded.bytes)
+        {
+            return Err(CliError::Unreadable(why.to_string()));
         }
         let findings = scanner.scan(args.content_type.as_deref(), &decoded.bytes);
         let shown = show(&findings, &decoded.bytes, args.show_values);
