@@ -7,7 +7,13 @@
 //!   bytes finds the encoding by itself) reads its values; or UTF-7 and
 //!   EBCDIC, named in a `charset` that a server may honour;
 //! - multipart parts nested deeper than the scanners split them
-//!   ([`MAX_NESTING`]), whose own parts would be read as raw bytes.
+//!   ([`MAX_NESTING`]), whose own parts would be read as raw bytes;
+//! - multipart parts in a `Content-Transfer-Encoding` that changes their
+//!   bytes (quoted-printable `=34` for `4`, base64), which the scanners do
+//!   not undo and some servers do;
+//! - a Content-Type (the body's or a part's) that gives its `boundary` or
+//!   `charset` twice, differently: which one an upstream takes is anyone's
+//!   guess.
 
 use std::fmt;
 
@@ -21,6 +27,12 @@ pub(crate) enum Unreadable {
     Charset(&'static str),
     /// Its parts nest deeper than [`MAX_NESTING`].
     Nesting,
+    /// A part is sent in this `Content-Transfer-Encoding` (quoted-printable,
+    /// base64, or an unknown one), which the scanners do not undo.
+    PartEncoding(&'static str),
+    /// Its Content-Type, or a part's, gives this parameter twice with
+    /// different values ([`media::ambiguous`]).
+    Ambiguous(&'static str),
 }
 
 impl Unreadable {
@@ -29,6 +41,8 @@ impl Unreadable {
         match self {
             Unreadable::Charset(_) => "body_charset_not_inspectable",
             Unreadable::Nesting => "body_nesting_not_inspectable",
+            Unreadable::PartEncoding(_) => "body_part_encoding_not_inspectable",
+            Unreadable::Ambiguous(_) => "body_content_type_ambiguous",
         }
     }
 }
@@ -40,6 +54,14 @@ impl fmt::Display for Unreadable {
             Unreadable::Nesting => write!(
                 f,
                 "multipart parts nested more than {MAX_NESTING} deep cannot be inspected"
+            ),
+            Unreadable::Ambiguous(name) => write!(
+                f,
+                "the Content-Type gives its {name} twice, with different values"
+            ),
+            Unreadable::PartEncoding(name) => write!(
+                f,
+                "a multipart part in the {name} transfer encoding cannot be inspected; send it as it is"
             ),
         }
     }
@@ -54,6 +76,12 @@ pub(crate) fn unreadable(content_type: Option<&str>, body: &[u8]) -> Option<Unre
 }
 
 fn nested(content_type: Option<&str>, body: &[u8], depth: u8) -> Option<Unreadable> {
+    let twice = ["boundary", "charset"]
+        .into_iter()
+        .find(|name| content_type.is_some_and(|ct| media::ambiguous(ct, name)));
+    if let Some(name) = twice {
+        return Some(Unreadable::Ambiguous(name));
+    }
     if let Some(name) = whole(content_type, body) {
         return Some(Unreadable::Charset(name));
     }
@@ -62,9 +90,28 @@ fn nested(content_type: Option<&str>, body: &[u8], depth: u8) -> Option<Unreadab
         return Some(Unreadable::Nesting);
     }
     let (parts, _) = multipart::parts(body, boundary);
-    parts
-        .iter()
-        .find_map(|p| nested(p.content_type, &body[p.start..p.end], depth + 1))
+    parts.iter().find_map(|p| {
+        let encoding = p.transfer_encoding.and_then(encoded);
+        encoding
+            .map(Unreadable::PartEncoding)
+            .or_else(|| nested(p.content_type, &body[p.start..p.end], depth + 1))
+    })
+}
+
+/// The name of a part's transfer encoding when it changes the bytes: not
+/// `7bit`, `8bit` or `binary`, which say how the bytes already are.
+fn encoded(transfer_encoding: &str) -> Option<&'static str> {
+    let name = transfer_encoding.trim_ascii();
+    let plain = ["7bit", "8bit", "binary"];
+    if plain.iter().any(|p| name.eq_ignore_ascii_case(p)) {
+        None
+    } else if name.eq_ignore_ascii_case("quoted-printable") {
+        Some("quoted-printable")
+    } else if name.eq_ignore_ascii_case("base64") {
+        Some("base64")
+    } else {
+        Some("unknown")
+    }
 }
 
 /// The encoding `body` is in when it is one no scanner reads: by the
@@ -288,5 +335,41 @@ mod tests {
             got.map(Unreadable::reason),
             Some("body_nesting_not_inspectable")
         );
+    }
+
+    #[test]
+    fn parts_in_a_transfer_encoding_are_told() {
+        let part = |encoding: &str| {
+            format!(
+                "--b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: {encoding}\r\n\r\n\
+                 card =34111 1111 1111 1111\r\n--b--\r\n"
+            )
+        };
+        let ct = Some("multipart/form-data; boundary=b");
+        let cases = [
+            ("quoted-printable", Some("quoted-printable")),
+            ("Base64", Some("base64")),
+            ("x-uuencode", Some("unknown")),
+            ("8bit", None),
+            (" 7BIT ", None),
+            ("binary", None),
+        ];
+        for (encoding, want) in cases {
+            let got = unreadable(ct, part(encoding).as_bytes());
+            assert_eq!(got, want.map(Unreadable::PartEncoding), "{encoding}");
+        }
+    }
+
+    #[test]
+    fn a_boundary_or_charset_given_twice_is_told() {
+        let ct = "multipart/form-data; boundary=b; boundary=c";
+        let body = b"--b\r\n\r\nhi\r\n--b--";
+        let got = unreadable(Some(ct), body);
+        assert_eq!(got, Some(Unreadable::Ambiguous("boundary")));
+        // In a part too.
+        let body =
+            b"--b\r\nContent-Type: text/plain; charset=utf-8; charset=utf-7\r\n\r\nhi\r\n--b--";
+        let got = unreadable(Some("multipart/form-data; boundary=b"), body);
+        assert_eq!(got, Some(Unreadable::Ambiguous("charset")));
     }
 }

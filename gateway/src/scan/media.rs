@@ -48,6 +48,22 @@ pub(crate) fn parameter<'a>(content_type: &'a str, name: &str) -> Option<&'a str
     })
 }
 
+/// Whether a Content-Type gives the parameter `name` twice with different
+/// values: readers differ on which one counts (this module takes the
+/// first, others the last, Go refuses the type), so a body read by one
+/// could be split or decoded otherwise by the upstream.
+pub(crate) fn ambiguous(content_type: &str, name: &str) -> bool {
+    let mut values = content_type.split(';').skip(1).filter_map(|param| {
+        let (key, value) = param.split_once('=')?;
+        key.trim()
+            .eq_ignore_ascii_case(name)
+            .then(|| value.trim().trim_matches('"'))
+    });
+    values
+        .next()
+        .is_some_and(|first| values.any(|v| v != first))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +87,17 @@ mod tests {
         assert_eq!(parameter(ct, "BOUNDARY"), Some("b1"));
         assert_eq!(parameter(ct, "text/plain"), None);
         assert_eq!(parameter("charset=utf-8", "charset"), None);
+    }
+
+    #[test]
+    fn a_parameter_given_twice_differently_is_ambiguous() {
+        let ct = "multipart/form-data; boundary=x; Boundary=\"y\"";
+        assert!(ambiguous(ct, "boundary"));
+        assert!(!ambiguous(ct, "charset"));
+        assert!(!ambiguous(
+            "multipart/mixed; boundary=x; boundary=\"x\"",
+            "boundary"
+        ));
+        assert!(!ambiguous("text/plain; charset=utf-8", "charset"));
     }
 }

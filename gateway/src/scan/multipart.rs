@@ -11,6 +11,10 @@ use super::media::{self, Media};
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Part<'a> {
     pub content_type: Option<&'a str>,
+    /// Its `Content-Transfer-Encoding`, which RFC 7578 retired for forms
+    /// but some servers still undo (Go's `mime/multipart` decodes
+    /// quoted-printable by itself).
+    pub transfer_encoding: Option<&'a str>,
     pub start: usize,
     pub end: usize,
 }
@@ -56,11 +60,14 @@ pub(crate) fn parts<'a>(body: &'a [u8], boundary: &str) -> (Vec<Part<'a>>, Range
         let Some((headers_end, content_start)) = blank_line(body, line_end) else {
             return (parts, first..line_end);
         };
-        let content_type = header(&body[line_end..headers_end], "content-type");
+        let headers = &body[line_end..headers_end];
+        let content_type = header(headers, "content-type");
+        let transfer_encoding = header(headers, "content-transfer-encoding");
         let Some(next) = find_delimiter(body, content_start, delimiter, false) else {
             // Unterminated: the rest is this part.
             parts.push(Part {
                 content_type,
+                transfer_encoding,
                 start: content_start,
                 end: body.len(),
             });
@@ -76,6 +83,7 @@ pub(crate) fn parts<'a>(body: &'a [u8], boundary: &str) -> (Vec<Part<'a>>, Range
         }
         parts.push(Part {
             content_type,
+            transfer_encoding,
             start: content_start,
             end,
         });
