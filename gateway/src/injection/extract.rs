@@ -147,9 +147,9 @@ impl<'a> Body<'a> {
 /// refuses (`NaN`, a lone surrogate, deep nesting, bytes after the
 /// document: what some servers still parse) with its strings' escapes
 /// decoded, as the PII scan reads it; a form percent-decoded; a multipart
-/// body part by part, each by its own type, then what the split left (a
-/// preamble, all of a body whose boundary never occurs) by its first
-/// byte; anything else as text, invalid UTF-8 replaced, whatever its
+/// body part by part, each by its own type, and what the split leaves (a
+/// preamble, an epilogue, all of a body whose boundary never occurs) by
+/// its first byte; anything else as text, invalid UTF-8 replaced, whatever its
 /// label (the PII scan reads such bodies as bytes too).
 fn lenient<'a>(format: Format<'_>, body: &'a [u8], depth: u8) -> Cow<'a, str> {
     match format {
@@ -168,10 +168,12 @@ fn lenient<'a>(format: Format<'_>, body: &'a [u8], depth: u8) -> Cow<'a, str> {
         Format::Form => Cow::Owned(percent_decode(body)),
         Format::Multipart(boundary) if depth < MAX_NESTING => {
             let (parts, split) = multipart::parts(body, boundary);
+            // In reading order: the preamble, the parts, the epilogue.
+            let preamble = (None, 0..split.start);
             let parts = parts.iter().map(|p| (p.content_type, p.start..p.end));
-            let left = [(None, 0..split.start), (None, split.end..body.len())];
+            let epilogue = (None, split.end..body.len());
             let mut text = String::new();
-            for (content_type, span) in parts.chain(left) {
+            for (content_type, span) in std::iter::once(preamble).chain(parts).chain([epilogue]) {
                 let bytes = &body[span];
                 if !bytes.is_empty() {
                     text.push_str(&lenient(Format::of(content_type, bytes), bytes, depth + 1));
