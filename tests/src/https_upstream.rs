@@ -19,6 +19,7 @@
 use std::{
     collections::BTreeMap,
     convert::Infallible,
+    io::Write as _,
     net::{IpAddr, Ipv4Addr, SocketAddr},
     sync::{
         Arc, Mutex,
@@ -28,6 +29,7 @@ use std::{
 };
 
 use bytes::Bytes;
+use flate2::{Compression, write::GzEncoder};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::{Request, Response, StatusCode, body::Incoming, header, service::service_fn};
 use hyper_util::{
@@ -395,7 +397,21 @@ async fn route(
             .to_string()
             .into_bytes();
             state.update(index, |r| r.response_body = Some(body.clone()));
-            full(StatusCode::OK, "application/json", body)
+            if query_u64(&record.path, "gzip") == Some(1) {
+                // Compressed whatever the request's Accept-Encoding says,
+                // as some servers do.
+                let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+                gz.write_all(&body).expect("gzip in memory");
+                let gzipped = gz.finish().expect("gzip in memory");
+                let mut response = full(StatusCode::OK, "application/json", gzipped);
+                let gzip = header::HeaderValue::from_static("gzip");
+                response
+                    .headers_mut()
+                    .insert(header::CONTENT_ENCODING, gzip);
+                response
+            } else {
+                full(StatusCode::OK, "application/json", body)
+            }
         }
         "/ack" => {
             state.acks.send_modify(|n| *n += 1);

@@ -104,6 +104,23 @@ fn placeholders_become_secrets_toward_their_hosts_only_and_echoes_are_redacted()
         curl.out
     );
 
+    // The sandbox asks for a compressed answer: the upstream is asked for
+    // a plain one, and one compressed anyway is decoded to be redacted.
+    let url = format!("https://api.test:{port}/echo?gzip=1");
+    let curl = world.curl(&world.curl_https(&url, &["-H", &bearer, "--compressed"]));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    let asked = upstream
+        .requests()
+        .last()
+        .and_then(|r| r.header("accept-encoding").map(str::to_owned));
+    assert_eq!(asked.as_deref(), Some("identity"));
+    let echo = curl.json();
+    assert_eq!(
+        echo["headers"]["authorization"], "Bearer [redacted:credential]",
+        "{echo}"
+    );
+    assert!(!curl.body.contains(SECRET));
+
     // Toward other.test (allowed by the network policy, not by the
     // credential): refused before anything leaves, and audited.
     let before = upstream.request_count();

@@ -428,12 +428,12 @@ fn inspecting_rule(policy: &str, stages: &Stages) -> String {
     format!("{policy}:{section}")
 }
 
-/// A request's Content-Encoding, every field of it joined (a list split
+/// A message's Content-Encoding, every field of it joined (a list split
 /// over several fields is one list, RFC 9110 section 5.3: reading only the
 /// first would inspect a body still encoded by the second); `None` when
 /// absent or only `identity`. Bytes that are not text stay in it, as
 /// replacement characters, for decoding to refuse.
-fn content_encoding(headers: &HeaderMap) -> Option<String> {
+pub(super) fn content_encoding(headers: &HeaderMap) -> Option<String> {
     let fields: Vec<_> = headers
         .get_all(header::CONTENT_ENCODING)
         .iter()

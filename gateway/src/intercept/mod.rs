@@ -37,7 +37,7 @@ use crate::{
     metrics::Metrics,
     pipeline::{Pipeline, RequestHead, Verdict},
     proxy::Who,
-    redact::RedactedBody,
+    redact::{Decoding, RedactedBody},
     tls::mint::Minter,
 };
 use idle::Idle;
@@ -348,6 +348,14 @@ impl Interceptor {
                 detail,
             } => return self.credential_failed(conn, status, reason, &credential, detail),
         };
+        if needles.is_some() {
+            // An answer that echoes the secret is redacted by reading it:
+            // the sandbox does not get to ask for one compressed.
+            parts.headers.insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_static("identity"),
+            );
+        }
         let upgrade = is_upgrade(&parts);
         // hyper keeps the upgraded connection's future in the extensions.
         let downstream_upgrade = if upgrade {
@@ -416,6 +424,24 @@ impl Interceptor {
         let body = self.content_response(conn, plan, &mut parts, body.map_err(Into::into).boxed());
         let Some(needles) = needles else {
             return Response::from_parts(parts, body);
+        };
+        // Compressed anyway: decoded as it streams, so the redaction reads
+        // what the sandbox would, and forwarded decoded.
+        let body = match content::content_encoding(&parts.headers).map(|e| Decoding::new(&e)) {
+            None => body,
+            Some(Ok(decoding)) => {
+                parts.headers.remove(header::CONTENT_ENCODING);
+                decoding.body(body).boxed()
+            }
+            Some(Err(coding)) => {
+                return self.upstream_failed(
+                    conn,
+                    "upstream_encoding_unredactable",
+                    &format!(
+                        "the answer is in content-encoding `{coding}`, which Sluice cannot read to redact the credential"
+                    ),
+                );
+            }
         };
         // The upstream may echo the secret (or an encoding of it): every
         // form is redacted, in headers and streaming through the body.

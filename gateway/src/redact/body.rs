@@ -27,6 +27,11 @@ pub trait Rewrite {
     fn trailers(&mut self, _trailers: &mut HeaderMap) -> bool {
         false
     }
+    /// Why the rewrite cannot go on (bytes it cannot read), once: the body
+    /// then fails rather than pass what follows.
+    fn failed(&mut self) -> Option<BoxError> {
+        None
+    }
 }
 
 impl Rewrite for Redactor {
@@ -118,6 +123,9 @@ where
                 None => {
                     this.done = true;
                     let tail = this.rewrite.finish();
+                    if let Some(err) = this.rewrite.failed() {
+                        return Poll::Ready(Some(Err(err)));
+                    }
                     if tail.is_empty() {
                         return Poll::Ready(None);
                     }
@@ -127,6 +135,10 @@ where
             let frame = match frame.into_data() {
                 Ok(data) => {
                     let out = this.rewrite.push(&data);
+                    if let Some(err) = this.rewrite.failed() {
+                        this.done = true;
+                        return Poll::Ready(Some(Err(err)));
+                    }
                     if out.is_empty() {
                         // All held back (or an empty frame): nothing to send yet.
                         continue;
@@ -143,6 +155,9 @@ where
                         this.trailers_matched = true;
                     }
                     let tail = this.rewrite.finish();
+                    if let Some(err) = this.rewrite.failed() {
+                        return Poll::Ready(Some(Err(err)));
+                    }
                     if tail.is_empty() {
                         Poll::Ready(Some(Ok(Frame::trailers(trailers))))
                     } else {

@@ -12,6 +12,7 @@
 //! else is emitted at once (SSE streams must not stall on the redactor).
 
 mod body;
+mod decoding;
 mod forms;
 #[cfg(test)]
 mod tests;
@@ -25,6 +26,7 @@ use hyper::header::HeaderValue;
 use zeroize::Zeroizing;
 
 pub use body::{RedactedBody, Rewrite, RewrittenBody};
+pub use decoding::{DecodedBody, Decoding};
 pub use forms::{forms, percent_encode_upper as percent_encode};
 
 /// What a redacted credential is replaced with.

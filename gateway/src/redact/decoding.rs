@@ -1,0 +1,260 @@
+//! A compressed response body decompressed as it streams, so credential
+//! redaction reads the bytes the sandbox would read after undoing the
+//! `Content-Encoding` itself: redacting the compressed bytes finds nothing.
+//!
+//! Sluice asks for an uncompressed answer wherever it injects a
+//! credential; this is for an upstream that compresses anyway. The codings
+//! are those request bodies are decoded from (`scan::decode`): gzip,
+//! deflate (zlib-wrapped, or raw as some servers send it), br and zstd,
+//! stacked in any order. Corrupt data fails the body rather than pass
+//! what follows it.
+
+use std::io::{self, Write};
+
+use flate2::write::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
+
+use super::body::{Rewrite, RewrittenBody};
+
+/// A body decoded as it streams ([`Decoding`]); its length changes, so
+/// the caller drops the `Content-Length` and the `Content-Encoding`.
+pub type DecodedBody<B> = RewrittenBody<B, Decoding>;
+
+/// The decoders of a `Content-Encoding`, the last coding applied first
+/// undone.
+pub struct Decoding {
+    stages: Vec<Stage>,
+    error: Option<io::Error>,
+}
+
+enum Stage {
+    Gzip(MultiGzDecoder<Vec<u8>>),
+    /// Zlib or raw, told by the first two bytes (a zlib header is a
+    /// multiple of 31 with method 8); `None` until they have come.
+    Deflate(Option<Deflate>, Vec<u8>),
+    Brotli(Box<brotli::DecompressorWriter<Vec<u8>>>),
+    Zstd(zstd::stream::write::Decoder<'static, Vec<u8>>),
+}
+
+enum Deflate {
+    Zlib(ZlibDecoder<Vec<u8>>),
+    Raw(DeflateDecoder<Vec<u8>>),
+}
+
+impl Decoding {
+    /// The decoders for `content_encoding` (a comma-separated list, in the
+    /// order the codings were applied), or the coding no decoder reads.
+    pub fn new(content_encoding: &str) -> Result<Decoding, String> {
+        let mut stages = Vec::new();
+        for coding in content_encoding.split(',').map(str::trim).rev() {
+            let stage = match coding.to_ascii_lowercase().as_str() {
+                "" | "identity" => continue,
+                "gzip" | "x-gzip" => Stage::Gzip(MultiGzDecoder::new(Vec::new())),
+                "deflate" => Stage::Deflate(None, Vec::new()),
+                "br" => Stage::Brotli(Box::new(brotli::DecompressorWriter::new(Vec::new(), 4096))),
+                "zstd" => Stage::Zstd(
+                    zstd::stream::write::Decoder::new(Vec::new()).map_err(|e| e.to_string())?,
+                ),
+                _ => return Err(coding.to_owned()),
+            };
+            stages.push(stage);
+        }
+        Ok(Decoding {
+            stages,
+            error: None,
+        })
+    }
+
+    /// Wraps `body`.
+    pub fn body<B>(self, body: B) -> DecodedBody<B> {
+        RewrittenBody::with(body, self)
+    }
+
+    /// Runs `bytes` through every stage, finishing each when `last`.
+    fn run(&mut self, bytes: &[u8], last: bool) -> io::Result<Vec<u8>> {
+        let mut data = bytes.to_vec();
+        for stage in &mut self.stages {
+            data = stage.write(&data, last)?;
+        }
+        Ok(data)
+    }
+}
+
+impl Stage {
+    /// Feeds `input`; returns what came out (all of it when `last`).
+    fn write(&mut self, input: &[u8], last: bool) -> io::Result<Vec<u8>> {
+        match self {
+            Stage::Gzip(d) => {
+                d.write_all(input)?;
+                if last {
+                    d.try_finish()?;
+                }
+                Ok(std::mem::take(d.get_mut()))
+            }
+            Stage::Deflate(decoder, head) => {
+                let decoder = match decoder {
+                    Some(decoder) => decoder,
+                    None => {
+                        head.extend_from_slice(input);
+                        if head.len() < 2 && !last {
+                            return Ok(Vec::new());
+                        }
+                        let zlib = head.len() >= 2
+                            && head[0] & 0x0F == 8
+                            && (u16::from(head[0]) << 8 | u16::from(head[1])) % 31 == 0;
+                        let held = std::mem::take(head);
+                        let d = decoder.insert(if zlib {
+                            Deflate::Zlib(ZlibDecoder::new(Vec::new()))
+                        } else {
+                            Deflate::Raw(DeflateDecoder::new(Vec::new()))
+                        });
+                        return d.write(&held, last);
+                    }
+                };
+                decoder.write(input, last)
+            }
+            Stage::Brotli(d) => {
+                d.write_all(input)?;
+                if last {
+                    d.close()?;
+                }
+                Ok(std::mem::take(d.get_mut()))
+            }
+            Stage::Zstd(d) => {
+                d.write_all(input)?;
+                if last {
+                    d.flush()?;
+                }
+                Ok(std::mem::take(d.get_mut()))
+            }
+        }
+    }
+}
+
+impl Deflate {
+    fn write(&mut self, input: &[u8], last: bool) -> io::Result<Vec<u8>> {
+        match self {
+            Deflate::Zlib(d) => {
+                d.write_all(input)?;
+                if last {
+                    d.try_finish()?;
+                }
+                Ok(std::mem::take(d.get_mut()))
+            }
+            Deflate::Raw(d) => {
+                d.write_all(input)?;
+                if last {
+                    d.try_finish()?;
+                }
+                Ok(std::mem::take(d.get_mut()))
+            }
+        }
+    }
+}
+
+impl Rewrite for Decoding {
+    fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.run(chunk, false).unwrap_or_else(|err| {
+            self.error = Some(err);
+            Vec::new()
+        })
+    }
+
+    fn finish(&mut self) -> Vec<u8> {
+        self.run(&[], true).unwrap_or_else(|err| {
+            self.error = Some(err);
+            Vec::new()
+        })
+    }
+
+    fn discard(&mut self) {
+        self.stages.clear();
+    }
+
+    fn held_len(&self) -> usize {
+        // Decoders hold state, not output: nothing is known to be held.
+        0
+    }
+
+    fn failed(&mut self) -> Option<Box<dyn std::error::Error + Send + Sync>> {
+        self.error
+            .take()
+            .map(|err| format!("the upstream's compressed answer does not decode: {err}").into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(bytes).expect("gzip");
+        e.finish().expect("gzip")
+    }
+
+    fn zlib(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(bytes).expect("zlib");
+        e.finish().expect("zlib")
+    }
+
+    fn raw_deflate(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(bytes).expect("deflate");
+        e.finish().expect("deflate")
+    }
+
+    fn brotli(bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut e = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+        e.write_all(bytes).expect("br");
+        drop(e);
+        out
+    }
+
+    /// Decodes `encoded` fed in chunks of `size` bytes.
+    fn decode(coding: &str, encoded: &[u8], size: usize) -> (Vec<u8>, bool) {
+        let mut d = Decoding::new(coding).expect("a known coding");
+        let mut out = Vec::new();
+        for chunk in encoded.chunks(size.max(1)) {
+            out.extend(d.push(chunk));
+        }
+        out.extend(d.finish());
+        (out, d.failed().is_some())
+    }
+
+    #[test]
+    fn every_coding_decodes_whatever_the_chunking() {
+        let text = b"{\"authorization\": \"Bearer sk-live-0123456789abcdef\"}".repeat(40);
+        let zstd = zstd::encode_all(&text[..], 3).expect("zstd");
+        let cases: [(&str, Vec<u8>); 7] = [
+            ("gzip", gzip(&text)),
+            ("X-Gzip", gzip(&text)),
+            ("deflate", zlib(&text)),
+            ("deflate", raw_deflate(&text)),
+            ("br", brotli(&text)),
+            ("zstd", zstd),
+            // Applied gzip first, then br: undone br first.
+            ("gzip, br", brotli(&gzip(&text))),
+        ];
+        for (coding, encoded) in &cases {
+            for size in [1, 7, 4096] {
+                assert_eq!(
+                    decode(coding, encoded, size),
+                    (text.clone(), false),
+                    "{coding} in chunks of {size}"
+                );
+            }
+        }
+        assert_eq!(decode("identity", &text, 5), (text.clone(), false));
+    }
+
+    #[test]
+    fn unknown_codings_and_corrupt_data_are_told() {
+        assert_eq!(Decoding::new("compress").err().as_deref(), Some("compress"));
+        let (_, failed) = decode("gzip", b"not gzip at all", 4);
+        assert!(failed);
+    }
+}
