@@ -31,7 +31,9 @@ use std::{
 use bytes::Bytes;
 use flate2::{Compression, write::GzEncoder};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
-use hyper::{Request, Response, StatusCode, body::Incoming, header, service::service_fn};
+use hyper::{
+    Request, Response, StatusCode, body::Incoming, ext::ReasonPhrase, header, service::service_fn,
+};
 use hyper_util::{
     rt::{TokioExecutor, TokioIo},
     server::conn::auto,
@@ -397,7 +399,7 @@ async fn route(
             .to_string()
             .into_bytes();
             state.update(index, |r| r.response_body = Some(body.clone()));
-            if query_u64(&record.path, "gzip") == Some(1) {
+            let mut response = if query_u64(&record.path, "gzip") == Some(1) {
                 // Compressed whatever the request's Accept-Encoding says,
                 // as some servers do.
                 let mut gz = GzEncoder::new(Vec::new(), Compression::default());
@@ -411,7 +413,15 @@ async fn route(
                 response
             } else {
                 full(StatusCode::OK, "application/json", body)
+            };
+            if query_u64(&record.path, "reason") == Some(1) {
+                // The request's Authorization in the HTTP/1.1 status line.
+                let auth = headers.get("authorization").copied().unwrap_or_default();
+                if let Ok(reason) = ReasonPhrase::try_from(format!("OK {auth}")) {
+                    response.extensions_mut().insert(reason);
+                }
             }
+            response
         }
         "/ack" => {
             state.acks.send_modify(|n| *n += 1);

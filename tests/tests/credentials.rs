@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 use sluice_e2e::{
     HttpsUpstream, TestCa, WAIT,
-    interception::{World, intercepting_policy},
+    interception::{World, curl_args, intercepting_policy},
     oauth::{CONCURRENT_WITH_HEADER, SIGV4_VERIFY, TokenEndpoint},
     pki::Sha256,
     wait_until,
@@ -740,4 +740,54 @@ fn placeholders_in_bodies_are_replaced_only_toward_their_hosts() {
     assert_eq!(upstream.request_count(), before, "nothing was forwarded");
 
     assert_nothing_leaked(&world, &[SECRET]);
+}
+
+#[test]
+fn over_plain_http_the_secret_goes_only_to_an_address_of_the_name() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::plain_v4();
+    let port = upstream.port();
+    // Addresses decide the network policy here: no name rule asks that
+    // the name resolve to the address dialed.
+    let policy = json!({
+        "credentials": [{"credential": "api", "allow_plain_http": true}],
+        "network": {
+            "allow_out": [format!("127.0.0.0/8:{port}")],
+            "deny_out": ["ALL_TRAFFIC"],
+            "decide_without_decryption": false,
+        },
+    });
+    let world = world(&ca, port, policy);
+    let bearer = format!("Authorization: Bearer {}", placeholder(&world));
+
+    // api.test at the address the name resolves to: injected.
+    let url = format!("http://api.test:{port}/echo");
+    let curl = world.curl(&curl_args(None, &url, &["-H", &bearer]));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    assert_eq!(
+        authorization_seen(&upstream).as_deref(),
+        Some(format!("Bearer {SECRET}").as_str())
+    );
+    // An upstream that writes the secret into its HTTP/1.1 status line:
+    // the sandbox gets the standard reason phrase.
+    let url = format!("http://api.test:{port}/echo?reason=1");
+    let curl = world.curl(&curl_args(None, &url, &["-H", &bearer]));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    let said = curl.out.stderr_str();
+    assert!(
+        said.contains("< HTTP/1.1 200 OK\r") && !said.contains(SECRET),
+        "{said}"
+    );
+
+    // The same Host at an address of the sandbox's choosing, which the
+    // network policy allows but the name does not resolve to: over plain
+    // HTTP nothing would vouch for the receiver, so the secret is not
+    // sent, and nothing is.
+    let before = upstream.request_count();
+    let url = format!("http://127.0.0.2:{port}/echo");
+    let host = "Host: api.test".to_owned();
+    let curl = world.curl(&curl_args(None, &url, &["-H", &bearer, "-H", &host]));
+    assert_eq!(curl.code, 403, "{}", curl.out);
+    assert_eq!(curl.json()["reason"], "plain_http_address");
+    assert_eq!(upstream.request_count(), before);
 }

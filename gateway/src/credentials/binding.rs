@@ -20,7 +20,13 @@
 //! | 4 | placeholders of more than one credential                             | `Refuse ambiguous`     |
 //! | 5 | the policy has no binding for the credential                         | `Refuse not_bound`     |
 //! | 6 | plain HTTP and the binding lacks `allow_plain_http`                  | `Refuse plain_http`    |
-//! | 7 | otherwise                                                            | `Inject`               |
+//! | 7 | plain HTTP to an address the name does not resolve to                | `Refuse plain_http_address` |
+//! | 8 | otherwise                                                            | `Inject`               |
+//!
+//! Over TLS the upstream's certificate is checked against the name, so the
+//! secret reaches only the name's owner whatever address the sandbox dialed;
+//! over plain HTTP nothing but the address stands for the name, and a
+//! sandbox could dial any address with the bound name in its `Host` (rule 7).
 //!
 //! Exfiltration is checked first, over every location including the body,
 //! so that an attempt to send a placeholder to a foreign host is always
@@ -47,6 +53,18 @@ pub const EXFILTRATION: &str = "exfiltration";
 pub const AMBIGUOUS: &str = "ambiguous";
 pub const NOT_BOUND: &str = "not_bound";
 pub const PLAIN_HTTP: &str = "plain_http";
+pub const PLAIN_HTTP_ADDRESS: &str = "plain_http_address";
+
+/// How a request would reach its upstream, as far as a secret in it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// TLS: the upstream's certificate is verified against the name.
+    Tls,
+    /// Plain HTTP to an address Sluice's resolver gives for the name.
+    Plain,
+    /// Plain HTTP to an address the name does not resolve to.
+    PlainElsewhere,
+}
 
 /// The credential decision for one request.
 #[must_use]
@@ -347,7 +365,7 @@ impl Bindings {
 
 /// The pure credential decision; see the module docs for the order.
 /// `host` is the name the connection was decided on (bare, no port).
-pub fn decide(host: &str, tls: bool, found: &[Found], bindings: &Bindings) -> Binding {
+pub fn decide(host: &str, transport: Transport, found: &[Found], bindings: &Bindings) -> Binding {
     let mut names: Vec<&str> = found.iter().map(|f| f.credential.as_str()).collect();
     names.sort_unstable();
     names.dedup();
@@ -371,8 +389,11 @@ pub fn decide(host: &str, tls: bool, found: &[Found], bindings: &Bindings) -> Bi
     let Some(bound) = bindings.bound(first) else {
         return refuse(NOT_BOUND, first);
     };
-    if !tls && !bound.allow_plain_http {
+    if transport != Transport::Tls && !bound.allow_plain_http {
         return refuse(PLAIN_HTTP, first);
+    }
+    if transport == Transport::PlainElsewhere {
+        return refuse(PLAIN_HTTP_ADDRESS, first);
     }
     Binding::Inject {
         credential: first.to_owned(),

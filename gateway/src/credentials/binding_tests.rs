@@ -158,109 +158,129 @@ fn decide_table() {
     ];
     let b = Bindings::compile(&creds, &policy).expect("bindings");
     let h = |n: &'static str, c: &str| hdr(n, c);
-    let cases: Vec<(&str, &str, bool, Vec<Found>, Binding)> = vec![
-        ("no placeholder", "api.a.com", true, vec![], Binding::None),
+    let cases: Vec<(&str, &str, Transport, Vec<Found>, Binding)> = vec![
+        (
+            "no placeholder",
+            "api.a.com",
+            Transport::Tls,
+            vec![],
+            Binding::None,
+        ),
         (
             "exact host",
             "api.a.com",
-            true,
+            Transport::Tls,
             vec![h("authorization", "a")],
             inject("a"),
         ),
         (
             "host case-insensitive",
             "API.A.COM.",
-            true,
+            Transport::Tls,
             vec![query("a")],
             inject("a"),
         ),
         (
             "wildcard within narrowing",
             "x.eu.a.com",
-            true,
+            Transport::Tls,
             vec![query("a")],
             inject("a"),
         ),
         (
             "wildcard outside narrowing",
             "x.us.a.com",
-            true,
+            Transport::Tls,
             vec![query("a")],
             refused(EXFILTRATION, "a"),
         ),
         (
             "apex not in wildcard",
             "a.com",
-            true,
+            Transport::Tls,
             vec![query("a")],
             refused(EXFILTRATION, "a"),
         ),
         (
             "foreign host",
             "evil.com",
-            true,
+            Transport::Tls,
             vec![h("authorization", "b")],
             refused(EXFILTRATION, "b"),
         ),
         (
             "suffix trick",
             "evilapi.b.com",
-            true,
+            Transport::Tls,
             vec![query("b")],
             refused(EXFILTRATION, "b"),
         ),
         (
             "two credentials",
             "api.a.com",
-            true,
+            Transport::Tls,
             vec![h("authorization", "a"), h("x-k", "b")],
             refused(EXFILTRATION, "b"),
         ),
         (
             "ambiguous on a host both allow",
             "api.b.com",
-            true,
+            Transport::Tls,
             vec![h("x-k", "b"), query("b")],
             inject("b"),
         ),
         (
             "not bound",
             "api.u.com",
-            true,
+            Transport::Tls,
             vec![query("unbound")],
             refused(NOT_BOUND, "unbound"),
         ),
         (
             "not bound, wrong host",
             "api.a.com",
-            true,
+            Transport::Tls,
             vec![query("unbound")],
             refused(EXFILTRATION, "unbound"),
         ),
         (
             "unknown credential",
             "api.a.com",
-            true,
+            Transport::Tls,
             vec![query("ghost")],
             refused(EXFILTRATION, "ghost"),
         ),
         (
             "plain http refused",
             "api.b.com",
-            false,
+            Transport::Plain,
             vec![query("b")],
             refused(PLAIN_HTTP, "b"),
         ),
         (
             "plain http allowed",
             "p.local",
-            false,
+            Transport::Plain,
             vec![query("plain")],
             inject("plain"),
         ),
+        (
+            "plain http to an address not the name's",
+            "p.local",
+            Transport::PlainElsewhere,
+            vec![query("plain")],
+            refused(PLAIN_HTTP_ADDRESS, "plain"),
+        ),
+        (
+            "plain http refused before the address is asked",
+            "api.b.com",
+            Transport::PlainElsewhere,
+            vec![query("b")],
+            refused(PLAIN_HTTP, "b"),
+        ),
     ];
-    for (what, host, tls, found, want) in cases {
-        assert_eq!(decide(host, tls, &found, &b), want, "{what}");
+    for (what, host, transport, found, want) in cases {
+        assert_eq!(decide(host, transport, &found, &b), want, "{what}");
     }
 }
 
@@ -271,16 +291,16 @@ fn ambiguous_when_both_hosts_match() {
         .expect("bindings");
     let found = [query("b"), query("a")];
     assert_eq!(
-        decide("api.shared.com", true, &found, &b),
+        decide("api.shared.com", Transport::Tls, &found, &b),
         refused(AMBIGUOUS, "a,b")
     );
     // Ambiguity outranks plain-http and binding checks, exfiltration outranks it.
     assert_eq!(
-        decide("api.shared.com", false, &found, &b),
+        decide("api.shared.com", Transport::Plain, &found, &b),
         refused(AMBIGUOUS, "a,b")
     );
     assert_eq!(
-        decide("x.shared.com", true, &found, &b),
+        decide("x.shared.com", Transport::Tls, &found, &b),
         refused(EXFILTRATION, "b")
     );
 }
@@ -376,7 +396,7 @@ fn body_placeholders_table() {
         ),
     ];
     for (what, host, found, want) in cases {
-        assert_eq!(decide(host, true, &found, &b), want, "{what}");
+        assert_eq!(decide(host, Transport::Tls, &found, &b), want, "{what}");
     }
     let none = Bindings::compile(&creds, &[bind("a", &[], false)]).expect("bindings");
     assert!(!none.any_body());

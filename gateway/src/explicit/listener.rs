@@ -146,10 +146,12 @@ impl ExplicitProxy {
                     let rest = buf[head_len..].to_vec();
                     self.tunnel(client, rest, who, dst, target).await;
                 } else {
-                    // The whole request, head included, is the interceptor's.
+                    // The whole request, head included, is the interceptor's;
+                    // `dst` is Sluice's own resolution of the name.
                     let stream = Prefixed::new(buf, client);
                     let name = canonical_name(&target.host);
-                    self.interceptor.clone().plain(stream, who, dst, name).await;
+                    let interceptor = self.interceptor.clone();
+                    interceptor.plain(stream, who, dst, name, true).await;
                 }
             }
             Err(refusal) => {
@@ -275,7 +277,9 @@ impl ExplicitProxy {
             }
             Sniffed::Http { .. } if intercepts => {
                 let stream = Prefixed::new(buf, client);
-                self.interceptor.clone().plain(stream, who, dst, name).await;
+                // `dst` is Sluice's own resolution of the tunnel's name.
+                let interceptor = self.interceptor.clone();
+                interceptor.plain(stream, who, dst, name, true).await;
             }
             _ if !intercepts && !buf.is_empty() => {
                 let upstream =

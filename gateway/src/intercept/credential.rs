@@ -28,7 +28,7 @@ use super::respond::{Body, full};
 use crate::{
     credentials::{
         Binding, Bindings, CredentialStore, Location, PlaceholderIndex, Placeholders, Scheme,
-        Secret,
+        Secret, Transport,
         body::{MAX_BODY, replace},
         config::{ACCESS_KEY_ID, CLIENT_SECRET, SESSION_TOKEN},
         decide,
@@ -73,6 +73,9 @@ pub struct Request<'a> {
     /// The name the connection was decided on.
     pub host: &'a str,
     pub tls: bool,
+    /// Over plain HTTP, whether the connection's address is one Sluice's
+    /// resolver gives for `host` (a sandbox picks the address it dials).
+    pub named_address: bool,
     pub method: &'a Method,
     /// The `Host` the upstream will see (`name` or `name:port`).
     pub authority: &'a str,
@@ -208,7 +211,12 @@ impl Credentials {
             };
             return (refused, held.into_body());
         };
-        match decide(request.host, request.tls, &found, &bindings) {
+        let transport = match (request.tls, request.named_address) {
+            (true, _) => Transport::Tls,
+            (false, true) => Transport::Plain,
+            (false, false) => Transport::PlainElsewhere,
+        };
+        match decide(request.host, transport, &found, &bindings) {
             Binding::None => (Outcome::Untouched, held.into_body()),
             Binding::Refuse { reason, credential } => {
                 (Outcome::Refused { reason, credential }, held.into_body())

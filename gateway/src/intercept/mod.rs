@@ -81,6 +81,11 @@ struct Conn {
     key: Key,
     /// The TLS server name, when the connection was TLS.
     sni: Option<String>,
+    /// Whether the address dialed is one the name resolves to (Sluice's
+    /// resolver): what a secret sent over plain HTTP relies on. Always
+    /// true over TLS, where the upstream's certificate vouches for the
+    /// name instead.
+    named_address: bool,
 }
 
 impl Interceptor {
@@ -131,6 +136,7 @@ impl Interceptor {
             },
             who,
             sni,
+            named_address: true,
         };
         self.serve(TokioIo::new(Prefixed::new(head, tls)), conn)
             .await;
@@ -174,6 +180,7 @@ impl Interceptor {
         who: Who,
         dst: SocketAddr,
         host: String,
+        named_address: bool,
     ) {
         let conn = Conn {
             key: Key {
@@ -184,6 +191,7 @@ impl Interceptor {
             },
             who,
             sni: None,
+            named_address,
         };
         let io = Idle::new(stream, self.limits.idle);
         self.serve(TokioIo::new(io), conn).await;
@@ -318,6 +326,7 @@ impl Interceptor {
             policy: &conn.who.policy,
             host: &conn.key.name,
             tls: conn.key.tls,
+            named_address: conn.named_address,
             method: &parts.method,
             authority: &authority,
         };
@@ -417,6 +426,11 @@ impl Interceptor {
             });
         }
         let (mut parts, body) = response.into_parts();
+        // An HTTP/1.1 upstream's own reason phrase would be written back
+        // as it came (hyper keeps it in the extensions), unread by any
+        // stage: one that carried an echoed secret would pass redaction.
+        // The sandbox gets the standard phrase of the status.
+        parts.extensions.remove::<hyper::ext::ReasonPhrase>();
         respond::strip_hop_by_hop(
             &mut parts.headers,
             parts.status == StatusCode::SWITCHING_PROTOCOLS,

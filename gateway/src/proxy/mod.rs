@@ -12,7 +12,7 @@ pub mod sniff;
 mod tests;
 
 use std::{
-    net::SocketAddr,
+    net::{IpAddr, SocketAddr},
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -229,13 +229,39 @@ impl Proxy {
                         if first.tls {
                             interceptor.clone().tls(stream, who, dst, name, sni).await;
                         } else {
-                            interceptor.clone().plain(stream, who, dst, name).await;
+                            let named = self.named_address(&name, dst, &addrs).await;
+                            let interceptor = interceptor.clone();
+                            interceptor.plain(stream, who, dst, name, named).await;
                         }
                     }
                     _ => self.forward(client, dst, &first.buf).await,
                 }
             }
         }
+    }
+
+    /// Whether `dst` is an address of `name` (canonical): the name is that
+    /// address written out, or Sluice's resolver gives it for the name
+    /// (`resolved`, when the network decision already asked, else asked
+    /// now). A secret sent over plain HTTP depends on it: nothing else
+    /// ties the `Host` a sandbox writes to the address it dials.
+    async fn named_address(&self, name: &str, dst: SocketAddr, resolved: &[IpAddr]) -> bool {
+        let ip = dst.ip().to_canonical();
+        if let Ok(named) = name
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+        {
+            return named.to_canonical() == ip;
+        }
+        let asked;
+        let addrs = if resolved.is_empty() {
+            asked = self.resolver.lookup_ip(name).await.unwrap_or_default();
+            &asked
+        } else {
+            resolved
+        };
+        addrs.iter().any(|addr| addr.to_canonical() == ip)
     }
 
     /// Reads until the first bytes name a destination (or cannot), the buffer
