@@ -517,9 +517,8 @@ pub(crate) fn pct_decode(s: &str) -> Vec<u8> {
 }
 
 /// The byte strings response redaction must replace: the secret and the
-/// encodings an upstream is likely to echo it in. Base64 needles are unpadded
-/// so they also match the padded form; a secret embedded mid-way in a larger
-/// base64 blob at another alignment is not caught (no practical needle is).
+/// encodings an upstream is likely to echo it in (`redact::forms`), the
+/// base64 of the secret inside a longer encoded value included.
 #[derive(Clone, Default)]
 pub struct Redactions(Vec<Secret>);
 

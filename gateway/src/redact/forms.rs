@@ -8,10 +8,8 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 /// standard base64 with and without padding; URL-safe base64 with and
 /// without padding; percent-encoded with upper- and lower-case hex (RFC 3986
 /// unreserved bytes kept); JSON-escaped as inside a JSON string, with `/`
-/// plain and as `\/`. Empty for an empty secret.
-///
-/// Base64 of a secret embedded at a non-multiple-of-3 offset in a longer
-/// value (HTTP Basic `user:secret`) is not covered.
+/// plain and as `\/`; then the base64 (both alphabets) of the secret
+/// inside a longer value ([`embedded_base64`]). Empty for an empty secret.
 pub fn forms(secret: &[u8]) -> Vec<Vec<u8>> {
     if secret.is_empty() {
         return Vec::new();
@@ -27,13 +25,44 @@ pub fn forms(secret: &[u8]) -> Vec<Vec<u8>> {
         json_escape(secret, false),
         json_escape(secret, true),
     ];
-    let mut out: Vec<Vec<u8>> = Vec::with_capacity(candidates.len());
-    for form in candidates {
+    let embedded = [STANDARD_NO_PAD, URL_SAFE_NO_PAD]
+        .iter()
+        .flat_map(|engine| embedded_base64(engine, secret));
+    let mut out: Vec<Vec<u8>> = Vec::with_capacity(candidates.len() + 6);
+    for form in candidates.into_iter().chain(embedded) {
         if !out.contains(&form) {
             out.push(form);
         }
     }
     out
+}
+
+/// Shortest needle for the secret inside a longer base64 value: shorter
+/// ones would turn up by chance in unrelated base64. So secrets of 13
+/// bytes or more are found at every offset (API keys are longer).
+const EMBEDDED_MIN: usize = 16;
+
+/// The base64 characters that the secret alone decides wherever it sits in
+/// a longer encoded value (`user:secret` of HTTP Basic, a token inside
+/// base64 JSON, a JWT's payload): one needle per offset of the secret
+/// modulo 3, less the characters shared with the bytes before it (one
+/// at offset 1, two at offset 2, besides the prefix's own) and the last
+/// character when the bytes after it share it. A match replaces the
+/// secret's characters only, which is enough to keep it from being read.
+fn embedded_base64(engine: &base64::engine::GeneralPurpose, secret: &[u8]) -> Vec<Vec<u8>> {
+    (0..3usize)
+        .filter_map(|offset| {
+            let mut shifted = vec![0; offset];
+            shifted.extend_from_slice(secret);
+            let encoded = engine.encode(&shifted).into_bytes();
+            // Characters wholly from the secret: from the first that starts
+            // at or after its first bit to the last that ends by its last.
+            let first = (offset * 8).div_ceil(6);
+            let last = shifted.len() * 8 / 6;
+            let needle = encoded.get(first..last)?.to_vec();
+            (needle.len() >= EMBEDDED_MIN).then_some(needle)
+        })
+        .collect()
 }
 
 const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
