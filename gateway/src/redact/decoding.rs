@@ -27,17 +27,63 @@ pub struct Decoding {
 }
 
 enum Stage {
-    Gzip(MultiGzDecoder<Vec<u8>>),
-    /// Zlib or raw, told by the first two bytes (a zlib header is a
-    /// multiple of 31 with method 8); `None` until they have come.
-    Deflate(Option<Deflate>, Vec<u8>),
-    Brotli(Box<brotli::DecompressorWriter<Vec<u8>>>),
-    Zstd(zstd::stream::write::Decoder<'static, Vec<u8>>),
+    Decoding(Box<dyn Decoder>),
+    /// `deflate` is zlib-wrapped, or raw as some servers send it: told by
+    /// the first two bytes (a zlib header is a multiple of 31 with method
+    /// 8), held here until they have come.
+    Deflate(Vec<u8>),
 }
 
-enum Deflate {
-    Zlib(ZlibDecoder<Vec<u8>>),
-    Raw(DeflateDecoder<Vec<u8>>),
+/// A write-side decoder whose output collects in a `Vec`.
+trait Decoder: Write + Send + Sync {
+    /// Writes out what the whole input decodes to: the input has ended.
+    fn end(&mut self) -> io::Result<()>;
+    fn output(&mut self) -> &mut Vec<u8>;
+}
+
+impl Decoder for MultiGzDecoder<Vec<u8>> {
+    fn end(&mut self) -> io::Result<()> {
+        self.try_finish()
+    }
+    fn output(&mut self) -> &mut Vec<u8> {
+        self.get_mut()
+    }
+}
+
+impl Decoder for ZlibDecoder<Vec<u8>> {
+    fn end(&mut self) -> io::Result<()> {
+        self.try_finish()
+    }
+    fn output(&mut self) -> &mut Vec<u8> {
+        self.get_mut()
+    }
+}
+
+impl Decoder for DeflateDecoder<Vec<u8>> {
+    fn end(&mut self) -> io::Result<()> {
+        self.try_finish()
+    }
+    fn output(&mut self) -> &mut Vec<u8> {
+        self.get_mut()
+    }
+}
+
+impl Decoder for brotli::DecompressorWriter<Vec<u8>> {
+    fn end(&mut self) -> io::Result<()> {
+        self.close()
+    }
+    fn output(&mut self) -> &mut Vec<u8> {
+        self.get_mut()
+    }
+}
+
+impl Decoder for zstd::stream::write::Decoder<'static, Vec<u8>> {
+    fn end(&mut self) -> io::Result<()> {
+        self.flush()
+    }
+    fn output(&mut self) -> &mut Vec<u8> {
+        self.get_mut()
+    }
 }
 
 impl Decoding {
@@ -46,17 +92,20 @@ impl Decoding {
     pub fn new(content_encoding: &str) -> Result<Decoding, String> {
         let mut stages = Vec::new();
         for coding in content_encoding.split(',').map(str::trim).rev() {
-            let stage = match coding.to_ascii_lowercase().as_str() {
+            let decoder: Box<dyn Decoder> = match coding.to_ascii_lowercase().as_str() {
                 "" | "identity" => continue,
-                "gzip" | "x-gzip" => Stage::Gzip(MultiGzDecoder::new(Vec::new())),
-                "deflate" => Stage::Deflate(None, Vec::new()),
-                "br" => Stage::Brotli(Box::new(brotli::DecompressorWriter::new(Vec::new(), 4096))),
-                "zstd" => Stage::Zstd(
+                "gzip" | "x-gzip" => Box::new(MultiGzDecoder::new(Vec::new())),
+                "deflate" => {
+                    stages.push(Stage::Deflate(Vec::new()));
+                    continue;
+                }
+                "br" => Box::new(brotli::DecompressorWriter::new(Vec::new(), 4096)),
+                "zstd" => Box::new(
                     zstd::stream::write::Decoder::new(Vec::new()).map_err(|e| e.to_string())?,
                 ),
                 _ => return Err(coding.to_owned()),
             };
-            stages.push(stage);
+            stages.push(Stage::Decoding(decoder));
         }
         Ok(Decoding {
             stages,
@@ -83,69 +132,28 @@ impl Stage {
     /// Feeds `input`; returns what came out (all of it when `last`).
     fn write(&mut self, input: &[u8], last: bool) -> io::Result<Vec<u8>> {
         match self {
-            Stage::Gzip(d) => {
+            Stage::Decoding(d) => {
                 d.write_all(input)?;
                 if last {
-                    d.try_finish()?;
+                    d.end()?;
                 }
-                Ok(std::mem::take(d.get_mut()))
+                Ok(std::mem::take(d.output()))
             }
-            Stage::Deflate(decoder, head) => {
-                let decoder = match decoder {
-                    Some(decoder) => decoder,
-                    None => {
-                        head.extend_from_slice(input);
-                        if head.len() < 2 && !last {
-                            return Ok(Vec::new());
-                        }
-                        let zlib = head.len() >= 2
-                            && head[0] & 0x0F == 8
-                            && (u16::from(head[0]) << 8 | u16::from(head[1])) % 31 == 0;
-                        let held = std::mem::take(head);
-                        let d = decoder.insert(if zlib {
-                            Deflate::Zlib(ZlibDecoder::new(Vec::new()))
-                        } else {
-                            Deflate::Raw(DeflateDecoder::new(Vec::new()))
-                        });
-                        return d.write(&held, last);
-                    }
-                };
-                decoder.write(input, last)
-            }
-            Stage::Brotli(d) => {
-                d.write_all(input)?;
-                if last {
-                    d.close()?;
+            Stage::Deflate(head) => {
+                head.extend_from_slice(input);
+                if head.len() < 2 && !last {
+                    return Ok(Vec::new());
                 }
-                Ok(std::mem::take(d.get_mut()))
-            }
-            Stage::Zstd(d) => {
-                d.write_all(input)?;
-                if last {
-                    d.flush()?;
-                }
-                Ok(std::mem::take(d.get_mut()))
-            }
-        }
-    }
-}
-
-impl Deflate {
-    fn write(&mut self, input: &[u8], last: bool) -> io::Result<Vec<u8>> {
-        match self {
-            Deflate::Zlib(d) => {
-                d.write_all(input)?;
-                if last {
-                    d.try_finish()?;
-                }
-                Ok(std::mem::take(d.get_mut()))
-            }
-            Deflate::Raw(d) => {
-                d.write_all(input)?;
-                if last {
-                    d.try_finish()?;
-                }
-                Ok(std::mem::take(d.get_mut()))
+                let held = std::mem::take(head);
+                let zlib = held.len() >= 2
+                    && held[0] & 0x0F == 8
+                    && (u16::from(held[0]) << 8 | u16::from(held[1])) % 31 == 0;
+                *self = Stage::Decoding(if zlib {
+                    Box::new(ZlibDecoder::new(Vec::new()))
+                } else {
+                    Box::new(DeflateDecoder::new(Vec::new()))
+                });
+                self.write(&held, last)
             }
         }
     }
