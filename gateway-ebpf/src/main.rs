@@ -118,7 +118,10 @@ pub fn sluice_recvmsg6(ctx: SockAddrContext) -> i32 {
 }
 
 /// `socket()`: raw, packet and ICMP sockets are refused for every cgroup
-/// under the root, registered or not; they would carry traffic no listener sees.
+/// under the root, registered or not; they would carry traffic no listener
+/// sees. So is every IPv4/IPv6 transport but TCP and UDP: the kernel runs
+/// the connect hooks only for protocols with a pre-connect step, which
+/// UDP-Lite and SCTP lack, so such a socket would connect and send unseen.
 #[cgroup_sock(sock_create)]
 pub fn sluice_sock_create(ctx: SockContext) -> i32 {
     // SAFETY: the kernel hands a valid `bpf_sock` to sock_create programs.
@@ -132,20 +135,26 @@ pub fn sluice_sock_create(ctx: SockContext) -> i32 {
     };
     let icmp = (family == AF_INET && protocol == IPPROTO_ICMP)
         || (family == AF_INET6 && protocol == IPPROTO_ICMPV6);
-    if family == AF_PACKET || sock_type == SOCK_RAW || icmp {
-        count(Refusal::RawSocket);
-        emit(RefusalEvent {
-            cgroup: unsafe { bpf_get_current_cgroup_id() },
-            addr: [0; 4],
-            port: 0,
-            family: family as u16,
-            reason: Refusal::RawSocket as u32,
-            sock_type,
-            protocol,
-        });
-        return REFUSE;
-    }
-    ALLOW
+    let steered = (sock_type == SOCK_STREAM && protocol == IPPROTO_TCP)
+        || (sock_type == SOCK_DGRAM && protocol == IPPROTO_UDP);
+    let refusal = if family == AF_PACKET || sock_type == SOCK_RAW || icmp {
+        Refusal::RawSocket
+    } else if !steered {
+        Refusal::Protocol
+    } else {
+        return ALLOW;
+    };
+    count(refusal);
+    emit(RefusalEvent {
+        cgroup: unsafe { bpf_get_current_cgroup_id() },
+        addr: [0; 4],
+        port: 0,
+        family: family as u16,
+        reason: refusal as u32,
+        sock_type,
+        protocol,
+    });
+    REFUSE
 }
 
 /// `socket()` of any family, through the cgroup BPF LSM: `sock_create` only

@@ -90,7 +90,18 @@ def udp(fam, addr):
         s.close()
 def sock(fam, kind, proto):
     socket.socket(fam, kind, proto).close()
+def connected(fam, kind, proto, addr):
+    s = socket.socket(fam, kind, proto)
+    try:
+        s.settimeout(2)
+        s.connect(addr)
+        s.send(b"x")
+    finally:
+        s.close()
 print(json.dumps({
+    "udplite4": attempt(lambda: connected(socket.AF_INET, socket.SOCK_DGRAM, 136, ("127.0.0.1", 9))),
+    "udplite6": attempt(lambda: connected(socket.AF_INET6, socket.SOCK_DGRAM, 136, ("::1", 9))),
+    "sctp4": attempt(lambda: sock(socket.AF_INET, socket.SOCK_STREAM, 132)),
     "udp4_port9": attempt(lambda: udp(socket.AF_INET, ("127.0.0.1", 9))),
     "udp6_port9": attempt(lambda: udp(socket.AF_INET6, ("::1", 9))),
     "raw4_icmp": attempt(lambda: sock(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)),

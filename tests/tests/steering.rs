@@ -1,8 +1,9 @@
 //! Steering: what a sandbox's sockets do once Sluice's programs are attached.
 //! Allowed TCP is relayed byte-exact, other destinations are refused,
-//! non-DNS UDP and raw sockets are refused in the kernel, DNS is answered by
-//! Sluice, IPv6 behaves as IPv4, and a sandbox in its own network namespace
-//! reaches loopback upstreams only through Sluice.
+//! non-DNS UDP, raw sockets and transports other than TCP and UDP are
+//! refused in the kernel, DNS is answered by Sluice, IPv6 behaves as IPv4,
+//! and a sandbox in its own network namespace reaches loopback upstreams
+//! only through Sluice.
 
 use std::{
     ffi::OsStr,
@@ -236,6 +237,24 @@ fn udp_other_than_dns_and_raw_sockets_are_refused() {
             is_permission_error(&result[key]),
             "in the sandbox, {key} must fail with PermissionError: {result}"
         );
+    }
+
+    // Transports the connect hooks never see (UDP-Lite, SCTP) are refused
+    // at socket(), where this kernel has them at all (the host shows it).
+    let mut other_transports = 0;
+    for key in ["udplite4", "udplite6", "sctp4"] {
+        if host[key] == "ok" {
+            other_transports += 1;
+            assert!(
+                is_permission_error(&result[key]),
+                "in the sandbox, {key} must fail with PermissionError: {result}"
+            );
+        } else {
+            eprintln!("{key}: not on this kernel ({}), not checked", host[key]);
+        }
+    }
+    if other_transports > 0 {
+        daemon.wait_metric_at_least("sluice_ebpf_refusals_total{reason=\"protocol\"}", 1.0);
     }
 
     daemon.wait_metric_at_least("sluice_ebpf_refusals_total{reason=\"udp_not_dns\"}", 1.0);
