@@ -40,12 +40,7 @@ impl<'a> Media<'a> {
 /// The value of the parameter `name` (any case) of a Content-Type,
 /// unquoted: `utf-8` of `text/plain; Charset="utf-8"`.
 pub(crate) fn parameter<'a>(content_type: &'a str, name: &str) -> Option<&'a str> {
-    content_type.split(';').skip(1).find_map(|param| {
-        let (key, value) = param.split_once('=')?;
-        key.trim()
-            .eq_ignore_ascii_case(name)
-            .then(|| value.trim().trim_matches('"'))
-    })
+    values(content_type, name).next()
 }
 
 /// Whether a Content-Type gives the parameter `name` twice with different
@@ -53,15 +48,20 @@ pub(crate) fn parameter<'a>(content_type: &'a str, name: &str) -> Option<&'a str
 /// first, others the last, Go refuses the type), so a body read by one
 /// could be split or decoded otherwise by the upstream.
 pub(crate) fn ambiguous(content_type: &str, name: &str) -> bool {
-    let mut values = content_type.split(';').skip(1).filter_map(|param| {
+    let mut values = values(content_type, name);
+    values
+        .next()
+        .is_some_and(|first| values.any(|v| v != first))
+}
+
+/// Every value of the parameter `name` (any case), unquoted, in order.
+fn values<'a>(content_type: &'a str, name: &str) -> impl Iterator<Item = &'a str> {
+    content_type.split(';').skip(1).filter_map(move |param| {
         let (key, value) = param.split_once('=')?;
         key.trim()
             .eq_ignore_ascii_case(name)
             .then(|| value.trim().trim_matches('"'))
-    });
-    values
-        .next()
-        .is_some_and(|first| values.any(|v| v != first))
+    })
 }
 
 #[cfg(test)]
