@@ -117,10 +117,9 @@ fn encoded(transfer_encoding: &str) -> Option<&'static str> {
 /// The encoding `body` is in when it is one no scanner reads: by the
 /// Content-Type's `charset` ([`wide_name`]), by a wide byte-order mark, or
 /// by the zero bytes around a JSON body's first character (the pattern
-/// RFC 4627 gave for telling the encodings apart,
-/// which `json.loads` follows), when that character may begin a JSON
-/// document (`{`, `[`, `"` or whitespace); `None` for anything else, UTF-8
-/// and binary included.
+/// RFC 4627 gave for telling the encodings apart, which `json.loads`
+/// follows), when that character may begin a JSON document (`{`, `[`, `"`
+/// or whitespace); `None` for anything else, UTF-8 and binary included.
 fn whole(content_type: Option<&str>, body: &[u8]) -> Option<&'static str> {
     let charset = content_type.and_then(|ct| media::parameter(ct, "charset"));
     if let Some(name) = charset.and_then(wide_name) {
