@@ -167,18 +167,12 @@ fn lenient<'a>(format: Format<'_>, body: &'a [u8], depth: u8) -> Cow<'a, str> {
         }
         Format::Form => Cow::Owned(percent_decode(body)),
         Format::Multipart(boundary) if depth < MAX_NESTING => {
-            let (parts, split) = multipart::parts(body, boundary);
-            // In reading order: the preamble, the parts, the epilogue.
-            let preamble = (None, 0..split.start);
-            let parts = parts.iter().map(|p| (p.content_type, p.start..p.end));
-            let epilogue = (None, split.end..body.len());
             let mut text = String::new();
-            for (content_type, span) in std::iter::once(preamble).chain(parts).chain([epilogue]) {
-                let bytes = &body[span];
-                if !bytes.is_empty() {
-                    text.push_str(&lenient(Format::of(content_type, bytes), bytes, depth + 1));
-                    text.push('\n');
-                }
+            for piece in multipart::pieces(body, boundary) {
+                let bytes = &body[piece.start..piece.end];
+                let format = Format::of(piece.content_type, bytes);
+                text.push_str(&lenient(format, bytes, depth + 1));
+                text.push('\n');
             }
             Cow::Owned(text)
         }

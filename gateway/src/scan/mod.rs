@@ -215,23 +215,14 @@ impl Scanner {
             Format::Json => self.scan_json(body, base, scratch, out),
             Format::Form => self.scan_form(body, base, scratch, out),
             Format::Multipart(boundary) if depth < MAX_NESTING => {
-                let (parts, split) = multipart::parts(body, boundary);
-                // Each part by its own type; a binary one as bytes, as a
+                // Each piece by its own type; a binary part as bytes, as a
                 // whole body labelled binary is (its label is the
                 // sandbox's word, and one stray byte makes text binary).
-                for part in parts {
-                    let bytes = &body[part.start..part.end];
-                    let format = Format::of(part.content_type, bytes);
-                    let (start, depth) = (base + part.start, depth + 1);
+                for piece in multipart::pieces(body, boundary) {
+                    let bytes = &body[piece.start..piece.end];
+                    let format = Format::of(piece.content_type, bytes);
+                    let (start, depth) = (base + piece.start, depth + 1);
                     self.scan_typed(format, bytes, start, scratch, out, depth);
-                }
-                // What the split left (a preamble, an epilogue, all of a
-                // body whose boundary never occurs) by its first byte: a
-                // server that ignores the label may read it as JSON.
-                for (from, to) in [(0, split.start), (split.end, body.len())] {
-                    let left = &body[from..to];
-                    let format = Format::of(None, left);
-                    self.scan_typed(format, left, base + from, scratch, out, depth + 1);
                 }
             }
             Format::Multipart(_) | Format::Text => self.scan_raw(body, base, out),

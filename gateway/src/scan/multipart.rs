@@ -34,6 +34,26 @@ pub(crate) fn boundary_of<'a>(media: Media<'_>, content_type: Option<&'a str>) -
     }
 }
 
+/// Every piece of `body` to read, in reading order, each by its own type:
+/// the preamble, the parts ([`parts`]), the epilogue. The preamble and the
+/// epilogue (all of a body whose boundary never occurs) have no headers,
+/// so they are read by their first byte: a server that ignores the label
+/// may parse them as JSON. Empty pieces are left out.
+pub(crate) fn pieces<'a>(body: &'a [u8], boundary: &str) -> Vec<Part<'a>> {
+    let (parts, split) = parts(body, boundary);
+    let bare = |start, end| Part {
+        content_type: None,
+        transfer_encoding: None,
+        start,
+        end,
+    };
+    std::iter::once(bare(0, split.start))
+        .chain(parts)
+        .chain([bare(split.end, body.len())])
+        .filter(|p| p.start < p.end)
+        .collect()
+}
+
 /// The parts of `body`, and the span of it they were split from: from
 /// the first delimiter to past the closing one, or to where the split
 /// stopped quietly at something malformed; empty when no delimiter
@@ -159,6 +179,20 @@ mod tests {
                 (Some("application/json"), "{\"k\":1}")
             ]
         );
+    }
+
+    #[test]
+    fn pieces_are_the_preamble_the_parts_and_the_epilogue() {
+        let texts = |body: &'static str| -> Vec<&'static str> {
+            let pieces = pieces(body.as_bytes(), "xyz");
+            pieces.iter().map(|p| &body[p.start..p.end]).collect()
+        };
+        let body = "pre\r\n--xyz\r\n\r\nhello\r\n--xyz--\r\npost";
+        assert_eq!(texts(body), ["pre\r\n", "hello", "\r\npost"]);
+        // No preamble or epilogue: the parts alone.
+        assert_eq!(texts("--xyz\r\n\r\nhello\r\n--xyz--"), ["hello"]);
+        // A boundary that never occurs: all of the body.
+        assert_eq!(texts("{\"a\": 1}"), ["{\"a\": 1}"]);
     }
 
     #[test]
