@@ -440,10 +440,7 @@ pub(super) fn content_encoding(headers: &HeaderMap) -> Option<String> {
         .map(|v| String::from_utf8_lossy(v.as_bytes()))
         .collect();
     let joined = fields.join(",");
-    let identity = joined
-        .split(',')
-        .map(str::trim)
-        .all(|c| c.is_empty() || c.eq_ignore_ascii_case("identity"));
+    let identity = crate::scan::decode::codings(&joined).next().is_none();
     (!identity).then_some(joined)
 }
 

@@ -37,6 +37,50 @@ impl DecodeError {
     }
 }
 
+/// A content coding Sluice undoes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coding {
+    /// `gzip` or `x-gzip`.
+    Gzip,
+    /// HTTP's `deflate` is zlib-wrapped; some servers send raw deflate.
+    Deflate,
+    Br,
+    Zstd,
+}
+
+impl Coding {
+    /// Its name, as errors give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Coding::Gzip => "gzip",
+            Coding::Deflate => "deflate",
+            Coding::Br => "br",
+            Coding::Zstd => "zstd",
+        }
+    }
+}
+
+/// The codings of a `Content-Encoding` list (applied in the order listed)
+/// in the order to undo them, the last applied first; blanks and
+/// `identity` left out. A coding Sluice does not undo comes as
+/// `Err(name)`, where it falls. The one reading of the header for request
+/// bodies (here) and for answers redacted as they stream
+/// (`redact::decoding`).
+pub fn codings(content_encoding: &str) -> impl Iterator<Item = Result<Coding, &str>> {
+    content_encoding
+        .split(',')
+        .map(str::trim)
+        .rev()
+        .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case("identity"))
+        .map(|c| match c.to_ascii_lowercase().as_str() {
+            "gzip" | "x-gzip" => Ok(Coding::Gzip),
+            "deflate" => Ok(Coding::Deflate),
+            "br" => Ok(Coding::Br),
+            "zstd" => Ok(Coding::Zstd),
+            _ => Err(c),
+        })
+}
+
 /// Decodes `body` as sent with `content_encoding` (a comma-separated list,
 /// applied in order, so undone in reverse). Stops at `cap` decoded bytes.
 pub fn decode<'a>(
@@ -44,42 +88,20 @@ pub fn decode<'a>(
     body: &'a [u8],
     cap: usize,
 ) -> Result<DecodedBody<'a>, DecodeError> {
-    let codings: Vec<&str> = content_encoding
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case("identity"))
-        .collect();
     let mut bytes = Cow::Borrowed(body);
     let mut truncated = false;
-    for coding in codings.iter().rev() {
-        let lower = coding.to_ascii_lowercase();
-        let (name, decoded) = match lower.as_str() {
-            "gzip" | "x-gzip" => (
-                "gzip",
-                read_capped(flate2::read::MultiGzDecoder::new(&bytes[..]), cap),
-            ),
-            // HTTP's "deflate" is zlib-wrapped; some servers send raw deflate.
-            "deflate" => match read_capped(flate2::read::ZlibDecoder::new(&bytes[..]), cap) {
-                Ok(out) => ("deflate", Ok(out)),
-                Err(_) => (
-                    "deflate",
-                    read_capped(flate2::read::DeflateDecoder::new(&bytes[..]), cap),
-                ),
-            },
-            "br" => (
-                "br",
-                read_capped(brotli::Decompressor::new(&bytes[..], 4096), cap),
-            ),
-            "zstd" => (
-                "zstd",
-                zstd::stream::read::Decoder::new(&bytes[..])
-                    .and_then(|decoder| read_capped(decoder, cap)),
-            ),
-            _ => return Err(DecodeError::Unsupported((*coding).to_string())),
+    for coding in codings(content_encoding.unwrap_or("")) {
+        let coding = coding.map_err(|name| DecodeError::Unsupported(name.to_string()))?;
+        let decoded = match coding {
+            Coding::Gzip => read_capped(flate2::read::MultiGzDecoder::new(&bytes[..]), cap),
+            Coding::Deflate => read_capped(flate2::read::ZlibDecoder::new(&bytes[..]), cap)
+                .or_else(|_| read_capped(flate2::read::DeflateDecoder::new(&bytes[..]), cap)),
+            Coding::Br => read_capped(brotli::Decompressor::new(&bytes[..], 4096), cap),
+            Coding::Zstd => zstd::stream::read::Decoder::new(&bytes[..])
+                .and_then(|decoder| read_capped(decoder, cap)),
         };
         let (out, over) = decoded.map_err(|source| DecodeError::Corrupt {
-            coding: name,
+            coding: coding.name(),
             source,
         })?;
         truncated |= over;
@@ -109,52 +131,65 @@ fn read_capped(reader: impl Read, cap: usize) -> std::io::Result<(Vec<u8>, bool)
     Ok((out, over))
 }
 
+/// Bodies compressed each way a test needs: for this module's tests and
+/// `redact::decoding`'s.
 #[cfg(test)]
-mod tests {
+pub(crate) mod encode {
     use std::io::Write;
 
-    use super::*;
+    use flate2::Compression;
+    use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
 
-    const TEXT: &[u8] = b"card 4111 1111 1111 1111 and more text to compress, compress, compress";
-
-    fn gzip(data: &[u8]) -> Vec<u8> {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        e.write_all(data).expect("write");
-        e.finish().expect("finish")
+    pub(crate) fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut e = GzEncoder::new(Vec::new(), Compression::default());
+        e.write_all(bytes).expect("gzip in memory");
+        e.finish().expect("gzip in memory")
     }
 
-    fn brotli(data: &[u8]) -> Vec<u8> {
+    pub(crate) fn zlib(bytes: &[u8]) -> Vec<u8> {
+        let mut e = ZlibEncoder::new(Vec::new(), Compression::default());
+        e.write_all(bytes).expect("zlib in memory");
+        e.finish().expect("zlib in memory")
+    }
+
+    pub(crate) fn raw_deflate(bytes: &[u8]) -> Vec<u8> {
+        let mut e = DeflateEncoder::new(Vec::new(), Compression::default());
+        e.write_all(bytes).expect("deflate in memory");
+        e.finish().expect("deflate in memory")
+    }
+
+    pub(crate) fn brotli(bytes: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         {
             let mut w = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
-            w.write_all(data).expect("write");
+            w.write_all(bytes).expect("br in memory");
         }
         out
     }
 
+    pub(crate) fn zstd(bytes: &[u8]) -> Vec<u8> {
+        zstd::encode_all(bytes, 3).expect("zstd in memory")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encode::{brotli, gzip, raw_deflate, zlib, zstd};
+    use super::*;
+
+    const TEXT: &[u8] = b"card 4111 1111 1111 1111 and more text to compress, compress, compress";
+
     #[test]
     fn every_coding_round_trips() {
-        let zlib = {
-            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-            e.write_all(TEXT).expect("write");
-            e.finish().expect("finish")
-        };
-        let raw_deflate = {
-            let mut e =
-                flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
-            e.write_all(TEXT).expect("write");
-            e.finish().expect("finish")
-        };
-        let zstd = zstd::encode_all(TEXT, 3).expect("zstd");
         for (coding, body) in [
             (None, TEXT.to_vec()),
             (Some("identity"), TEXT.to_vec()),
             (Some("gzip"), gzip(TEXT)),
             (Some("X-Gzip"), gzip(TEXT)),
-            (Some("deflate"), zlib),
-            (Some("deflate"), raw_deflate),
+            (Some("deflate"), zlib(TEXT)),
+            (Some("deflate"), raw_deflate(TEXT)),
             (Some("br"), brotli(TEXT)),
-            (Some("zstd"), zstd),
+            (Some("zstd"), zstd(TEXT)),
             (Some("gzip, br"), brotli(&gzip(TEXT))),
         ] {
             let decoded = decode(coding, &body, 1 << 20).expect("decodes");
