@@ -72,10 +72,9 @@ pub struct Request<'a> {
     pub policy: &'a Arc<CompiledPolicy>,
     /// The name the connection was decided on.
     pub host: &'a str,
-    pub tls: bool,
-    /// Over plain HTTP, whether the connection's address is one Sluice's
-    /// resolver gives for `host` (a sandbox picks the address it dials).
-    pub named_address: bool,
+    /// TLS, or plain HTTP to an address of `host` or elsewhere (a sandbox
+    /// picks the address it dials).
+    pub transport: Transport,
     pub method: &'a Method,
     /// The `Host` the upstream will see (`name` or `name:port`).
     pub authority: &'a str,
@@ -211,12 +210,7 @@ impl Credentials {
             };
             return (refused, held.into_body());
         };
-        let transport = match (request.tls, request.named_address) {
-            (true, _) => Transport::Tls,
-            (false, true) => Transport::Plain,
-            (false, false) => Transport::PlainElsewhere,
-        };
-        match decide(request.host, transport, &found, &bindings) {
+        match decide(request.host, request.transport, &found, &bindings) {
             Binding::None => (Outcome::Untouched, held.into_body()),
             Binding::Refuse { reason, credential } => {
                 (Outcome::Refused { reason, credential }, held.into_body())

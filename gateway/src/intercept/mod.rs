@@ -33,6 +33,7 @@ use tokio::{io::AsyncWriteExt as _, net::TcpStream};
 
 use crate::{
     audit::{Audit, Event},
+    credentials::Transport,
     drain::Drain,
     metrics::Metrics,
     pipeline::{Pipeline, RequestHead, Verdict},
@@ -81,11 +82,10 @@ struct Conn {
     key: Key,
     /// The TLS server name, when the connection was TLS.
     sni: Option<String>,
-    /// Whether the address dialed is one the name resolves to (Sluice's
-    /// resolver): what a secret sent over plain HTTP relies on. Always
-    /// true over TLS, where the upstream's certificate vouches for the
-    /// name instead.
-    named_address: bool,
+    /// TLS, or plain HTTP to an address the name resolves to (Sluice's
+    /// resolver) or elsewhere: what a secret sent over it relies on (over
+    /// TLS the upstream's certificate vouches for the name).
+    transport: Transport,
 }
 
 impl Interceptor {
@@ -136,7 +136,7 @@ impl Interceptor {
             },
             who,
             sni,
-            named_address: true,
+            transport: Transport::Tls,
         };
         self.serve(TokioIo::new(Prefixed::new(head, tls)), conn)
             .await;
@@ -191,7 +191,11 @@ impl Interceptor {
             },
             who,
             sni: None,
-            named_address,
+            transport: if named_address {
+                Transport::Plain
+            } else {
+                Transport::PlainElsewhere
+            },
         };
         let io = Idle::new(stream, self.limits.idle);
         self.serve(TokioIo::new(io), conn).await;
@@ -325,8 +329,7 @@ impl Interceptor {
             sandbox: &conn.who.sandbox,
             policy: &conn.who.policy,
             host: &conn.key.name,
-            tls: conn.key.tls,
-            named_address: conn.named_address,
+            transport: conn.transport,
             method: &parts.method,
             authority: &authority,
         };
