@@ -19,6 +19,12 @@ type BoxError = Box<dyn Error + Send + Sync>;
 /// comes out of `finish`.
 pub trait Rewrite {
     fn push(&mut self, chunk: &[u8]) -> Vec<u8>;
+    /// Output still to come from what was pushed (or finished) already,
+    /// for a rewrite that lets a large result out a piece at a time: asked
+    /// until empty before the inner body is polled again.
+    fn pending(&mut self) -> Vec<u8> {
+        Vec::new()
+    }
     fn finish(&mut self) -> Vec<u8>;
     /// The body failed: drop whatever is held, unemitted.
     fn discard(&mut self);
@@ -106,13 +112,24 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = self.get_mut();
-        if let Some(trailers) = this.trailers.take() {
-            return Poll::Ready(Some(Ok(Frame::trailers(trailers))));
-        }
-        if this.done {
-            return Poll::Ready(None);
-        }
         loop {
+            // What the bytes already read still come to goes first; the
+            // trailers, and the end, after it.
+            let more = this.rewrite.pending();
+            if let Some(err) = this.rewrite.failed() {
+                this.done = true;
+                this.trailers = None;
+                return Poll::Ready(Some(Err(err)));
+            }
+            if !more.is_empty() {
+                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(more)))));
+            }
+            if let Some(trailers) = this.trailers.take() {
+                return Poll::Ready(Some(Ok(Frame::trailers(trailers))));
+            }
+            if this.done {
+                return Poll::Ready(None);
+            }
             let frame = match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
                 Some(Ok(frame)) => frame,
                 Some(Err(err)) => {
@@ -123,27 +140,23 @@ where
                 None => {
                     this.done = true;
                     let tail = this.rewrite.finish();
-                    if let Some(err) = this.rewrite.failed() {
-                        return Poll::Ready(Some(Err(err)));
+                    // A failure, or the trailers and the end, come next time
+                    // round; a rewrite that fails gives no tail.
+                    if !tail.is_empty() {
+                        return Poll::Ready(Some(Ok(Frame::data(Bytes::from(tail)))));
                     }
-                    if tail.is_empty() {
-                        return Poll::Ready(None);
-                    }
-                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from(tail)))));
+                    continue;
                 }
             };
             let frame = match frame.into_data() {
                 Ok(data) => {
                     let out = this.rewrite.push(&data);
-                    if let Some(err) = this.rewrite.failed() {
-                        this.done = true;
-                        return Poll::Ready(Some(Err(err)));
+                    if !out.is_empty() {
+                        return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
                     }
-                    if out.is_empty() {
-                        // All held back (or an empty frame): nothing to send yet.
-                        continue;
-                    }
-                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
+                    // All held back, an empty frame, or a failure (told
+                    // next time round).
+                    continue;
                 }
                 Err(frame) => frame,
             };
@@ -154,16 +167,12 @@ where
                     if this.rewrite.trailers(&mut trailers) {
                         this.trailers_matched = true;
                     }
+                    this.trailers = Some(trailers);
                     let tail = this.rewrite.finish();
-                    if let Some(err) = this.rewrite.failed() {
-                        return Poll::Ready(Some(Err(err)));
+                    if !tail.is_empty() {
+                        return Poll::Ready(Some(Ok(Frame::data(Bytes::from(tail)))));
                     }
-                    if tail.is_empty() {
-                        Poll::Ready(Some(Ok(Frame::trailers(trailers))))
-                    } else {
-                        this.trailers = Some(trailers);
-                        Poll::Ready(Some(Ok(Frame::data(Bytes::from(tail)))))
-                    }
+                    continue;
                 }
                 // A frame kind this version does not know: nothing to rewrite in.
                 Err(frame) => Poll::Ready(Some(Ok(frame))),
@@ -172,8 +181,10 @@ where
     }
 
     fn is_end_stream(&self) -> bool {
+        // Held bytes, or output still pending, are more body to come.
         self.trailers.is_none()
-            && (self.done || (self.inner.is_end_stream() && self.rewrite.held_len() == 0))
+            && self.rewrite.held_len() == 0
+            && (self.done || self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {

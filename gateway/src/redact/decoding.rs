@@ -1,13 +1,19 @@
-//! A compressed response body decompressed as it streams, so credential
-//! redaction reads the bytes the sandbox would read after undoing the
-//! `Content-Encoding` itself: redacting the compressed bytes finds nothing.
+//! A compressed body decompressed as it streams, so the stages that
+//! rewrite it read the bytes the receiver would read after undoing the
+//! `Content-Encoding` itself: redacting or rewriting the compressed bytes
+//! finds nothing.
 //!
-//! Sluice asks for an uncompressed answer wherever it injects a
-//! credential; this is for an upstream that compresses anyway. The codings
-//! are those request bodies are decoded from (`scan::decode`): gzip,
-//! deflate (zlib-wrapped, or raw as some servers send it), br and zstd,
-//! stacked in any order. Corrupt data fails the body rather than pass
-//! what follows it.
+//! Sluice asks for an uncompressed answer wherever it rewrites one; this
+//! is for an upstream that compresses anyway, and for a sandbox that
+//! compresses a request only transformations read. The codings are those
+//! request bodies are decoded from (`scan::decode`): gzip, deflate
+//! (zlib-wrapped, or raw as some servers send it), br and zstd, stacked in
+//! any order. Corrupt data fails the body rather than pass what follows it.
+//!
+//! Memory is bounded whatever the ratio: the input is fed a slice at a
+//! time, a chunk's output leaves in frames of about [`FRAME`] bytes (the
+//! rest of the chunk waits, [`Rewrite::pending`]), and a slice that
+//! decodes to more than [`SLICE_CAP`] fails the body as a bomb.
 
 use std::io::{self, Write};
 
@@ -16,73 +22,111 @@ use flate2::write::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 use super::body::{Rewrite, RewrittenBody};
 use crate::scan::decode::{Coding, codings};
 
+/// Input bytes given to one decoder at a time.
+const SLICE: usize = 4096;
+/// The most one slice may decode to: 2048:1. Deflate cannot pass about
+/// 1032:1; br and zstd can go far past, which text never needs.
+const SLICE_CAP: usize = 2048 * SLICE;
+/// Output gathered before a call returns; the input not yet fed waits.
+const FRAME: usize = 64 << 10;
+
 /// A body decoded as it streams ([`Decoding`]); its length changes, so
 /// the caller drops the `Content-Length` and the `Content-Encoding`.
 pub type DecodedBody<B> = RewrittenBody<B, Decoding>;
 
 /// The decoders of a `Content-Encoding`, the last coding applied first
-/// undone.
+/// undone; each stage's output is the next one's input.
 pub struct Decoding {
     stages: Vec<Stage>,
+    /// The body has ended: each stage ends once those before it have.
+    ended: bool,
     error: Option<io::Error>,
 }
 
-enum Stage {
-    Decoding(Box<dyn Decoder>),
-    /// `deflate` is zlib-wrapped, or raw as some servers send it: told by
-    /// the first two bytes (a zlib header is a multiple of 31 with method
-    /// 8), held here until they have come.
-    Deflate(Vec<u8>),
+struct Stage {
+    coder: Coder,
+    /// Input not yet fed, from `at`.
+    input: Vec<u8>,
+    at: usize,
+    ended: bool,
 }
 
-/// A write-side decoder whose output collects in a `Vec`.
+enum Coder {
+    Ready(Box<dyn Decoder>),
+    /// `deflate` is zlib-wrapped, or raw as some servers send it: told by
+    /// the first two bytes (a zlib header is a multiple of 31 with method
+    /// 8), so the decoder waits for them.
+    Deflate,
+}
+
+/// A write-side decoder whose output collects in a [`Sink`].
 trait Decoder: Write + Send + Sync {
     /// Writes out what the whole input decodes to: the input has ended.
     fn end(&mut self) -> io::Result<()>;
-    fn output(&mut self) -> &mut Vec<u8>;
+    fn output(&mut self) -> &mut Sink;
 }
 
-impl Decoder for MultiGzDecoder<Vec<u8>> {
+/// Where a decoder writes: refuses past [`SLICE_CAP`] bytes, so a bomb
+/// stops inside the decoder's write rather than after it filled memory.
+#[derive(Default)]
+struct Sink(Vec<u8>);
+
+impl Write for Sink {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.0.len() + data.len() > SLICE_CAP {
+            return Err(io::Error::other(format!(
+                "{SLICE} compressed bytes decode to more than {SLICE_CAP} (a decompression bomb)"
+            )));
+        }
+        self.0.extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Decoder for MultiGzDecoder<Sink> {
     fn end(&mut self) -> io::Result<()> {
         self.try_finish()
     }
-    fn output(&mut self) -> &mut Vec<u8> {
+    fn output(&mut self) -> &mut Sink {
         self.get_mut()
     }
 }
 
-impl Decoder for ZlibDecoder<Vec<u8>> {
+impl Decoder for ZlibDecoder<Sink> {
     fn end(&mut self) -> io::Result<()> {
         self.try_finish()
     }
-    fn output(&mut self) -> &mut Vec<u8> {
+    fn output(&mut self) -> &mut Sink {
         self.get_mut()
     }
 }
 
-impl Decoder for DeflateDecoder<Vec<u8>> {
+impl Decoder for DeflateDecoder<Sink> {
     fn end(&mut self) -> io::Result<()> {
         self.try_finish()
     }
-    fn output(&mut self) -> &mut Vec<u8> {
+    fn output(&mut self) -> &mut Sink {
         self.get_mut()
     }
 }
 
-impl Decoder for brotli::DecompressorWriter<Vec<u8>> {
+impl Decoder for brotli::DecompressorWriter<Sink> {
     fn end(&mut self) -> io::Result<()> {
         self.close()
     }
-    fn output(&mut self) -> &mut Vec<u8> {
+    fn output(&mut self) -> &mut Sink {
         self.get_mut()
     }
 }
 
-impl Decoder for zstd::stream::write::Decoder<'static, Vec<u8>> {
+impl Decoder for zstd::stream::write::Decoder<'static, Sink> {
     fn end(&mut self) -> io::Result<()> {
         self.flush()
     }
-    fn output(&mut self) -> &mut Vec<u8> {
+    fn output(&mut self) -> &mut Sink {
         self.get_mut()
     }
 }
@@ -93,21 +137,28 @@ impl Decoding {
     pub fn new(content_encoding: &str) -> Result<Decoding, String> {
         let mut stages = Vec::new();
         for coding in codings(content_encoding) {
-            let decoder: Box<dyn Decoder> = match coding.map_err(str::to_owned)? {
-                Coding::Gzip => Box::new(MultiGzDecoder::new(Vec::new())),
-                Coding::Deflate => {
-                    stages.push(Stage::Deflate(Vec::new()));
-                    continue;
-                }
-                Coding::Br => Box::new(brotli::DecompressorWriter::new(Vec::new(), 4096)),
-                Coding::Zstd => Box::new(
-                    zstd::stream::write::Decoder::new(Vec::new()).map_err(|e| e.to_string())?,
-                ),
+            let coder = match coding.map_err(str::to_owned)? {
+                Coding::Gzip => Coder::Ready(Box::new(MultiGzDecoder::new(Sink::default()))),
+                Coding::Deflate => Coder::Deflate,
+                Coding::Br => Coder::Ready(Box::new(brotli::DecompressorWriter::new(
+                    Sink::default(),
+                    4096,
+                ))),
+                Coding::Zstd => Coder::Ready(Box::new(
+                    zstd::stream::write::Decoder::new(Sink::default())
+                        .map_err(|e| e.to_string())?,
+                )),
             };
-            stages.push(Stage::Decoding(decoder));
+            stages.push(Stage {
+                coder,
+                input: Vec::new(),
+                at: 0,
+                ended: false,
+            });
         }
         Ok(Decoding {
             stages,
+            ended: false,
             error: None,
         })
     }
@@ -117,60 +168,121 @@ impl Decoding {
         RewrittenBody::with(body, self)
     }
 
-    /// Runs `bytes` through every stage, finishing each when `last`.
-    fn run(&mut self, bytes: &[u8], last: bool) -> io::Result<Vec<u8>> {
-        let mut data = bytes.to_vec();
-        for stage in &mut self.stages {
-            data = stage.write(&data, last)?;
+    /// Decodes until about `FRAME` bytes are out or nothing more can be:
+    /// a slice at a time, from the stage nearest the output that has input
+    /// (so little waits between stages); once the body has ended and every
+    /// stage is fed, the stages end in order.
+    fn run(&mut self) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        while out.len() < FRAME {
+            let fed = (0..self.stages.len()).rev().find_map(|k| {
+                let whole = self.ended && self.stages[..k].iter().all(|s| s.ended);
+                self.stages[k].feed(whole).transpose().map(|r| (k, r))
+            });
+            let (k, produced) = match fed {
+                Some((k, produced)) => (k, produced?),
+                None if !self.ended => break,
+                None => match self.stages.iter().position(|s| !s.ended) {
+                    Some(k) => (k, self.stages[k].end()?),
+                    None => break,
+                },
+            };
+            match self.stages.get_mut(k + 1) {
+                Some(next) => next.take(&produced),
+                None => out.extend_from_slice(&produced),
+            }
         }
-        Ok(data)
+        Ok(out)
+    }
+
+    fn run_or_fail(&mut self) -> Vec<u8> {
+        self.run().unwrap_or_else(|err| {
+            self.stages.clear();
+            self.error = Some(err);
+            Vec::new()
+        })
     }
 }
 
 impl Stage {
-    /// Feeds `input`; returns what came out (all of it when `last`).
-    fn write(&mut self, input: &[u8], last: bool) -> io::Result<Vec<u8>> {
-        match self {
-            Stage::Decoding(d) => {
-                d.write_all(input)?;
-                if last {
-                    d.end()?;
-                }
-                Ok(std::mem::take(d.output()))
-            }
-            Stage::Deflate(head) => {
-                head.extend_from_slice(input);
-                if head.len() < 2 && !last {
-                    return Ok(Vec::new());
-                }
-                let held = std::mem::take(head);
-                let zlib = held.len() >= 2
-                    && held[0] & 0x0F == 8
-                    && (u16::from(held[0]) << 8 | u16::from(held[1])) % 31 == 0;
-                *self = Stage::Decoding(if zlib {
-                    Box::new(ZlibDecoder::new(Vec::new()))
+    /// Adds input to feed.
+    fn take(&mut self, bytes: &[u8]) {
+        if self.at == self.input.len() {
+            self.input.clear();
+        } else {
+            self.input.drain(..self.at);
+        }
+        self.at = 0;
+        self.input.extend_from_slice(bytes);
+    }
+
+    /// Feeds the next slice of input and returns what it decoded to, or
+    /// `None` when there is none to feed (`whole`: no more input will come).
+    fn feed(&mut self, whole: bool) -> io::Result<Option<Vec<u8>>> {
+        let waiting = &self.input[self.at..];
+        if waiting.is_empty() {
+            return Ok(None);
+        }
+        let decoder = match &mut self.coder {
+            Coder::Ready(decoder) => decoder,
+            Coder::Deflate if waiting.len() < 2 && !whole => return Ok(None),
+            Coder::Deflate => {
+                let zlib = waiting.len() >= 2
+                    && waiting[0] & 0x0F == 8
+                    && (u16::from(waiting[0]) << 8 | u16::from(waiting[1])) % 31 == 0;
+                self.coder = Coder::Ready(if zlib {
+                    Box::new(ZlibDecoder::new(Sink::default()))
                 } else {
-                    Box::new(DeflateDecoder::new(Vec::new()))
+                    Box::new(DeflateDecoder::new(Sink::default()))
                 });
-                self.write(&held, last)
+                let Coder::Ready(decoder) = &mut self.coder else {
+                    unreachable!("set just above")
+                };
+                decoder
             }
+        };
+        let end = waiting.len().min(SLICE);
+        decoder.write_all(&waiting[..end])?;
+        // The decoders keep output in a buffer of their own until the next
+        // write: flushed, so the last chunk's output is not held back.
+        decoder.flush()?;
+        self.at += end;
+        Ok(Some(std::mem::take(&mut decoder.output().0)))
+    }
+
+    /// Ends the stage, all its input fed: what the decoder still held.
+    fn end(&mut self) -> io::Result<Vec<u8>> {
+        self.ended = true;
+        match &mut self.coder {
+            Coder::Ready(decoder) => {
+                decoder.end()?;
+                Ok(std::mem::take(&mut decoder.output().0))
+            }
+            // No input at all: nothing to decode.
+            Coder::Deflate => Ok(Vec::new()),
         }
     }
 }
 
 impl Rewrite for Decoding {
     fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
-        self.run(chunk, false).unwrap_or_else(|err| {
-            self.error = Some(err);
-            Vec::new()
-        })
+        match self.stages.first_mut() {
+            None if self.error.is_none() => chunk.to_vec(),
+            None => Vec::new(),
+            Some(first) => {
+                first.take(chunk);
+                self.run_or_fail()
+            }
+        }
+    }
+
+    fn pending(&mut self) -> Vec<u8> {
+        self.run_or_fail()
     }
 
     fn finish(&mut self) -> Vec<u8> {
-        self.run(&[], true).unwrap_or_else(|err| {
-            self.error = Some(err);
-            Vec::new()
-        })
+        self.ended = true;
+        self.run_or_fail()
     }
 
     fn discard(&mut self) {
@@ -178,14 +290,18 @@ impl Rewrite for Decoding {
     }
 
     fn held_len(&self) -> usize {
-        // Decoders hold state, not output: nothing is known to be held.
-        0
+        // Input waiting, and decoders not yet ended may still write out:
+        // the body is not over before `finish` ends them.
+        self.stages
+            .iter()
+            .map(|s| s.input.len() - s.at + usize::from(!s.ended))
+            .sum()
     }
 
     fn failed(&mut self) -> Option<Box<dyn std::error::Error + Send + Sync>> {
         self.error
             .take()
-            .map(|err| format!("the upstream's compressed answer does not decode: {err}").into())
+            .map(|err| format!("the compressed body does not decode: {err}").into())
     }
 }
 
@@ -194,15 +310,35 @@ mod tests {
     use super::*;
     use crate::scan::decode::encode::{brotli, gzip, raw_deflate, zlib, zstd};
 
-    /// Decodes `encoded` fed in chunks of `size` bytes.
-    fn decode(coding: &str, encoded: &[u8], size: usize) -> (Vec<u8>, bool) {
+    /// Decodes `encoded` fed in chunks of `size` bytes, taking what waits
+    /// after each as the body adapter does: the output, whether the body
+    /// failed, and the largest piece that came out at once.
+    fn decode(coding: &str, encoded: &[u8], size: usize) -> (Vec<u8>, bool, usize) {
         let mut d = Decoding::new(coding).expect("a known coding");
-        let mut out = Vec::new();
+        let (mut out, mut largest) = (Vec::new(), 0);
+        let mut take = |piece: Vec<u8>, out: &mut Vec<u8>| {
+            largest = largest.max(piece.len());
+            out.extend(piece);
+        };
         for chunk in encoded.chunks(size.max(1)) {
-            out.extend(d.push(chunk));
+            take(d.push(chunk), &mut out);
+            while d.held_len() > 0 {
+                let piece = d.pending();
+                if piece.is_empty() {
+                    break;
+                }
+                take(piece, &mut out);
+            }
         }
-        out.extend(d.finish());
-        (out, d.failed().is_some())
+        take(d.finish(), &mut out);
+        loop {
+            let piece = d.pending();
+            if piece.is_empty() {
+                break;
+            }
+            take(piece, &mut out);
+        }
+        (out, d.failed().is_some(), largest)
     }
 
     #[test]
@@ -220,20 +356,85 @@ mod tests {
         ];
         for (coding, encoded) in &cases {
             for size in [1, 7, 4096] {
+                let (out, failed, _) = decode(coding, encoded, size);
                 assert_eq!(
-                    decode(coding, encoded, size),
+                    (out, failed),
                     (text.clone(), false),
                     "{coding} in chunks of {size}"
                 );
             }
         }
-        assert_eq!(decode("identity", &text, 5), (text.clone(), false));
+        let (out, failed, _) = decode("identity", &text, 5);
+        assert_eq!((out, failed), (text, false));
     }
 
     #[test]
     fn unknown_codings_and_corrupt_data_are_told() {
         assert_eq!(Decoding::new("compress").err().as_deref(), Some("compress"));
-        let (_, failed) = decode("gzip", b"not gzip at all", 4);
+        let (_, failed, _) = decode("gzip", b"not gzip at all", 4);
         assert!(failed);
+    }
+
+    #[test]
+    fn a_chunk_that_decodes_large_leaves_in_frames() {
+        // 16 MiB of zeros: gzip near deflate's highest ratio, and stacked
+        // (gzip of gzip) well past it; each sent as one chunk.
+        let zeros = vec![0_u8; 16 << 20];
+        for (coding, encoded) in [("gzip", gzip(&zeros)), ("gzip, gzip", gzip(&gzip(&zeros)))] {
+            let (out, failed, largest) = decode(coding, &encoded, encoded.len());
+            assert!(!failed, "{coding}");
+            assert!(
+                out.len() == zeros.len() && out.iter().all(|&b| b == 0),
+                "{coding}"
+            );
+            assert!(
+                largest <= FRAME + 1032 * SLICE,
+                "{coding}: {largest} bytes at once"
+            );
+        }
+    }
+
+    #[test]
+    fn a_decompression_bomb_fails_the_body() {
+        // br and zstd write 64 MiB of zeros in a few hundred bytes: past
+        // any ratio text has, stopped inside the decoder.
+        let zeros = vec![0_u8; 64 << 20];
+        for (coding, encoded) in [("br", brotli(&zeros)), ("zstd", zstd(&zeros))] {
+            assert!(encoded.len() < SLICE, "{coding}: {} bytes", encoded.len());
+            let (out, failed, largest) = decode(coding, &encoded, encoded.len());
+            assert!(failed, "{coding}");
+            assert!(out.len() <= SLICE_CAP && largest <= SLICE_CAP, "{coding}");
+        }
+    }
+
+    /// The body adapter lets a large chunk out in frames and keeps the
+    /// body open until the decoders have ended, also over an inner body
+    /// that says it is over as soon as its last frame is taken (hyper
+    /// stops polling a body that says so).
+    #[tokio::test]
+    async fn the_body_streams_large_chunks_and_ends_after_the_decoders() {
+        use http_body_util::{BodyExt, Full};
+        use hyper::body::Body;
+
+        let text = b"{\"choices\":[{\"text\":\"zeros\"}]}".repeat(1 << 16);
+        let mut body = Decoding::new("gzip")
+            .expect("gzip")
+            .body(Full::new(hyper::body::Bytes::from(gzip(&text))));
+        // As hyper does: no polling once the body says it is over.
+        let mut out = Vec::new();
+        while !body.is_end_stream() {
+            let Some(frame) = body.frame().await else {
+                break;
+            };
+            let data = frame.expect("no error").into_data().expect("data");
+            assert!(
+                data.len() <= FRAME + 1032 * SLICE,
+                "{} bytes at once",
+                data.len()
+            );
+            out.extend_from_slice(&data);
+        }
+        assert_eq!(out.len(), text.len());
+        assert!(out == text);
     }
 }
