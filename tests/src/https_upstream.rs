@@ -454,7 +454,7 @@ async fn route(
             });
             llm_mock::answer(&path, &body)
         }
-        "/text" => full(StatusCode::OK, "text/plain", llm_mock::TEXT),
+        "/text" => llm_mock::text(&path),
         _ => full(StatusCode::NOT_FOUND, "text/plain", "no such route\n"),
     };
     Ok(response)

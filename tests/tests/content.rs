@@ -5,7 +5,9 @@
 //! UTF-16 ones (whole or as a multipart part) refused, a JSON body labelled
 //! as text, a form or a multipart body that never splits is still read as
 //! JSON, a WebSocket upgrade (whose frames no stage reads) is refused,
-//! prompt injections are blocked or audited, and transformations rewrite.
+//! prompt injections are blocked or audited, and transformations rewrite;
+//! bodies compressed by either side are decoded as they stream, restored
+//! and rewritten.
 
 use serde_json::{Value, json};
 use sluice_e2e::{
@@ -94,6 +96,16 @@ fn pii_leaves_as_tokens_and_comes_back_restored_even_split_across_events() {
     assert_eq!(curl.code, 200, "{}", curl.out);
     let content = curl.json()["choices"][0]["message"]["content"].clone();
     assert_eq!(content, format!("You said: {EMAIL} and {CARD}."));
+
+    // Compressed by the upstream whatever it was asked: decoded as it
+    // streams (the events flushed one by one), and restored.
+    let restored = format!("You said: {EMAIL} and {CARD}.");
+    let curl = post(&world, port, "/llm?gzip=1", &chat(&prompt), &[]);
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    assert_eq!(streamed_text(&curl.body), restored, "{}", curl.body);
+    let curl = post(&world, port, "/llm?mode=json&gzip=1", &chat(&prompt), &[]);
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    assert_eq!(curl.json()["choices"][0]["message"]["content"], restored);
 
     // Tokens are stable within the session: the same value, the same token.
     assert_eq!(llm_mock::tokens(last_body(&upstream).as_bytes()), tokens);
@@ -307,6 +319,40 @@ fn transformations_rewrite_requests_and_responses() {
     assert_eq!(curl.code, 200, "{}", curl.out);
     let seen = last_body(&upstream);
     assert!(seen.contains("Status of the project?"), "{seen}");
+
+    // Compressed, by the upstream or by the sandbox: decoded as it
+    // streams and rewritten, not passed on unread.
+    let url = format!("https://llm.test:{port}/text?gzip=1");
+    let curl = world.curl(&world.curl_https(&url, &[]));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    assert_eq!(
+        curl.body,
+        "build ok on host-7.redacted and host-12.redacted\n"
+    );
+    let plain = world.daemon.dir().join("apollo.json");
+    std::fs::write(&plain, chat("Status of Project Apollo, compressed?")).expect("write body");
+    let gzip = std::process::Command::new("gzip")
+        .args(["-kf"])
+        .arg(&plain)
+        .status()
+        .expect("gzip");
+    assert!(gzip.success());
+    let file = format!("@{}.gz", plain.display());
+    let curl = post(
+        &world,
+        port,
+        "/llm",
+        &file,
+        &["-H", "content-encoding: gzip"],
+    );
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    let seen = last_body(&upstream);
+    assert!(
+        seen.contains("Status of the project, compressed?"),
+        "{seen}"
+    );
+    let request = upstream.requests().last().cloned().expect("a request");
+    assert_eq!(request.header("content-encoding"), None);
 }
 
 #[test]

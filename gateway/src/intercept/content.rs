@@ -1,7 +1,9 @@
 //! The content stages' I/O: reading a request body up to the policy's
 //! inspection limit, decoding gzip/br/zstd for inspection, counting and
 //! auditing what [`content::inspect`] decided, and wrapping response
-//! bodies for rehydration and response transformations.
+//! bodies for rehydration and response transformations. A body only
+//! streaming stages rewrite (transformations, rehydration) is decoded as
+//! it streams when compressed ([`decoded`]), never rewritten unread.
 //!
 //! A body is never forwarded uninspected when the policy inspects bodies:
 //! one that cannot be decoded, or is in UTF-16 or UTF-32 (which no
@@ -21,7 +23,7 @@ use hyper::{
     HeaderMap, Response, StatusCode,
     body::{Body as _, Bytes, Frame, Incoming, SizeHint},
     header::{self, HeaderValue},
-    http::{request, response},
+    http::request,
 };
 
 use super::{Conn, Interceptor, respond, respond::Body};
@@ -29,10 +31,11 @@ use crate::content::{
     self, Refusal, Stages,
     sse::SseRehydrator,
     transform::{Rules, Transformer},
-    vault::Vaults,
+    vault::{Vault, Vaults},
 };
 use crate::policy::{cache::PerPolicy, compiled::CompiledPolicy, raw::Direction};
-use crate::redact::{Redactor, RewrittenBody};
+use crate::redact::{Decoding, Redactor, RewrittenBody};
+use crate::scan::decode::DecodeError;
 
 /// Inspection limit when only injection scoring reads bodies (pii's
 /// default).
@@ -55,6 +58,44 @@ impl Content {
 pub(super) struct ResponsePlan {
     rehydrate: bool,
     transforms: Rules,
+}
+
+/// The stages that rewrite one answer ([`Interceptor::answer_stages`]).
+pub(super) struct AnswerStages {
+    vault: Option<Arc<Vault>>,
+    transforms: Rules,
+}
+
+impl AnswerStages {
+    /// Wraps an answer's body, decoded already ([`decoded`]), for
+    /// rehydration and response transformations.
+    pub(super) fn wrap(self, headers: &mut HeaderMap, body: Body) -> Body {
+        headers.remove(header::CONTENT_LENGTH);
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.to_ascii_lowercase())
+            .unwrap_or_default();
+        let events = content_type.starts_with("text/event-stream");
+        let mut body = body;
+        if let Some(vault) = self.vault {
+            body = if events {
+                RewrittenBody::with(body, SseRehydrator::new(vault.needles(false))).boxed()
+            } else {
+                let json = content_type.contains("json");
+                RewrittenBody::with(body, Redactor::new(vault.needles(json))).boxed()
+            };
+        }
+        if !self.transforms.is_empty() {
+            let transformer = if events {
+                Transformer::events(self.transforms)
+            } else {
+                Transformer::new(self.transforms)
+            };
+            body = RewrittenBody::with(body, transformer).boxed();
+        }
+        body
+    }
 }
 
 impl Interceptor {
@@ -103,11 +144,20 @@ impl Interceptor {
         }
         transforms.apply_headers(&mut parts.headers);
         if !stages.inspects() {
-            // Nothing to inspect: transformations (if any) stream, unbuffered.
-            let encoded = content_encoding(&parts.headers).is_some();
-            if transforms.is_empty() || encoded {
+            // Nothing to inspect: transformations (if any) stream,
+            // unbuffered, over the body decoded as it streams.
+            if transforms.is_empty() {
                 return Ok((body.map_err(Into::into).boxed(), plan));
             }
+            let body = decoded(&mut parts.headers, body).map_err(|coding| {
+                self.refuse_content(
+                    conn,
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "body_not_decodable",
+                    &format!("{}:transformations", policy.name),
+                    DecodeError::Unsupported(coding).to_string(),
+                )
+            })?;
             parts.headers.remove(header::CONTENT_LENGTH);
             let body = RewrittenBody::with(body, Transformer::new(transforms));
             return Ok((body.boxed(), plan));
@@ -250,18 +300,15 @@ impl Interceptor {
         Ok((read.into_body().boxed(), plan))
     }
 
-    /// Wraps a response body for rehydration and response transformations.
-    pub(super) fn content_response(
+    /// The stages that rewrite this answer (rehydration when the session
+    /// has tokens, response transformations), its headers transformed
+    /// already; `None` when no stage rewrites it.
+    pub(super) fn answer_stages(
         &self,
         conn: &Conn,
         plan: ResponsePlan,
-        parts: &mut response::Parts,
-        body: Body,
-    ) -> Body {
-        let encoded = parts
-            .headers
-            .get(header::CONTENT_ENCODING)
-            .is_some_and(|v| v.as_bytes() != b"identity");
+        headers: &mut HeaderMap,
+    ) -> Option<AnswerStages> {
         let vault = plan
             .rehydrate
             .then(|| {
@@ -270,35 +317,11 @@ impl Interceptor {
                     .existing(&conn.who.sandbox, conn.who.session.as_deref())
             })
             .flatten();
-        plan.transforms.apply_headers(&mut parts.headers);
-        if encoded || (vault.is_none() && plan.transforms.is_empty()) {
-            return body;
-        }
-        parts.headers.remove(header::CONTENT_LENGTH);
-        let content_type = parts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.to_ascii_lowercase())
-            .unwrap_or_default();
-        let mut body = body;
-        if let Some(vault) = vault {
-            body = if content_type.starts_with("text/event-stream") {
-                RewrittenBody::with(body, SseRehydrator::new(vault.needles(false))).boxed()
-            } else {
-                let json = content_type.contains("json");
-                RewrittenBody::with(body, Redactor::new(vault.needles(json))).boxed()
-            };
-        }
-        if !plan.transforms.is_empty() {
-            let transformer = if content_type.starts_with("text/event-stream") {
-                Transformer::events(plan.transforms)
-            } else {
-                Transformer::new(plan.transforms)
-            };
-            body = RewrittenBody::with(body, transformer).boxed();
-        }
-        body
+        plan.transforms.apply_headers(headers);
+        (vault.is_some() || !plan.transforms.is_empty()).then_some(AnswerStages {
+            vault,
+            transforms: plan.transforms,
+        })
     }
 
     /// Counts and audits what the stages found; values never leave here.
@@ -442,6 +465,23 @@ pub(super) fn content_encoding(headers: &HeaderMap) -> Option<String> {
     let joined = fields.join(",");
     let identity = crate::scan::decode::codings(&joined).next().is_none();
     (!identity).then_some(joined)
+}
+
+/// A body a stage rewrites, as it reads: decoded as it streams when its
+/// Content-Encoding says it is compressed (the header and the length,
+/// which change, are dropped), or the coding Sluice cannot read.
+pub(super) fn decoded<B>(headers: &mut HeaderMap, body: B) -> Result<Body, String>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin + Send + Sync + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let Some(encoding) = content_encoding(headers) else {
+        return Ok(body.map_err(Into::into).boxed());
+    };
+    let decoding = Decoding::new(&encoding)?;
+    headers.remove(header::CONTENT_ENCODING);
+    headers.remove(header::CONTENT_LENGTH);
+    Ok(decoding.body(body).boxed())
 }
 
 /// Asks the upstream for an uncompressed answer: rewriting it needs the bytes.

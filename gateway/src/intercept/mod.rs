@@ -38,7 +38,7 @@ use crate::{
     metrics::Metrics,
     pipeline::{Pipeline, RequestHead, Verdict},
     proxy::Who,
-    redact::{Decoding, RedactedBody},
+    redact::RedactedBody,
     tls::mint::Minter,
 };
 use idle::Idle;
@@ -438,27 +438,35 @@ impl Interceptor {
             &mut parts.headers,
             parts.status == StatusCode::SWITCHING_PROTOCOLS,
         );
-        let body = self.content_response(conn, plan, &mut parts, body.map_err(Into::into).boxed());
+        let stages = self.answer_stages(conn, plan, &mut parts.headers);
+        // Compressed anyway, and rewritten: decoded as it streams, so the
+        // stages read what the sandbox would, and forwarded decoded.
+        let body = if stages.is_some() || needles.is_some() {
+            match content::decoded(&mut parts.headers, body) {
+                Ok(body) => body,
+                Err(coding) => {
+                    let (reason, to) = match needles {
+                        Some(_) => ("upstream_encoding_unredactable", "redact the credential"),
+                        None => ("upstream_encoding_unreadable", "rewrite it"),
+                    };
+                    return self.upstream_failed(
+                        conn,
+                        reason,
+                        &format!(
+                            "the answer is in content-encoding `{coding}`, which Sluice cannot read to {to}"
+                        ),
+                    );
+                }
+            }
+        } else {
+            body.map_err(Into::into).boxed()
+        };
+        let body = match stages {
+            Some(stages) => stages.wrap(&mut parts.headers, body),
+            None => body,
+        };
         let Some(needles) = needles else {
             return Response::from_parts(parts, body);
-        };
-        // Compressed anyway: decoded as it streams, so the redaction reads
-        // what the sandbox would, and forwarded decoded.
-        let body = match content::content_encoding(&parts.headers).map(|e| Decoding::new(&e)) {
-            None => body,
-            Some(Ok(decoding)) => {
-                parts.headers.remove(header::CONTENT_ENCODING);
-                decoding.body(body).boxed()
-            }
-            Some(Err(coding)) => {
-                return self.upstream_failed(
-                    conn,
-                    "upstream_encoding_unredactable",
-                    &format!(
-                        "the answer is in content-encoding `{coding}`, which Sluice cannot read to redact the credential"
-                    ),
-                );
-            }
         };
         // The upstream may echo the secret (or an encoding of it): every
         // form is redacted, in headers and streaming through the body.

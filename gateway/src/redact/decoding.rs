@@ -52,11 +52,32 @@ struct Stage {
 }
 
 enum Coder {
+    /// Made at the first byte: an empty body (a HEAD's answer, a 204) is
+    /// empty whatever its label says. `deflate` is zlib-wrapped, or raw as
+    /// some servers send it, told by the first two bytes (a zlib header is
+    /// a multiple of 31 with method 8), so it waits for them.
+    Waiting(Coding),
     Ready(Box<dyn Decoder>),
-    /// `deflate` is zlib-wrapped, or raw as some servers send it: told by
-    /// the first two bytes (a zlib header is a multiple of 31 with method
-    /// 8), so the decoder waits for them.
-    Deflate,
+}
+
+impl Coder {
+    /// The decoder for `coding`, its input beginning with `head`.
+    fn make(coding: Coding, head: &[u8]) -> io::Result<Box<dyn Decoder>> {
+        let sink = Sink::default();
+        Ok(match coding {
+            Coding::Gzip => Box::new(MultiGzDecoder::new(sink)),
+            Coding::Deflate
+                if head.len() >= 2
+                    && head[0] & 0x0F == 8
+                    && (u16::from(head[0]) << 8 | u16::from(head[1])) % 31 == 0 =>
+            {
+                Box::new(ZlibDecoder::new(sink))
+            }
+            Coding::Deflate => Box::new(DeflateDecoder::new(sink)),
+            Coding::Br => Box::new(brotli::DecompressorWriter::new(sink, 4096)),
+            Coding::Zstd => Box::new(zstd::stream::write::Decoder::new(sink)?),
+        })
+    }
 }
 
 /// A write-side decoder whose output collects in a [`Sink`].
@@ -137,18 +158,7 @@ impl Decoding {
     pub fn new(content_encoding: &str) -> Result<Decoding, String> {
         let mut stages = Vec::new();
         for coding in codings(content_encoding) {
-            let coder = match coding.map_err(str::to_owned)? {
-                Coding::Gzip => Coder::Ready(Box::new(MultiGzDecoder::new(Sink::default()))),
-                Coding::Deflate => Coder::Deflate,
-                Coding::Br => Coder::Ready(Box::new(brotli::DecompressorWriter::new(
-                    Sink::default(),
-                    4096,
-                ))),
-                Coding::Zstd => Coder::Ready(Box::new(
-                    zstd::stream::write::Decoder::new(Sink::default())
-                        .map_err(|e| e.to_string())?,
-                )),
-            };
+            let coder = Coder::Waiting(coding.map_err(str::to_owned)?);
             stages.push(Stage {
                 coder,
                 input: Vec::new(),
@@ -223,23 +233,14 @@ impl Stage {
         if waiting.is_empty() {
             return Ok(None);
         }
-        let decoder = match &mut self.coder {
-            Coder::Ready(decoder) => decoder,
-            Coder::Deflate if waiting.len() < 2 && !whole => return Ok(None),
-            Coder::Deflate => {
-                let zlib = waiting.len() >= 2
-                    && waiting[0] & 0x0F == 8
-                    && (u16::from(waiting[0]) << 8 | u16::from(waiting[1])) % 31 == 0;
-                self.coder = Coder::Ready(if zlib {
-                    Box::new(ZlibDecoder::new(Sink::default()))
-                } else {
-                    Box::new(DeflateDecoder::new(Sink::default()))
-                });
-                let Coder::Ready(decoder) = &mut self.coder else {
-                    unreachable!("set just above")
-                };
-                decoder
+        if let Coder::Waiting(coding) = self.coder {
+            if coding == Coding::Deflate && waiting.len() < 2 && !whole {
+                return Ok(None);
             }
+            self.coder = Coder::Ready(Coder::make(coding, waiting)?);
+        }
+        let Coder::Ready(decoder) = &mut self.coder else {
+            unreachable!("made just above")
         };
         let end = waiting.len().min(SLICE);
         decoder.write_all(&waiting[..end])?;
@@ -259,7 +260,7 @@ impl Stage {
                 Ok(std::mem::take(&mut decoder.output().0))
             }
             // No input at all: nothing to decode.
-            Coder::Deflate => Ok(Vec::new()),
+            Coder::Waiting(_) => Ok(Vec::new()),
         }
     }
 }
@@ -373,6 +374,14 @@ mod tests {
         assert_eq!(Decoding::new("compress").err().as_deref(), Some("compress"));
         let (_, failed, _) = decode("gzip", b"not gzip at all", 4);
         assert!(failed);
+    }
+
+    #[test]
+    fn an_empty_body_is_empty_whatever_its_label() {
+        // The answer to a HEAD, a 204, a 304: labelled, with no bytes.
+        for coding in ["gzip", "deflate", "br", "zstd", "gzip, br"] {
+            assert_eq!(decode(coding, b"", 1), (Vec::new(), false, 0), "{coding}");
+        }
     }
 
     #[test]
