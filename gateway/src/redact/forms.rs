@@ -8,8 +8,10 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 /// standard base64 with and without padding; URL-safe base64 with and
 /// without padding; percent-encoded with upper- and lower-case hex (RFC 3986
 /// unreserved bytes kept); JSON-escaped as inside a JSON string, with `/`
-/// plain and as `\/`; then the base64 (both alphabets) of the secret
-/// inside a longer value ([`embedded_base64`]). Empty for an empty secret.
+/// plain and as `\/`; hex in either case (for secrets of 8 bytes or more:
+/// shorter hex turns up by chance in hashes and ids); then the base64
+/// (both alphabets) of the secret inside a longer value
+/// ([`embedded_base64`]). Empty for an empty secret.
 pub fn forms(secret: &[u8]) -> Vec<Vec<u8>> {
     if secret.is_empty() {
         return Vec::new();
@@ -25,11 +27,15 @@ pub fn forms(secret: &[u8]) -> Vec<Vec<u8>> {
         json_escape(secret, false),
         json_escape(secret, true),
     ];
+    let hex = (secret.len() * 2 >= EMBEDDED_MIN)
+        .then(|| [hex(secret, HEX_LOWER), hex(secret, HEX_UPPER)])
+        .into_iter()
+        .flatten();
     let embedded = [STANDARD_NO_PAD, URL_SAFE_NO_PAD]
         .iter()
         .flat_map(|engine| embedded_base64(engine, secret));
-    let mut out: Vec<Vec<u8>> = Vec::with_capacity(candidates.len() + 6);
-    for form in candidates.into_iter().chain(embedded) {
+    let mut out: Vec<Vec<u8>> = Vec::with_capacity(candidates.len() + 8);
+    for form in candidates.into_iter().chain(hex).chain(embedded) {
         if !out.contains(&form) {
             out.push(form);
         }
@@ -72,6 +78,13 @@ const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
 /// upper-case hex (what clients send).
 pub fn percent_encode_upper(bytes: &[u8]) -> Vec<u8> {
     percent_encode(bytes, HEX_UPPER)
+}
+
+fn hex(secret: &[u8], digits: &[u8; 16]) -> Vec<u8> {
+    secret
+        .iter()
+        .flat_map(|&b| [digits[usize::from(b >> 4)], digits[usize::from(b & 0xf)]])
+        .collect()
 }
 
 fn percent_encode(secret: &[u8], hex: &[u8; 16]) -> Vec<u8> {

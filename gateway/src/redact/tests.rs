@@ -315,6 +315,8 @@ fn forms_of_known_secret() {
         b"k3y%2f%2b%3f%22%5c%0a%01~%fb%ff",
         b"k3y/+?\\\"\\\\\\n\\u0001~\xfb\xff",
         b"k3y\\/+?\\\"\\\\\\n\\u0001~\xfb\xff",
+        b"6b33792f2b3f225c0a017efbff",
+        b"6B33792F2B3F225C0A017EFBFF",
     ];
     assert_eq!(forms(secret)[..want.len()], *want);
 }
@@ -351,9 +353,19 @@ fn base64_of_a_secret_inside_a_longer_value_is_a_form() {
 #[test]
 fn forms_deduplicate_and_skip_empty() {
     assert!(forms(b"").is_empty());
-    // Length 3: no padding; alphanumeric: nothing to escape.
+    // Length 3: no padding; alphanumeric: nothing to escape; too short
+    // for hex.
     let want: &[&[u8]] = &[b"abc", b"YWJj"];
     assert_eq!(forms(b"abc"), want);
+    // All digits: the hex in either case is one form.
+    let forms = forms(b"0123456789");
+    assert_eq!(
+        forms
+            .iter()
+            .filter(|f| f.as_slice() == b"30313233343536373839")
+            .count(),
+        1
+    );
 }
 
 #[test]
