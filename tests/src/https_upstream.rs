@@ -11,7 +11,8 @@
 //!   `data: timeout` if none came, then `data: two`, and ends.
 //! - `/ack`: 200, counts an ack.
 //! - `/ws`: WebSocket-style upgrade (101 with the right
-//!   `Sec-WebSocket-Accept`), then echoes every byte.
+//!   `Sec-WebSocket-Accept`), then echoes every byte; `?auth=1` sends the
+//!   request's Authorization back in frames instead.
 //! - `/bytes?n=N`: N bytes of [`crate::stream_body::pattern_chunks`],
 //!   streamed.
 //! - `POST /upload`: reads the body streaming; JSON `{len, sha256}`.
@@ -535,8 +536,20 @@ fn websocket(req: &mut Request<Incoming>, state: &Arc<State>) -> Response<Respon
             "not a websocket upgrade\n",
         );
     };
-    let upgrade = hyper::upgrade::on(req);
+    let upgrade = hyper::upgrade::on(&mut *req);
     let state = state.clone();
+    if query_u64(&req.uri().to_string(), "auth") == Some(1) {
+        let auth = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_default();
+        tokio::spawn(async move {
+            let Ok(upgraded) = upgrade.await else { return };
+            send_auth_frames(TokioIo::new(upgraded), &auth).await;
+        });
+        return switching_to_websocket(&key);
+    }
     tokio::spawn(async move {
         let Ok(upgraded) = upgrade.await else { return };
         let (mut reader, mut writer) = tokio::io::split(TokioIo::new(upgraded));
@@ -555,13 +568,52 @@ fn websocket(req: &mut Request<Incoming>, state: &Arc<State>) -> Response<Respon
         }
         let _ = writer.shutdown().await;
     });
+    switching_to_websocket(&key)
+}
+
+/// `/ws?auth=1`: the request's Authorization sent back in every kind of
+/// frame a server sends, each in its own write: a text message, one
+/// fragmented around a ping, and a close reason.
+async fn send_auth_frames(mut io: impl tokio::io::AsyncWrite + Unpin, auth: &str) {
+    use tokio::io::AsyncWriteExt;
+    fn frame(fin: bool, opcode: u8, payload: &[u8]) -> Vec<u8> {
+        let mut out = vec![u8::from(fin) << 7 | opcode];
+        match payload.len() {
+            n @ 0..=125 => out.push(n as u8),
+            n => {
+                out.push(126);
+                out.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+        }
+        out.extend_from_slice(payload);
+        out
+    }
+    let half = auth.len() / 2;
+    let mut close = 1000_u16.to_be_bytes().to_vec();
+    close.extend(format!("bye {auth}").bytes().take(123));
+    let frames = [
+        frame(true, 0x1, format!("auth: {auth}").as_bytes()),
+        frame(false, 0x1, format!("echo: {}", &auth[..half]).as_bytes()),
+        frame(true, 0x9, auth.as_bytes()),
+        frame(true, 0x0, format!("{}.", &auth[half..]).as_bytes()),
+        frame(true, 0x8, &close),
+    ];
+    for frame in frames {
+        if io.write_all(&frame).await.is_err() || io.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = io.shutdown().await;
+}
+
+fn switching_to_websocket(key: &str) -> Response<ResponseBody> {
     Response::builder()
         .status(StatusCode::SWITCHING_PROTOCOLS)
         .header(header::UPGRADE, "websocket")
         .header(header::CONNECTION, "Upgrade")
         .header(
             header::SEC_WEBSOCKET_ACCEPT,
-            crate::pki::websocket_accept(&key),
+            crate::pki::websocket_accept(key),
         )
         .body(Full::new(Bytes::new()).boxed())
         .expect("response")

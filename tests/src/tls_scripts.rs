@@ -227,6 +227,71 @@ finish(result, result["accept_ok"] and echoed == [True, True]
 "#
 );
 
+/// Spec `{host, port, cafile, path, header}`: a WebSocket upgrade with
+/// `header` (and an offer of compressed frames), then every frame the
+/// server sends until its close: `{status_line, messages, pings, close_code,
+/// close_reason}`, messages reassembled from their fragments.
+pub const WEBSOCKET_READ: &str = concat!(
+    prelude!(),
+    r#"
+result = {}
+try:
+    s = socket.create_connection((spec["host"], spec["port"]), timeout=15)
+    s = context(spec["cafile"], ["http/1.1"]).wrap_socket(s, server_hostname=spec["host"])
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET {spec['path']} HTTP/1.1\r\nHost: {spec['host']}:{spec['port']}\r\n"
+               f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+               f"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Extensions: permessage-deflate\r\n"
+               f"{spec['header']}\r\n\r\n").encode())
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        c = s.recv(4096)
+        if not c:
+            raise ConnectionError("closed before the handshake response")
+        buf += c
+    head, _, buf = buf.partition(b"\r\n\r\n")
+    result["status_line"] = head.decode("latin-1").split("\r\n")[0]
+    if not result["status_line"].startswith("HTTP/1.1 101"):
+        result["body"] = buf.decode("utf-8", "replace")
+        finish(result, False)
+    def take(n):
+        global buf
+        while len(buf) < n:
+            c = s.recv(65536)
+            if not c:
+                raise ConnectionError("closed mid-frame")
+            buf += c
+        out, buf = buf[:n], buf[n:]
+        return out
+    messages, pings, message = [], [], None
+    while True:
+        b0, b1 = take(2)
+        fin, opcode, n = b0 & 0x80, b0 & 0x0F, b1 & 0x7F
+        if b1 & 0x80:
+            raise ValueError("a masked frame from the server")
+        if n >= 126:
+            n = int.from_bytes(take(2 if n == 126 else 8), "big")
+        payload = take(n)
+        if opcode == 0x9:
+            pings.append(payload.decode())
+        elif opcode == 0x8:
+            result["close_code"] = int.from_bytes(payload[:2], "big")
+            result["close_reason"] = payload[2:].decode()
+            break
+        else:
+            message = (message or b"") + payload
+            if fin:
+                messages.append(message.decode())
+                message = None
+    result.update({"messages": messages, "pings": pings})
+    s.close()
+except Exception as e:
+    result["error"] = err(e)
+    finish(result, False)
+finish(result, True)
+"#
+);
+
 /// Spec `{mode: "download"|"upload", host, port, cafile, n}`. Download:
 /// `GET /bytes?n=N`, read into a reused 1 MiB buffer, SHA-256 on the way.
 /// Upload: `POST /upload` with `Content-Length: N`, the body made of

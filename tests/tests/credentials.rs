@@ -1,7 +1,7 @@
 //! Credentials end to end: the sandbox holds a placeholder, Sluice swaps it
 //! for the real secret only toward the credential's hosts, redacts the secret
-//! from what comes back, re-reads a rotated secret without a restart, and
-//! answers dry runs with a preview. The secret never shows up in the
+//! from what comes back (WebSocket frames included), re-reads a rotated
+//! secret without a restart, and answers dry runs with a preview. The secret never shows up in the
 //! daemon's logs, audit log or metrics.
 
 use serde_json::{Value, json};
@@ -10,7 +10,7 @@ use sluice_e2e::{
     interception::{World, curl_args, intercepting_policy},
     oauth::{CONCURRENT_WITH_HEADER, SIGV4_VERIFY, TokenEndpoint},
     pki::Sha256,
-    wait_until,
+    tls_scripts, wait_until,
 };
 
 const SECRET: &str = "sk-live-REALsecret0123456789abcdefXYZ";
@@ -203,6 +203,64 @@ fn dry_runs_forward_reads_and_preview_writes() {
         before,
         "the upstream is untouched"
     );
+}
+
+/// The frames of a WebSocket whose upgrade carried the secret: the upstream
+/// sends it back in a message, across a fragmented one around a ping, and
+/// in its close reason; the sandbox reads it redacted everywhere. An
+/// upgrade to anything else with a credential in it is refused.
+#[test]
+fn websocket_frames_that_echo_the_secret_are_redacted() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test"], &ca);
+    let port = upstream.port();
+    let world = world(&ca, port, json!({}));
+    let bearer = format!("Authorization: Bearer {}", placeholder(&world));
+
+    let spec = json!({
+        "host": "api.test", "port": port, "cafile": world.sluice_ca,
+        "path": "/ws?auth=1", "header": bearer,
+    });
+    let out = world.python(tls_scripts::WEBSOCKET_READ, &spec, WAIT * 2);
+    out.expect_success("WebSocket frames through Sluice");
+    let got = out.json();
+    let redacted = "Bearer [redacted:credential]";
+    assert_eq!(
+        got["messages"],
+        json!([format!("auth: {redacted}"), format!("echo: {redacted}.")]),
+        "{got}"
+    );
+    assert_eq!(got["pings"], json!([redacted]), "{got}");
+    assert_eq!(got["close_code"], 1000, "{got}");
+    assert_eq!(got["close_reason"], format!("bye {redacted}"), "{got}");
+    assert!(!out.stdout_str().contains(SECRET));
+    // The upstream got the secret, and no offer of compressed frames.
+    let ws = upstream
+        .requests()
+        .into_iter()
+        .find(|r| r.path.starts_with("/ws"))
+        .expect("the upgrade reached the upstream");
+    assert_eq!(
+        ws.header("authorization"),
+        Some(format!("Bearer {SECRET}").as_str())
+    );
+    assert_eq!(ws.header("sec-websocket-extensions"), None);
+
+    let url = format!("https://api.test:{port}/echo");
+    let other = [
+        "--http1.1",
+        "-H",
+        &bearer,
+        "-H",
+        "Connection: Upgrade",
+        "-H",
+        "Upgrade: tls/1.3",
+    ];
+    let curl = world.curl(&world.curl_https(&url, &other));
+    assert_eq!(curl.code, 403, "{}", curl.out);
+    assert_eq!(curl.json()["reason"], "upgrade_not_redactable");
+    assert_eq!(upstream.requests().len(), 1, "only the WebSocket went up");
+    assert_nothing_leaked(&world, &[SECRET]);
 }
 
 /// Nothing the daemon wrote (log, audit file, metrics) holds any of

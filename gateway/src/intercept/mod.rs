@@ -14,6 +14,7 @@ pub mod hygiene;
 pub mod idle;
 pub mod prefixed;
 pub mod respond;
+mod splice;
 pub mod upstream;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
@@ -344,6 +345,12 @@ impl Interceptor {
                 credential,
                 needles,
             } => {
+                // After a 101 the upstream's bytes are frames of the new
+                // protocol: WebSocket frames are redacted, anything else
+                // could carry the secret back unread.
+                if is_upgrade(&parts) && !is_websocket(&parts) {
+                    return self.refuse_credential(conn, "upgrade_not_redactable", &credential);
+                }
                 self.metrics
                     .credential_injections
                     .with_label_values(&[&credential])
@@ -362,11 +369,13 @@ impl Interceptor {
         };
         if needles.is_some() {
             // An answer that echoes the secret is redacted by reading it:
-            // the sandbox does not get to ask for one compressed.
+            // the sandbox does not get to ask for one compressed, nor for
+            // compressed WebSocket frames.
             parts.headers.insert(
                 header::ACCEPT_ENCODING,
                 HeaderValue::from_static("identity"),
             );
+            parts.headers.remove(header::SEC_WEBSOCKET_EXTENSIONS);
         }
         let upgrade = is_upgrade(&parts);
         // hyper keeps the upgraded connection's future in the extensions.
@@ -420,11 +429,17 @@ impl Interceptor {
             && let Some(downstream) = downstream_upgrade
         {
             let upstream = hyper::upgrade::on(&mut response);
+            let needles = needles.clone();
             tokio::spawn(async move {
                 if let (Ok(down), Ok(up)) = (downstream.await, upstream.await) {
                     let (mut down, mut up) = (TokioIo::new(down), TokioIo::new(up));
-                    let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
-                    let _ = down.shutdown().await;
+                    match needles {
+                        None => {
+                            let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
+                            let _ = down.shutdown().await;
+                        }
+                        Some(needles) => splice::redacted(down, up, needles).await,
+                    }
                 }
             });
         }
@@ -701,6 +716,17 @@ fn host_header(key: &Key) -> String {
 }
 
 /// Whether a request asks for an HTTP/1.1 protocol upgrade (WebSocket).
+/// Whether an upgrade is to WebSocket (the one protocol whose frames
+/// Sluice reads after the 101).
+fn is_websocket(parts: &hyper::http::request::Parts) -> bool {
+    parts.headers.get_all(header::UPGRADE).iter().all(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(',')
+                .all(|protocol| protocol.trim().eq_ignore_ascii_case("websocket"))
+        })
+    })
+}
+
 fn is_upgrade(parts: &hyper::http::request::Parts) -> bool {
     parts.version == Version::HTTP_11
         && parts.headers.contains_key(header::UPGRADE)

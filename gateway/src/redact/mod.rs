@@ -16,6 +16,7 @@ mod decoding;
 mod forms;
 #[cfg(test)]
 mod tests;
+mod websocket;
 
 use std::fmt;
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use zeroize::Zeroizing;
 pub use body::{RedactedBody, Rewrite, RewrittenBody};
 pub use decoding::{DecodedBody, Decoding};
 pub use forms::{forms, percent_encode_upper as percent_encode};
+pub use websocket::{FrameError, FrameRedactor};
 
 /// What a redacted credential is replaced with.
 pub const REPLACEMENT: &[u8] = b"[redacted:credential]";
