@@ -38,6 +38,23 @@ def finish(result, ok):
     result["ok"] = bool(ok)
     print(json.dumps(result))
     sys.exit(0 if ok else 1)
+def ws_upgrade(spec, extra=""):
+    """A WebSocket upgrade to spec's path, `extra` header lines added: the
+    socket, the key sent, the response head's lines and the bytes after it."""
+    s = socket.create_connection((spec.get("connect", spec["host"]), spec["port"]), timeout=15)
+    s = context(spec["cafile"], ["http/1.1"]).wrap_socket(s, server_hostname=spec["host"])
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET {spec['path']} HTTP/1.1\r\nHost: {spec['host']}:{spec['port']}\r\n"
+               f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+               f"Sec-WebSocket-Version: 13\r\n{extra}\r\n").encode())
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        c = s.recv(4096)
+        if not c:
+            raise ConnectionError("closed before the handshake response")
+        buf += c
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    return s, key, head.decode("latin-1").split("\r\n"), rest
 class Conn(http.client.HTTPSConnection):
     """HTTPS to spec's host (or `connect`, an address) with SNI = host."""
     def __init__(self, host, port, cafile, connect=None, timeout=30):
@@ -186,20 +203,7 @@ def frame(opcode, payload):
     return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 result = {}
 try:
-    s = socket.create_connection((spec.get("connect", spec["host"]), spec["port"]), timeout=15)
-    s = context(spec["cafile"], ["http/1.1"]).wrap_socket(s, server_hostname=spec["host"])
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall((f"GET {spec['path']} HTTP/1.1\r\nHost: {spec['host']}:{spec['port']}\r\n"
-               f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-               f"Sec-WebSocket-Version: 13\r\n\r\n").encode())
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        c = s.recv(4096)
-        if not c:
-            raise ConnectionError("closed before the handshake response")
-        buf += c
-    head, _, rest = buf.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
+    s, key, lines, rest = ws_upgrade(spec)
     headers = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
     expected = base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
     result.update({"status_line": lines[0], "upgrade": headers.get("upgrade"),
@@ -236,21 +240,9 @@ pub const WEBSOCKET_READ: &str = concat!(
     r#"
 result = {}
 try:
-    s = socket.create_connection((spec["host"], spec["port"]), timeout=15)
-    s = context(spec["cafile"], ["http/1.1"]).wrap_socket(s, server_hostname=spec["host"])
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall((f"GET {spec['path']} HTTP/1.1\r\nHost: {spec['host']}:{spec['port']}\r\n"
-               f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-               f"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Extensions: permessage-deflate\r\n"
-               f"{spec['header']}\r\n\r\n").encode())
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        c = s.recv(4096)
-        if not c:
-            raise ConnectionError("closed before the handshake response")
-        buf += c
-    head, _, buf = buf.partition(b"\r\n\r\n")
-    result["status_line"] = head.decode("latin-1").split("\r\n")[0]
+    s, _, lines, buf = ws_upgrade(
+        spec, f"Sec-WebSocket-Extensions: permessage-deflate\r\n{spec['header']}\r\n")
+    result["status_line"] = lines[0]
     if not result["status_line"].startswith("HTTP/1.1 101"):
         result["body"] = buf.decode("utf-8", "replace")
         finish(result, False)

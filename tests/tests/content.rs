@@ -64,6 +64,27 @@ fn post(
     world.curl(&world.curl_https(&url, &args))
 }
 
+/// POSTs `body` gzipped (by gzip(1), not by the code under test) to
+/// `/llm`, labelled `Content-Encoding: gzip`.
+fn post_gzipped(world: &World, port: u16, body: &str) -> sluice_e2e::interception::Curl {
+    let plain = world.daemon.dir().join("body.json");
+    std::fs::write(&plain, body).expect("write body");
+    let gzip = std::process::Command::new("gzip")
+        .args(["-kf"])
+        .arg(&plain)
+        .status()
+        .expect("gzip");
+    assert!(gzip.success());
+    let file = format!("@{}.gz", plain.display());
+    post(
+        world,
+        port,
+        "/llm",
+        &file,
+        &["-H", "content-encoding: gzip"],
+    )
+}
+
 fn last_body(upstream: &HttpsUpstream) -> String {
     let body = upstream.requests().last().and_then(|r| r.body.clone());
     String::from_utf8_lossy(&body.expect("the upstream kept the body")).into_owned()
@@ -111,22 +132,7 @@ fn pii_leaves_as_tokens_and_comes_back_restored_even_split_across_events() {
     assert_eq!(llm_mock::tokens(last_body(&upstream).as_bytes()), tokens);
 
     // gzip: decoded, inspected, forwarded decoded.
-    let plain = world.daemon.dir().join("chat.json");
-    std::fs::write(&plain, chat(&prompt)).expect("write body");
-    let gzip = std::process::Command::new("gzip")
-        .args(["-kf"])
-        .arg(&plain)
-        .status()
-        .expect("gzip");
-    assert!(gzip.success());
-    let file = format!("@{}.gz", plain.display());
-    let curl = post(
-        &world,
-        port,
-        "/llm",
-        &file,
-        &["-H", "content-encoding: gzip"],
-    );
+    let curl = post_gzipped(&world, port, &chat(&prompt));
     assert_eq!(curl.code, 200, "{}", curl.out);
     let seen = last_body(&upstream);
     assert!(
@@ -329,22 +335,7 @@ fn transformations_rewrite_requests_and_responses() {
         curl.body,
         "build ok on host-7.redacted and host-12.redacted\n"
     );
-    let plain = world.daemon.dir().join("apollo.json");
-    std::fs::write(&plain, chat("Status of Project Apollo, compressed?")).expect("write body");
-    let gzip = std::process::Command::new("gzip")
-        .args(["-kf"])
-        .arg(&plain)
-        .status()
-        .expect("gzip");
-    assert!(gzip.success());
-    let file = format!("@{}.gz", plain.display());
-    let curl = post(
-        &world,
-        port,
-        "/llm",
-        &file,
-        &["-H", "content-encoding: gzip"],
-    );
+    let curl = post_gzipped(&world, port, &chat("Status of Project Apollo, compressed?"));
     assert_eq!(curl.code, 200, "{}", curl.out);
     let seen = last_body(&upstream);
     assert!(
