@@ -40,6 +40,9 @@ pub struct Decoding {
     stages: Vec<Stage>,
     /// The body has ended: each stage ends once those before it have.
     ended: bool,
+    /// Failed or discarded: nothing more comes out, not even bytes an
+    /// identity `Decoding` would pass.
+    broken: bool,
     error: Option<io::Error>,
 }
 
@@ -169,6 +172,7 @@ impl Decoding {
         Ok(Decoding {
             stages,
             ended: false,
+            broken: false,
             error: None,
         })
     }
@@ -206,7 +210,11 @@ impl Decoding {
     }
 
     fn run_or_fail(&mut self) -> Vec<u8> {
+        if self.broken {
+            return Vec::new();
+        }
         self.run().unwrap_or_else(|err| {
+            self.broken = true;
             self.stages.clear();
             self.error = Some(err);
             Vec::new()
@@ -267,9 +275,11 @@ impl Stage {
 
 impl Rewrite for Decoding {
     fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        if self.broken {
+            return Vec::new();
+        }
         match self.stages.first_mut() {
-            None if self.error.is_none() => chunk.to_vec(),
-            None => Vec::new(),
+            None => chunk.to_vec(),
             Some(first) => {
                 first.take(chunk);
                 self.run_or_fail()
@@ -287,6 +297,7 @@ impl Rewrite for Decoding {
     }
 
     fn discard(&mut self) {
+        self.broken = true;
         self.stages.clear();
     }
 
@@ -372,8 +383,12 @@ mod tests {
     #[test]
     fn unknown_codings_and_corrupt_data_are_told() {
         assert_eq!(Decoding::new("compress").err().as_deref(), Some("compress"));
-        let (_, failed, _) = decode("gzip", b"not gzip at all", 4);
-        assert!(failed);
+        let (out, failed, _) = decode("gzip", b"not gzip at all", 4);
+        assert!(failed && out.is_empty());
+        // Nothing passes after a failure, not even raw bytes.
+        let mut d = Decoding::new("gzip").expect("gzip");
+        assert!(d.push(b"not gzip at all").is_empty() && d.failed().is_some());
+        assert!(d.push(b"more").is_empty() && d.pending().is_empty() && d.finish().is_empty());
     }
 
     #[test]
