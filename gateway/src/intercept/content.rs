@@ -149,13 +149,13 @@ impl Interceptor {
             if transforms.is_empty() {
                 return Ok((body.map_err(Into::into).boxed(), plan));
             }
-            let body = decoded(&mut parts.headers, body).map_err(|coding| {
+            let body = decoded(&mut parts.headers, body).map_err(|err| {
                 self.refuse_content(
                     conn,
                     StatusCode::UNSUPPORTED_MEDIA_TYPE,
                     "body_not_decodable",
                     &format!("{}:transformations", policy.name),
-                    DecodeError::Unsupported(coding).to_string(),
+                    err.to_string(),
                 )
             })?;
             parts.headers.remove(header::CONTENT_LENGTH);
@@ -469,8 +469,8 @@ pub(super) fn content_encoding(headers: &HeaderMap) -> Option<String> {
 
 /// A body a stage rewrites, as it reads: decoded as it streams when its
 /// Content-Encoding says it is compressed (the header and the length,
-/// which change, are dropped), or the coding Sluice cannot read.
-pub(super) fn decoded<B>(headers: &mut HeaderMap, body: B) -> Result<Body, String>
+/// which change, are dropped), or why it cannot be.
+pub(super) fn decoded<B>(headers: &mut HeaderMap, body: B) -> Result<Body, DecodeError>
 where
     B: hyper::body::Body<Data = Bytes> + Unpin + Send + Sync + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,

@@ -457,9 +457,17 @@ impl Interceptor {
         // Compressed anyway, and rewritten: decoded as it streams, so the
         // stages read what the sandbox would, and forwarded decoded.
         let body = if stages.is_some() || needles.is_some() {
-            match content::decoded(&mut parts.headers, body) {
+            // A range of a compressed answer does not decode on its own.
+            let partial = parts.status == StatusCode::PARTIAL_CONTENT
+                && content::content_encoding(&parts.headers).is_some();
+            let decoded = if partial {
+                Err("a range (206) of a compressed answer cannot be decoded".to_owned())
+            } else {
+                content::decoded(&mut parts.headers, body).map_err(|e| e.to_string())
+            };
+            match decoded {
                 Ok(body) => body,
-                Err(coding) => {
+                Err(why) => {
                     let (reason, to) = match needles {
                         Some(_) => ("upstream_encoding_unredactable", "redact the credential"),
                         None => ("upstream_encoding_unreadable", "rewrite it"),
@@ -467,9 +475,7 @@ impl Interceptor {
                     return self.upstream_failed(
                         conn,
                         reason,
-                        &format!(
-                            "the answer is in content-encoding `{coding}`, which Sluice cannot read to {to}"
-                        ),
+                        &format!("Sluice cannot read the answer to {to}: {why}"),
                     );
                 }
             }

@@ -10,23 +10,32 @@
 //! (zlib-wrapped, or raw as some servers send it), br and zstd, stacked in
 //! any order. Corrupt data fails the body rather than pass what follows it.
 //!
-//! Memory is bounded whatever the ratio: the input is fed a slice at a
+//! Memory and work are bounded whatever the ratio: at most three codings
+//! stack, zstd windows are at most 8 MiB, the input is fed a slice at a
 //! time, a chunk's output leaves in frames of about [`FRAME`] bytes (the
 //! rest of the chunk waits, [`Rewrite::pending`]), and a slice that
-//! decodes to more than [`SLICE_CAP`] fails the body as a bomb.
+//! decodes to more than [`SLICE_CAP`], or a body whose stages decode more
+//! than [`RATIO`] times its size (past an [`ALLOWANCE`]), fails as a bomb.
 
 use std::io::{self, Write};
 
 use flate2::write::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 
 use super::body::{Rewrite, RewrittenBody};
-use crate::scan::decode::{Coding, codings};
+use crate::scan::decode::{Coding, DecodeError, ZSTD_WINDOW_LOG, stack};
 
 /// Input bytes given to one decoder at a time.
 const SLICE: usize = 4096;
-/// The most one slice may decode to: 2048:1. Deflate cannot pass about
-/// 1032:1; br and zstd can go far past, which text never needs.
-const SLICE_CAP: usize = 2048 * SLICE;
+/// The most a compressed byte may decode to: 2048. Deflate cannot pass
+/// about 1032:1; br and zstd can go far past, which text never needs.
+const RATIO: usize = 2048;
+/// The most one slice may decode to, so one step's memory is bounded.
+const SLICE_CAP: usize = RATIO * SLICE;
+/// Decoded bytes a body may have past `RATIO` times its compressed size,
+/// summed over its stages: the bound on the work a body can ask for, also
+/// through stacked codings whose ratios multiply, or a last stage that
+/// consumes much and writes nothing (zstd's skippable frames).
+const ALLOWANCE: u64 = 16 << 20;
 /// Output gathered before a call returns; the input not yet fed waits.
 const FRAME: usize = 64 << 10;
 
@@ -40,6 +49,9 @@ pub struct Decoding {
     stages: Vec<Stage>,
     /// The body has ended: each stage ends once those before it have.
     ended: bool,
+    /// Compressed bytes pushed, and bytes decoded by every stage.
+    compressed: u64,
+    decoded: u64,
     /// Failed or discarded: nothing more comes out, not even bytes an
     /// identity `Decoding` would pass.
     broken: bool,
@@ -78,7 +90,11 @@ impl Coder {
             }
             Coding::Deflate => Box::new(DeflateDecoder::new(sink)),
             Coding::Br => Box::new(brotli::DecompressorWriter::new(sink, 4096)),
-            Coding::Zstd => Box::new(zstd::stream::write::Decoder::new(sink)?),
+            Coding::Zstd => {
+                let mut decoder = zstd::stream::write::Decoder::new(sink)?;
+                decoder.window_log_max(ZSTD_WINDOW_LOG)?;
+                Box::new(decoder)
+            }
         })
     }
 }
@@ -148,7 +164,8 @@ impl Decoder for brotli::DecompressorWriter<Sink> {
 
 impl Decoder for zstd::stream::write::Decoder<'static, Sink> {
     fn end(&mut self) -> io::Result<()> {
-        self.flush()
+        // Fails when the input stopped inside a frame.
+        self.do_finish()
     }
     fn output(&mut self) -> &mut Sink {
         self.get_mut()
@@ -158,10 +175,10 @@ impl Decoder for zstd::stream::write::Decoder<'static, Sink> {
 impl Decoding {
     /// The decoders for `content_encoding` (a comma-separated list, in the
     /// order the codings were applied), or the coding no decoder reads.
-    pub fn new(content_encoding: &str) -> Result<Decoding, String> {
+    pub fn new(content_encoding: &str) -> Result<Decoding, DecodeError> {
         let mut stages = Vec::new();
-        for coding in codings(content_encoding) {
-            let coder = Coder::Waiting(coding.map_err(str::to_owned)?);
+        for coding in stack(content_encoding)? {
+            let coder = Coder::Waiting(coding);
             stages.push(Stage {
                 coder,
                 input: Vec::new(),
@@ -172,6 +189,8 @@ impl Decoding {
         Ok(Decoding {
             stages,
             ended: false,
+            compressed: 0,
+            decoded: 0,
             broken: false,
             error: None,
         })
@@ -201,6 +220,13 @@ impl Decoding {
                     None => break,
                 },
             };
+            self.decoded += produced.len() as u64;
+            if self.decoded > self.compressed.saturating_mul(RATIO as u64) + ALLOWANCE {
+                return Err(io::Error::other(format!(
+                    "{} compressed bytes decode to more than {RATIO} times as many (a decompression bomb)",
+                    self.compressed
+                )));
+            }
             match self.stages.get_mut(k + 1) {
                 Some(next) => next.take(&produced),
                 None => out.extend_from_slice(&produced),
@@ -282,6 +308,7 @@ impl Rewrite for Decoding {
             None => chunk.to_vec(),
             Some(first) => {
                 first.take(chunk);
+                self.compressed += chunk.len() as u64;
                 self.run_or_fail()
             }
         }
@@ -320,7 +347,7 @@ impl Rewrite for Decoding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::decode::encode::{brotli, gzip, raw_deflate, zlib, zstd};
+    use crate::scan::decode::encode::{brotli, gzip, raw_deflate, zlib, zstd, zstd_wide};
 
     /// Decodes `encoded` fed in chunks of `size` bytes, taking what waits
     /// after each as the body adapter does: the output, whether the body
@@ -382,7 +409,20 @@ mod tests {
 
     #[test]
     fn unknown_codings_and_corrupt_data_are_told() {
-        assert_eq!(Decoding::new("compress").err().as_deref(), Some("compress"));
+        assert!(
+            matches!(Decoding::new("compress"), Err(DecodeError::Unsupported(c)) if c == "compress")
+        );
+        assert!(matches!(
+            Decoding::new("br, br, br, br"),
+            Err(DecodeError::Stacked(4))
+        ));
+        // zstd cut short.
+        let whole = zstd(&b"{\"text\": \"cut\"} ".repeat(500));
+        let (_, failed, _) = decode("zstd", &whole[..whole.len() / 2], 64);
+        assert!(failed);
+        // A window past 8 MiB.
+        let (_, failed, _) = decode("zstd", &zstd_wide(b"wide"), 64);
+        assert!(failed);
         let (out, failed, _) = decode("gzip", b"not gzip at all", 4);
         assert!(failed && out.is_empty());
         // Nothing passes after a failure, not even raw bytes.
@@ -416,6 +456,23 @@ mod tests {
                 "{coding}: {largest} bytes at once"
             );
         }
+    }
+
+    #[test]
+    fn stacked_codings_cannot_multiply_the_work() {
+        // 64 MiB of zeros in zstd's skippable frames (consumed, writing
+        // nothing), gzipped twice: a few KiB that each layer decodes within
+        // the slice cap, and the whole far past the body's ratio.
+        let mut skippable = Vec::new();
+        for _ in 0..64 {
+            skippable.extend_from_slice(&0x184D_2A50_u32.to_le_bytes());
+            skippable.extend_from_slice(&(1_u32 << 20).to_le_bytes());
+            skippable.resize(skippable.len() + (1 << 20), 0);
+        }
+        let encoded = gzip(&gzip(&skippable));
+        assert!(encoded.len() < 64 << 10, "{} bytes", encoded.len());
+        let (out, failed, _) = decode("zstd, gzip, gzip", &encoded, encoded.len());
+        assert!(failed && out.is_empty());
     }
 
     #[test]

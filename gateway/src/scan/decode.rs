@@ -22,6 +22,8 @@ pub enum DecodeError {
         "content-encoding `{0}` is not supported (gzip, x-gzip, deflate, br, zstd, identity are)"
     )]
     Unsupported(String),
+    #[error("{0} content codings are stacked; Sluice undoes at most {MAX_CODINGS}")]
+    Stacked(usize),
     #[error("the body is not valid {coding}: {source}")]
     Corrupt {
         coding: &'static str,
@@ -81,6 +83,30 @@ pub fn codings(content_encoding: &str) -> impl Iterator<Item = Result<Coding, &s
         })
 }
 
+/// The most codings a body may stack. Nothing real stacks more than two,
+/// and each is work and a decoder's memory: a list thousands long fits in
+/// a header.
+pub const MAX_CODINGS: usize = 3;
+
+/// The codings of `content_encoding` to undo, in order ([`codings`]), or
+/// why they cannot be: one Sluice does not undo, or too many.
+pub fn stack(content_encoding: &str) -> Result<Vec<Coding>, DecodeError> {
+    let mut stack = Vec::new();
+    for coding in codings(content_encoding) {
+        if stack.len() == MAX_CODINGS {
+            return Err(DecodeError::Stacked(
+                MAX_CODINGS + 1 + codings(content_encoding).skip(MAX_CODINGS + 1).count(),
+            ));
+        }
+        stack.push(coding.map_err(|name| DecodeError::Unsupported(name.to_owned()))?);
+    }
+    Ok(stack)
+}
+
+/// A zstd decoder's largest window: 8 MiB, as RFC 9659 has HTTP use (a
+/// frame may ask up to 2 GiB, all of it held while the body decodes).
+pub const ZSTD_WINDOW_LOG: u32 = 23;
+
 /// Decodes `body` as sent with `content_encoding` (a comma-separated list,
 /// applied in order, so undone in reverse). Stops at `cap` decoded bytes.
 pub fn decode<'a>(
@@ -90,15 +116,16 @@ pub fn decode<'a>(
 ) -> Result<DecodedBody<'a>, DecodeError> {
     let mut bytes = Cow::Borrowed(body);
     let mut truncated = false;
-    for coding in codings(content_encoding.unwrap_or("")) {
-        let coding = coding.map_err(|name| DecodeError::Unsupported(name.to_string()))?;
+    for coding in stack(content_encoding.unwrap_or(""))? {
         let decoded = match coding {
             Coding::Gzip => read_capped(flate2::read::MultiGzDecoder::new(&bytes[..]), cap),
             Coding::Deflate => read_capped(flate2::read::ZlibDecoder::new(&bytes[..]), cap)
                 .or_else(|_| read_capped(flate2::read::DeflateDecoder::new(&bytes[..]), cap)),
             Coding::Br => read_capped(brotli::Decompressor::new(&bytes[..], 4096), cap),
-            Coding::Zstd => zstd::stream::read::Decoder::new(&bytes[..])
-                .and_then(|decoder| read_capped(decoder, cap)),
+            Coding::Zstd => zstd::stream::read::Decoder::new(&bytes[..]).and_then(|mut decoder| {
+                decoder.window_log_max(ZSTD_WINDOW_LOG)?;
+                read_capped(decoder, cap)
+            }),
         };
         let (out, over) = decoded.map_err(|source| DecodeError::Corrupt {
             coding: coding.name(),
@@ -170,11 +197,22 @@ pub(crate) mod encode {
     pub(crate) fn zstd(bytes: &[u8]) -> Vec<u8> {
         zstd::encode_all(bytes, 3).expect("zstd in memory")
     }
+
+    /// zstd whose frame asks a 128 MiB window: flushed before its size is
+    /// known, so the encoder keeps the window it was given.
+    pub(crate) fn zstd_wide(bytes: &[u8]) -> Vec<u8> {
+        let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).expect("zstd");
+        e.window_log(27).expect("window");
+        e.write_all(bytes).expect("zstd in memory");
+        e.flush().expect("zstd in memory");
+        e.write_all(bytes).expect("zstd in memory");
+        e.finish().expect("zstd in memory")
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::encode::{brotli, gzip, raw_deflate, zlib, zstd};
+    use super::encode::{brotli, gzip, raw_deflate, zlib, zstd, zstd_wide};
     use super::*;
 
     const TEXT: &[u8] = b"card 4111 1111 1111 1111 and more text to compress, compress, compress";
@@ -230,5 +268,37 @@ mod tests {
         let half = cut.len() / 2;
         cut.truncate(half);
         assert!(decode(Some("gzip"), &cut, 1 << 20).is_err());
+    }
+
+    #[test]
+    fn codings_stack_at_most_three_deep() {
+        let three = gzip(&gzip(&gzip(TEXT)));
+        let decoded = decode(Some("gzip, gzip,gzip"), &three, 1 << 20).expect("three");
+        assert_eq!(decoded.bytes.as_ref(), TEXT);
+        for (list, n) in [("gzip, gzip, gzip, gzip", 4), (&"gzip,".repeat(5000), 5000)] {
+            let err = decode(Some(list), &three, 1 << 20).expect_err("too many");
+            assert!(matches!(err, DecodeError::Stacked(m) if m == n), "{err}");
+        }
+        // An unknown coding is told as such within the first three.
+        assert!(matches!(
+            stack("br, compress"),
+            Err(DecodeError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn a_zstd_window_past_8_mib_is_refused() {
+        let wide = zstd_wide(TEXT);
+        assert!(matches!(
+            decode(Some("zstd"), &wide, 1 << 20),
+            Err(DecodeError::Corrupt { coding: "zstd", .. })
+        ));
+        assert_eq!(
+            decode(Some("zstd"), &zstd(TEXT), 1 << 20)
+                .expect("8 MiB")
+                .bytes
+                .as_ref(),
+            TEXT
+        );
     }
 }
