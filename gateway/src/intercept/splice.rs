@@ -18,9 +18,13 @@ where
 {
     let (mut down_read, mut down_write) = tokio::io::split(down);
     let (mut up_read, mut up_write) = tokio::io::split(up);
+    // The sandbox's end (its half-close) goes up as an end; its failure
+    // (a reset, the idle timeout) ends the connection, as a splice
+    // without redaction does.
     let upward = async {
-        let _ = tokio::io::copy(&mut down_read, &mut up_write).await;
+        let sent = tokio::io::copy(&mut down_read, &mut up_write).await;
         let _ = up_write.shutdown().await;
+        sent.is_ok()
     };
     let downward = async {
         let mut frames = FrameRedactor::new(needles);
@@ -46,6 +50,62 @@ where
     tokio::pin!(upward, downward);
     tokio::select! {
         () = &mut downward => {}
-        () = &mut upward => downward.await,
+        ended = &mut upward => if ended {
+            downward.await;
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::*;
+    use crate::intercept::idle::Idle;
+    use crate::redact::REPLACEMENT;
+
+    const SECRET: &[u8] = b"sk-live-0123456789abcdef";
+    const WAIT: Duration = Duration::from_secs(10);
+
+    fn needles() -> Arc<Needles> {
+        Arc::new(Needles::new(&[SECRET], REPLACEMENT))
+    }
+
+    #[tokio::test]
+    async fn frames_come_down_redacted_and_a_half_close_goes_up() {
+        let (down, mut sandbox) = tokio::io::duplex(1024);
+        let (up, mut upstream) = tokio::io::duplex(1024);
+        let splice = tokio::spawn(redacted(down, up, needles()));
+        // The sandbox sends and stops sending; the upstream reads it all
+        // and its end, then answers with the secret in a text frame.
+        sandbox.write_all(b"\x81\x80abcd").await.expect("write");
+        sandbox.shutdown().await.expect("half-close");
+        let mut got = Vec::new();
+        upstream.read_to_end(&mut got).await.expect("read");
+        assert_eq!(got, b"\x81\x80abcd");
+        let mut text = vec![0x81, SECRET.len() as u8];
+        text.extend_from_slice(SECRET);
+        upstream.write_all(&text).await.expect("write");
+        upstream.shutdown().await.expect("close");
+        let mut got = Vec::new();
+        sandbox.read_to_end(&mut got).await.expect("read");
+        let mut want = vec![0x81, REPLACEMENT.len() as u8];
+        want.extend_from_slice(REPLACEMENT);
+        assert_eq!(got, want);
+        tokio::time::timeout(WAIT, splice)
+            .await
+            .expect("ended")
+            .expect("no panic");
+    }
+
+    #[tokio::test]
+    async fn a_sandbox_that_fails_ends_the_connection_however_quiet_the_upstream() {
+        let (down, _sandbox) = tokio::io::duplex(1024);
+        let (up, _upstream) = tokio::io::duplex(1024);
+        let down = Idle::new(down, Duration::from_millis(50));
+        let ended = tokio::time::timeout(WAIT, redacted(down, up, needles())).await;
+        assert!(ended.is_ok(), "the idle timeout ends the splice");
     }
 }

@@ -115,8 +115,13 @@ impl FrameRedactor {
                 if frame.opcode >= CLOSE {
                     frame.control.extend_from_slice(piece);
                 } else if let Some(message) = &mut self.message {
-                    let redacted = message.redactor.push(piece);
-                    message.emit(&redacted, false, out);
+                    // A message's last bytes leave with its end.
+                    let last = frame.remaining == 0 && frame.fin;
+                    let mut redacted = message.redactor.push(piece);
+                    if last {
+                        redacted.extend(message.redactor.finish());
+                    }
+                    message.emit(&redacted, last, out);
                 }
                 if frame.remaining > 0 {
                     return Ok(());
@@ -186,40 +191,41 @@ impl FrameRedactor {
         Ok(())
     }
 
-    /// A frame's payload has all come: a control frame goes out redacted,
-    /// a message's last frame ends it.
+    /// A frame's payload has all come: a control frame goes out redacted;
+    /// a message's last frame (gone out with its payload) ends it.
     fn end(&mut self, frame: Frame, out: &mut Vec<u8>) {
         if frame.opcode >= CLOSE {
-            let keep = if frame.opcode == CLOSE {
-                frame.control.len().min(2)
-            } else {
-                0
-            };
-            let (code, text) = frame.control.split_at(keep);
-            let mut payload = code.to_vec();
-            match self.needles.replace_all(text) {
-                Some(redacted) => {
-                    self.matched = true;
-                    payload.extend_from_slice(&redacted);
-                    // The replacement may be longer than what it replaced:
-                    // cut to the limit, on a character boundary (a close
-                    // reason is UTF-8).
-                    let mut len = payload.len().min(CONTROL_MAX);
-                    while len < payload.len() && len > keep && payload[len] & 0xC0 == 0x80 {
-                        len -= 1;
-                    }
-                    payload.truncate(len);
-                }
-                None => payload.extend_from_slice(text),
-            }
+            let payload = self.control(frame.opcode, frame.control);
             write_frame(out, true, frame.opcode, &payload);
         } else if frame.fin
-            && let Some(mut message) = self.message.take()
+            && let Some(message) = self.message.take()
         {
-            let tail = message.redactor.finish();
             self.matched |= message.redactor.matched();
-            message.emit(&tail, true, out);
         }
+    }
+
+    /// A control frame's payload, redacted whole (a needle may begin in a
+    /// close frame's two code bytes), within the 125 bytes allowed.
+    fn control(&mut self, opcode: u8, payload: Vec<u8>) -> Vec<u8> {
+        let Some(mut redacted) = self.needles.replace_all(&payload) else {
+            return payload;
+        };
+        self.matched = true;
+        let coded = opcode == CLOSE && payload.len() >= 2;
+        if coded && redacted[..2] != payload[..2] {
+            // The code was part of a match: the close says why instead,
+            // 1008 (policy violation), before what is left.
+            redacted.splice(..0, 1008_u16.to_be_bytes());
+        }
+        // The replacement may be longer than what it replaced: cut on a
+        // character boundary (a close reason is UTF-8).
+        let keep = if coded { 2 } else { 0 };
+        let mut len = redacted.len().min(CONTROL_MAX);
+        while len < redacted.len() && len > keep && redacted[len] & 0xC0 == 0x80 {
+            len -= 1;
+        }
+        redacted.truncate(len);
+        redacted
     }
 }
 
@@ -371,6 +377,18 @@ mod tests {
                 let out = redact(&input, size).unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert_eq!(read(&out), want, "{name} in chunks of {size}");
             }
+        }
+    }
+
+    #[test]
+    fn a_secret_in_a_close_frames_code_bytes_is_redacted() {
+        for before in ["", "X"] {
+            let input = frame(true, CLOSE, &with_secret(before, " bye"));
+            let out = redact(&input, 1).expect("frames");
+            let [(opcode, got)]: [Read; 1] = read(&out).try_into().expect("one frame");
+            assert_eq!(opcode, CLOSE);
+            assert_eq!(got[..2], 1008_u16.to_be_bytes(), "{before:?}");
+            assert_eq!(got[2..], redacted(before, " bye"), "{before:?}");
         }
     }
 
