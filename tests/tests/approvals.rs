@@ -426,11 +426,12 @@ fn a_thousand_parked_requests_leave_other_traffic_flowing() {
 /// Capability tokens: a sandbox off this node (`vm-1`, no cgroup) reaches
 /// Sluice as an HTTP proxy with a token; expired, wrongly signed and
 /// other-sandbox tokens get 407, a valid one reaches only its connections,
-/// through the same pipeline (the app's `deny`, dry runs).
+/// through the same pipeline (the app's `deny`, dry runs), and a tunnel
+/// spliced unread carries only the name it was granted for.
 #[test]
 fn capability_tokens_gate_the_explicit_proxy() {
     let ca = TestCa::upstream();
-    let upstream = HttpsUpstream::v4(&["api.test", "other.test"], &ca);
+    let upstream = HttpsUpstream::v4(&["api.test", "other.test", "pass.test"], &ca);
     let plain = HttpsUpstream::plain_v4();
     let (port, plain_port) = (upstream.port(), plain.port());
     let mut policy = intercepting_policy(
@@ -438,10 +439,11 @@ fn capability_tokens_gate_the_explicit_proxy() {
             "api.test".to_owned(),
             "other.test".to_owned(),
             "plain.test".to_owned(),
+            "pass.test".to_owned(),
             format!("127.0.0.0/8:{port}"),
             format!("127.0.0.0/8:{plain_port}"),
         ],
-        json!({}),
+        json!({ "passthrough": ["pass.test"] }),
     );
     policy["apps"] =
         json!([{ "app": "tracker", "actions": { "repo.delete": "deny", "*": "auto" } }]);
@@ -457,7 +459,7 @@ fn capability_tokens_gate_the_explicit_proxy() {
     let public = keys.path().join("good/token.pub");
     let world = World::start_with(
         &ca,
-        &["api.test", "other.test", "plain.test"],
+        &["api.test", "other.test", "plain.test", "pass.test"],
         policy,
         |builder| {
             builder.config_key("apps", catalogue()).config_key(
@@ -488,6 +490,7 @@ fn capability_tokens_gate_the_explicit_proxy() {
             .into_owned();
         let api = format!("api.test:{port}");
         let plain = format!("plain.test:{plain_port}");
+        let pass = format!("pass.test:{port}");
         let mut args = vec![
             sluice.as_str(),
             "token",
@@ -500,6 +503,8 @@ fn capability_tokens_gate_the_explicit_proxy() {
             &api,
             "--connection",
             &plain,
+            "--connection",
+            &pass,
         ];
         args.extend_from_slice(extra);
         let out = sluice_e2e::run::host(&args, WAIT);
@@ -586,6 +591,25 @@ fn capability_tokens_gate_the_explicit_proxy() {
         .wait_audit("the connection outside the token", 1, |e| {
             e["event"] == "explicit_proxy" && e["reason"] == "connection_not_in_token"
         });
+    // ... a passthrough name's tunnel is spliced to the upstream (its own
+    // certificate, which the sandbox checks itself) ...
+    let connections = upstream.connection_count();
+    let curl = via(&valid, &format!("https://pass.test:{port}/echo"), &["-k"]);
+    assert_eq!(curl.code, 200, "{curl}");
+    assert_eq!(upstream.connection_count(), connections + 1);
+    // ... but only for that name: a ClientHello for another (fronting, as
+    // a CDN routes by it) is closed before the upstream is dialled.
+    let connections = upstream.connection_count();
+    let to = format!("other.test:{port}:pass.test:{port}");
+    let other = format!("https://other.test:{port}/echo");
+    let curl = via(&valid, &other, &["-k", "--connect-to", &to]);
+    assert_ne!(curl.code, 200, "{curl}");
+    assert_eq!(upstream.connection_count(), connections, "never dialled");
+    world.daemon.wait_audit("the fronted tunnel", 1, |e| {
+        e["event"] == "explicit_proxy"
+            && e["reason"] == "domain_fronting"
+            && e["host"] == "pass.test"
+    });
     // ... and the same pipeline runs: the app's deny, and the token's dry run.
     let curl = via(&valid, &api, &["-X", "DELETE"]);
     assert_eq!(curl.code, 403, "{curl}");

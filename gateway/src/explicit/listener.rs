@@ -27,7 +27,7 @@ use crate::{
     intercept::{Interceptor, prefixed::Prefixed},
     metrics::Metrics,
     policy::{
-        network::{ConnRequest, NetVerdict, canonical_name},
+        network::{ConnRequest, NetDenyReason, NetVerdict, canonical_name},
         store::PolicyStore,
     },
     proxy::{
@@ -144,7 +144,7 @@ impl ExplicitProxy {
                         return;
                     }
                     let rest = buf[head_len..].to_vec();
-                    self.tunnel(client, rest, who, dst, target).await;
+                    self.tunnel(client, rest, &claims, who, dst, target).await;
                 } else {
                     // The whole request, head included, is the interceptor's;
                     // `dst` is Sluice's own resolution of the name.
@@ -241,6 +241,7 @@ impl ExplicitProxy {
         &self,
         mut client: TcpStream,
         mut buf: Vec<u8>,
+        claims: &Claims,
         who: Who,
         dst: SocketAddr,
         target: &Target,
@@ -264,6 +265,19 @@ impl ExplicitProxy {
         };
         let name = canonical_name(&target.host);
         let intercepts = who.policy.network.intercepts(Some(&name));
+        if !intercepts
+            && !buf.is_empty()
+            && let Err(refusal) = carried(&who, dst, &name, &sniffed)
+        {
+            if matches!(sniffed, Sniffed::Http { .. }) {
+                return self
+                    .refuse(client, Some(claims), Some(target), refusal)
+                    .await;
+            }
+            // The client speaks TLS (or bytes of its own) past the 200:
+            // refused by closing.
+            return self.record_refusal(Some(claims), Some(target), &refusal);
+        }
         match sniffed {
             Sniffed::Tls { .. } if intercepts => {
                 let stream = Prefixed::new(buf, client);
@@ -320,19 +334,12 @@ impl ExplicitProxy {
         }
     }
 
-    /// Counts, audits and answers a refusal, then closes.
-    async fn refuse(
-        &self,
-        mut client: TcpStream,
-        claims: Option<&Claims>,
-        target: Option<&Target>,
-        refusal: Refusal,
-    ) {
+    /// Counts and audits a refusal.
+    fn record_refusal(&self, claims: Option<&Claims>, target: Option<&Target>, refusal: &Refusal) {
         self.metrics
             .connections
             .with_label_values(&["deny", refusal.reason])
             .inc();
-        let destination = target.map(|t| format!("{}:{}", t.host, t.port));
         self.audit.record(&Event {
             event: "explicit_proxy",
             verdict: "deny",
@@ -344,6 +351,18 @@ impl ExplicitProxy {
             detail: Some(refusal.detail.clone()),
             ..Event::default()
         });
+    }
+
+    /// Counts, audits and answers a refusal, then closes.
+    async fn refuse(
+        &self,
+        mut client: TcpStream,
+        claims: Option<&Claims>,
+        target: Option<&Target>,
+        refusal: Refusal,
+    ) {
+        self.record_refusal(claims, target, &refusal);
+        let destination = target.map(|t| format!("{}:{}", t.host, t.port));
         let body = serde_json::json!({
             "error": if refusal.status == 407 { "proxy_authentication_required" } else { "forbidden" },
             "reason": refusal.reason,
@@ -368,6 +387,46 @@ impl ExplicitProxy {
         );
         let _ = client.write_all(response.as_bytes()).await;
         let _ = client.shutdown().await;
+    }
+}
+
+/// Whether a tunnel spliced unread may carry what it starts with, decided
+/// as on a steered connection: the name a ClientHello or a Host sends must
+/// be the one the tunnel was granted for (another is fronting: a CDN
+/// routes by it), and the network policy decides on what was sent, on the
+/// address alone when the bytes name nothing.
+fn carried(who: &Who, dst: SocketAddr, name: &str, sniffed: &Sniffed) -> Result<(), Refusal> {
+    let (sni, host) = match sniffed {
+        Sniffed::Tls { sni } => (sni.as_deref(), None),
+        Sniffed::Http { host } => (None, host.as_deref()),
+        _ => (None, None),
+    };
+    if let Some(sent) = sni.or(host)
+        && canonical_name(sent) != name
+    {
+        return Err(Refusal {
+            status: 403,
+            reason: NetDenyReason::DomainFronting.as_str(),
+            rule: Some("token:connections".to_owned()),
+            detail: format!("the tunnel granted for {name} carries {sent}"),
+        });
+    }
+    let policy = &who.policy;
+    let verdict = policy.network.decide(&ConnRequest {
+        dst,
+        sni,
+        host,
+        // `dst` is one of the granted name's addresses (Sluice resolved it).
+        name_addrs: Some(&[dst.ip()]),
+    });
+    match verdict {
+        NetVerdict::Deny { reason, rule } => Err(Refusal {
+            status: 403,
+            reason: reason.as_str(),
+            rule: Some(format!("{}:{rule}", policy.name)),
+            detail: format!("what the tunnel to {name} carries is refused by the network policy"),
+        }),
+        NetVerdict::Allow { .. } => Ok(()),
     }
 }
 
