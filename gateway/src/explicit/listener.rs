@@ -314,10 +314,14 @@ impl ExplicitProxy {
     async fn read_head(&self, client: &mut TcpStream) -> Option<(Vec<u8>, usize)> {
         let deadline = Instant::now() + self.header_timeout;
         let mut buf = Vec::with_capacity(2048);
+        // Where the search resumes: a head sent a byte at a time is read
+        // once, not once per byte (quadratic, and before any token).
+        let mut from = 0;
         loop {
-            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                return Some((buf, end + 4));
+            if let Some(end) = buf[from..].windows(4).position(|w| w == b"\r\n\r\n") {
+                return Some((buf, from + end + 4));
             }
+            from = buf.len().saturating_sub(3);
             if buf.len() >= self.max_header_bytes {
                 return None;
             }
