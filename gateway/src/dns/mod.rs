@@ -16,7 +16,7 @@ use std::{
 
 use hickory_proto::{
     op::{Edns, Message, MessageType, OpCode, Query, ResponseCode},
-    rr::{DNSClass, RData, RecordType},
+    rr::{DNSClass, RData, Record, RecordType},
 };
 use tokio::{
     io::{AsyncReadExt as _, AsyncWriteExt as _},
@@ -209,7 +209,10 @@ async fn answer_sized(
             "notimp",
         );
     }
-    let name = question.name().to_ascii();
+    // Asked upstream in lower case: letter case would otherwise carry a bit
+    // a letter past the guard, which counts names case-insensitively (the
+    // reply echoes the question as asked).
+    let name = question.name().to_ascii().to_ascii_lowercase();
     let filtered = match gate.admit(&name, question.query_type()) {
         Admission::Resolve => false,
         Admission::ResolveFiltered => true,
@@ -221,15 +224,12 @@ async fn answer_sized(
         }
     };
     let (code, records, label) = match resolver.lookup(&name, question.query_type()).await {
-        Ok(mut records) => {
-            if filtered {
-                records.retain(|record| match record.data() {
-                    RData::A(a) => gate.keep(IpAddr::V4(a.0)),
-                    RData::AAAA(aaaa) => gate.keep(IpAddr::V6(aaaa.0)),
-                    // Names and other types carry no address to reach.
-                    _ => true,
-                });
-            }
+        Ok(records) => {
+            let records = if filtered {
+                addresses_kept(question, records, gate)
+            } else {
+                owned_as_asked(question, records)
+            };
             (ResponseCode::NoError, records, "answered")
         }
         Err(ResolveError::NotFound(_)) => (ResponseCode::NXDomain, Vec::new(), "nxdomain"),
@@ -241,13 +241,43 @@ async fn answer_sized(
     (reply(&request, question, code, records, tcp_limit), label)
 }
 
+/// A filtered answer (a name no name rule decides, under address rules):
+/// only the A/AAAA records the gate keeps, each owned by the name asked
+/// (a CNAME chain flattened away). Anything else would be read back from a
+/// zone the sandbox's own queries reach: CNAME targets, MX, TXT-like and
+/// private types are the return half of a DNS tunnel.
+fn addresses_kept(question: &Query, records: Vec<Record>, gate: &dyn Gate) -> Vec<Record> {
+    records
+        .into_iter()
+        .filter(|record| match record.data() {
+            RData::A(a) => gate.keep(IpAddr::V4(a.0)),
+            RData::AAAA(aaaa) => gate.keep(IpAddr::V6(aaaa.0)),
+            _ => false,
+        })
+        .filter(|record| record.record_type() == question.query_type())
+        .map(|record| Record::from_rdata(question.name().clone(), record.ttl(), record.into_data()))
+        .collect()
+}
+
+/// An answer as resolved (the name asked in lower case), its records for
+/// that name owned by the name as asked.
+fn owned_as_asked(question: &Query, mut records: Vec<Record>) -> Vec<Record> {
+    for record in &mut records {
+        // `Name` compares case-insensitively.
+        if record.name() == question.name() {
+            record.set_name(question.name().clone());
+        }
+    }
+    records
+}
+
 /// Encodes the reply, truncating it (TC set, no records) when it would not
 /// fit the asker's UDP payload size (or `tcp_limit`, when not 0).
 fn reply(
     request: &Message,
     question: &Query,
     code: ResponseCode,
-    records: Vec<hickory_proto::rr::Record>,
+    records: Vec<Record>,
     tcp_limit: usize,
 ) -> Vec<u8> {
     let mut response = Message::new();

@@ -1,6 +1,6 @@
 use std::{collections::BTreeMap, net::IpAddr};
 
-use hickory_proto::rr::{Name, RData, RecordType};
+use hickory_proto::rr::{Name, RData, Record, RecordType};
 
 use super::*;
 use crate::config::ResolverConfig;
@@ -225,4 +225,130 @@ async fn serve_answers_and_counts() {
         1
     );
     task.abort();
+}
+
+/// A gate that leaves an outside name to the address rules, as a policy
+/// allowing only addresses does, keeping 203.0.113.0/24.
+struct ByAddress;
+
+impl Gate for ByAddress {
+    fn admit(&self, _: &str, _: RecordType) -> Admission {
+        Admission::ResolveFiltered
+    }
+    fn keep(&self, ip: IpAddr) -> bool {
+        matches!(ip, IpAddr::V4(v4) if v4.octets()[..3] == [203, 0, 113])
+    }
+}
+
+/// A zone the sandbox's queries reach (through recursion): A answers come
+/// as a CNAME chain whose target carries data, other types with data of
+/// their own. Records the names it was asked, as asked.
+async fn tunnel_zone() -> (std::net::SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+    use hickory_proto::rr::rdata::{A as ARecord, CNAME, HINFO, MX, NULL};
+    let socket = UdpSocket::bind("127.0.0.1:0").await.expect("bind");
+    let addr = socket.local_addr().expect("addr");
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok((n, peer)) = socket.recv_from(&mut buf).await {
+            let Ok(request) = Message::from_vec(&buf[..n]) else {
+                continue;
+            };
+            let question = request.queries()[0].clone();
+            seen.lock().expect("lock").push(question.name().to_ascii());
+            let mut response = Message::new();
+            response
+                .set_id(request.id())
+                .set_message_type(MessageType::Response)
+                .set_recursion_desired(true)
+                .set_recursion_available(true)
+                .add_query(question.clone());
+            let name = question.name().clone();
+            let target = Name::from_ascii("c2-data-goes-here.evil.example.").expect("name");
+            let data = match question.query_type() {
+                RecordType::A => {
+                    let cname = RData::CNAME(CNAME(target.clone()));
+                    response.add_answer(Record::from_rdata(name.clone(), 60, cname));
+                    let a = RData::A(ARecord::new(203, 0, 113, 9));
+                    response.add_answer(Record::from_rdata(target.clone(), 60, a));
+                    None
+                }
+                RecordType::MX => Some(RData::MX(MX::new(10, target))),
+                RecordType::HINFO => {
+                    Some(RData::HINFO(HINFO::new("x".repeat(200), "y".repeat(200))))
+                }
+                code => Some(RData::Unknown {
+                    code,
+                    rdata: NULL::with(vec![0x42; 400]),
+                }),
+            };
+            if let Some(data) = data {
+                response.add_answer(Record::from_rdata(name, 60, data));
+            }
+            let _ = socket
+                .send_to(&response.to_vec().expect("encodable"), peer)
+                .await;
+        }
+    });
+    (addr, asked)
+}
+
+#[tokio::test]
+async fn filtered_answers_are_addresses_owned_by_the_name_asked() {
+    let (zone, asked) = tunnel_zone().await;
+    let resolver = Resolver::new(&ResolverConfig {
+        hosts: BTreeMap::new(),
+        nameservers: vec![zone],
+        system: false,
+    })
+    .expect("resolver");
+    // The chain is flattened: one A record, for the name asked, as asked.
+    let (bytes, label) = answer(
+        &query("Q1.Evil.Example.", RecordType::A, true),
+        &resolver,
+        &ByAddress,
+    )
+    .await;
+    assert_eq!(label, "answered");
+    let reply = parse(&bytes);
+    assert_eq!(addresses(&reply), vec!["203.0.113.9"]);
+    assert_eq!(reply.answers()[0].name().to_ascii(), "Q1.Evil.Example.");
+    assert_eq!(reply.queries()[0].name().to_ascii(), "Q1.Evil.Example.");
+    // Other types carry nothing back: NOERROR, no records.
+    for rtype in [
+        RecordType::MX,
+        RecordType::HINFO,
+        RecordType::Unknown(65399),
+    ] {
+        let (bytes, _) = answer(
+            &query("q2.evil.example.", rtype, true),
+            &resolver,
+            &ByAddress,
+        )
+        .await;
+        let reply = parse(&bytes);
+        assert_eq!(reply.response_code(), ResponseCode::NoError, "{rtype}");
+        assert!(reply.answers().is_empty(), "{rtype}: {:?}", reply.answers());
+    }
+    // Unfiltered (a name rule allows it), the chain is as resolved.
+    let (bytes, _) = answer(
+        &query("q3.evil.example.", RecordType::A, true),
+        &resolver,
+        &Open,
+    )
+    .await;
+    assert!(
+        parse(&bytes)
+            .answers()
+            .iter()
+            .any(|r| matches!(r.data(), RData::CNAME(_)))
+    );
+    // Upstream, names go in lower case: case bits would leave uncounted.
+    let asked = asked.lock().expect("lock").clone();
+    assert!(asked.contains(&"q1.evil.example.".to_owned()), "{asked:?}");
+    assert!(
+        asked.iter().all(|name| *name == name.to_ascii_lowercase()),
+        "{asked:?}"
+    );
 }

@@ -8,15 +8,20 @@
 //! applies, in this order, each refusing with its own [`Reason`]:
 //!
 //! 1. record type: `qtype` is one of the policy's refused types;
-//! 2. name length: the whole name (one trailing dot not counted) is longer
+//! 2. characters: a label holds a byte other than a letter, digit, `-` or
+//!    `_` (in the presentation form a name arrives in, any other byte is
+//!    escaped with `\`: a `.` inside a label would otherwise pass for a
+//!    label boundary, matching wildcards it is not under and splitting a
+//!    long label into short ones);
+//! 3. name length: the whole name (one trailing dot not counted) is longer
 //!    than `max_name_length` bytes;
-//! 3. label length: some label is longer than `max_label_length` bytes;
-//! 4. rate: a token bucket holding `2 × max_queries_per_second` tokens,
+//! 4. label length: some label is longer than `max_label_length` bytes;
+//! 5. rate: a token bucket holding `2 × max_queries_per_second` tokens,
 //!    refilled at `max_queries_per_second` per second. Queries refused by
-//!    1–3 never reach it and spend no token: they cost no upstream lookup,
+//!    1–4 never reach it and spend no token: they cost no upstream lookup,
 //!    and a sandbox tripping a static limit should not also lose its budget
-//!    for good queries. A query refused by 5 has spent its token;
-//! 5. unique subdomains: per [`registrable`] domain, the distinct full names
+//!    for good queries. A query refused by 6 has spent its token;
+//! 6. unique subdomains: per [`registrable`] domain, the distinct full names
 //!    seen in the last 60 s (sliding; a repeat refreshes its name). A name
 //!    already in the window passes; a new one passes only while its domain
 //!    has fewer than `max_unique_subdomains_per_minute` names in the window.
@@ -87,6 +92,7 @@ pub enum Reason {
     NameLength,
     UniqueSubdomains,
     RecordType,
+    NameCharacters,
 }
 
 impl Reason {
@@ -97,6 +103,7 @@ impl Reason {
             Reason::NameLength => "dns_name_length",
             Reason::UniqueSubdomains => "dns_unique_subdomains",
             Reason::RecordType => "dns_record_type",
+            Reason::NameCharacters => "dns_name_characters",
         }
     }
 }
@@ -150,6 +157,10 @@ impl Guard {
             return Verdict::Refuse(Reason::RecordType);
         }
         let name = name.strip_suffix('.').unwrap_or(name);
+        let hostname_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+        if !name.bytes().all(hostname_byte) {
+            return Verdict::Refuse(Reason::NameCharacters);
+        }
         if name.len() > limits.max_name_length {
             return Verdict::Refuse(Reason::NameLength);
         }
@@ -304,7 +315,7 @@ impl Window {
             return false;
         }
         if !self.domains.contains_key(&domain) && self.domains.len() >= MAX_TRACKED_DOMAINS {
-            self.evict_least_recent_domain();
+            self.evict_smallest_domain();
         }
         if self.names.len() >= MAX_TRACKED_NAMES {
             self.evict_oldest_name();
@@ -345,11 +356,14 @@ impl Window {
         }
     }
 
-    fn evict_least_recent_domain(&mut self) {
+    /// Forgets the domain with the fewest names (the least recent of
+    /// those): a tunnel's domain, with many, is the last to go, so queries
+    /// for a stream of decoy domains cannot wipe its count.
+    fn evict_smallest_domain(&mut self) {
         let Some(oldest) = self
             .domains
             .iter()
-            .min_by_key(|(_, d)| d.last_seen)
+            .min_by_key(|(_, d)| (d.names.len(), d.last_seen))
             .map(|(&key, _)| key)
         else {
             return;

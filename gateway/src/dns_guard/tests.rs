@@ -61,6 +61,7 @@ fn reason_labels() {
         (Reason::NameLength, "dns_name_length"),
         (Reason::UniqueSubdomains, "dns_unique_subdomains"),
         (Reason::RecordType, "dns_record_type"),
+        (Reason::NameCharacters, "dns_name_characters"),
     ] {
         assert_eq!(reason.as_str(), want);
     }
@@ -470,7 +471,7 @@ fn memory_stays_bounded() {
 }
 
 #[test]
-fn domain_cap_forgets_the_least_recently_queried_domain() {
+fn domain_cap_forgets_the_least_recent_of_the_smallest_domains() {
     let limits = Limits {
         max_unique_subdomains_per_minute: 1,
         ..OPEN
@@ -498,6 +499,63 @@ fn domain_cap_forgets_the_least_recently_queried_domain() {
 }
 
 #[test]
+fn a_dot_inside_a_label_is_refused() {
+    // Labels `data`, `x.api`, `example`, `com` in presentation form: read
+    // as text, they would be under `*.api.example.com`, and a 63-byte label
+    // dotted every 17 bytes would pass a label limit of 20.
+    let start = Instant::now();
+    let mut guard = Guard::new();
+    for name in [
+        "data.x\\.api.example.com.",
+        "a\\032b.example.com",
+        "x\\.y.example.com",
+    ] {
+        let got = guard.check(start, name, A, &OPEN, REFUSED);
+        assert_eq!(got, Verdict::Refuse(Reason::NameCharacters), "{name}");
+    }
+    for name in [
+        "_dmarc.example.com.",
+        "xn--r8jz45g.example",
+        "a-b.c_d.example",
+    ] {
+        assert_eq!(
+            guard.check(start, name, A, &OPEN, REFUSED),
+            Verdict::Pass,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn decoy_domains_do_not_wipe_a_tunnels_count() {
+    let limits = Limits {
+        max_unique_subdomains_per_minute: 120,
+        ..OPEN
+    };
+    let start = Instant::now();
+    let mut guard = Guard::new();
+    let mut check = |ms, name: &str| guard.check(at(start, ms), name, A, &limits, REFUSED);
+    for i in 0..120 {
+        assert_eq!(
+            check(i, &format!("{}.t.evil.example", base32_chunk(i))),
+            Verdict::Pass
+        );
+    }
+    // A stream of one-name decoy domains, more than the table holds ...
+    for i in 0..2 * MAX_TRACKED_DOMAINS as u64 {
+        assert_eq!(
+            check(200 + i, &format!("x.decoy{i}.example")),
+            Verdict::Pass
+        );
+    }
+    // ... evicts decoys: the tunnel's domain is still at its cap.
+    assert_eq!(
+        check(1_000, &format!("{}.t.evil.example", base32_chunk(999))),
+        Verdict::Refuse(Reason::UniqueSubdomains)
+    );
+}
+
+#[test]
 fn odd_names_do_not_panic() {
     let names = [
         "",
@@ -507,17 +565,19 @@ fn odd_names_do_not_panic() {
         "a..b",
         ".com",
         "com.",
-        "ü.example.com",
-        "例え.テスト",
-        "\0",
         "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p",
     ];
+    let not_hostnames = ["ü.example.com", "例え.テスト", "\0"];
     let start = Instant::now();
     for limits in [DEFAULTS, OPEN] {
         let mut guard = Guard::new();
         for (i, name) in names.iter().enumerate() {
             let got = guard.check(at(start, i as u64), name, A, &limits, REFUSED);
             assert_eq!(got, Verdict::Pass, "{name:?}");
+        }
+        for name in not_hostnames {
+            let got = guard.check(start, name, A, &limits, REFUSED);
+            assert_eq!(got, Verdict::Refuse(Reason::NameCharacters), "{name:?}");
         }
         let huge = format!("{}.example.com", "x.".repeat(1 << 20));
         let _ = guard.check(start, &huge, A, &limits, REFUSED);
