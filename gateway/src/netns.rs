@@ -53,18 +53,11 @@ pub struct DnsSockets {
 
 /// Opens the TCP listeners in the namespace at `netns` (or the daemon's own
 /// when `None`). Port 0 picks a free port; the IPv6 socket reuses the IPv4
-/// port. IPv6 is optional: a namespace without `::1` gets IPv4 only, and
-/// IPv6 connects from it then fail, which is closed, not open.
+/// port ([`paired`]).
 pub fn open_listeners(netns: Option<&Path>, tcp_port: u16) -> Result<Listeners, NetnsError> {
     let where_ = describe(netns);
     in_optional_netns(netns, move || {
-        let tcp4 = TcpListener::bind((Ipv4Addr::LOCALHOST, tcp_port))
-            .map_err(bind_err("tcp 127.0.0.1", &where_))?;
-        let port = tcp4
-            .local_addr()
-            .map_err(bind_err("tcp 127.0.0.1", &where_))?
-            .port();
-        let tcp6 = TcpListener::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, port))).ok();
+        let (tcp4, tcp6) = paired::<TcpListener>(tcp_port, &where_)?;
         let cookie = netns_cookie(tcp4.as_fd()).map_err(bind_err("SO_NETNS_COOKIE", &where_))?;
         for listener in std::iter::once(&tcp4).chain(tcp6.as_ref()) {
             listener
@@ -79,13 +72,11 @@ pub fn open_listeners(netns: Option<&Path>, tcp_port: u16) -> Result<Listeners, 
 pub fn open_dns(netns: Option<&Path>) -> Result<DnsSockets, NetnsError> {
     let where_ = describe(netns);
     in_optional_netns(netns, move || {
-        let udp4 = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
-            .map_err(bind_err("udp 127.0.0.1", &where_))?;
+        let (udp4, udp6) = paired::<UdpSocket>(0, &where_)?;
         let port = udp4
             .local_addr()
             .map_err(bind_err("udp 127.0.0.1", &where_))?
             .port();
-        let udp6 = UdpSocket::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, port))).ok();
         for socket in std::iter::once(&udp4).chain(udp6.as_ref()) {
             socket
                 .set_nonblocking(true)
@@ -93,6 +84,73 @@ pub fn open_dns(netns: Option<&Path>) -> Result<DnsSockets, NetnsError> {
         }
         Ok(DnsSockets { udp4, udp6, port })
     })
+}
+
+/// Attempts at a free port both loopbacks have before giving up.
+const PAIR_ATTEMPTS: usize = 16;
+
+/// A socket kind bound on loopback by [`paired`].
+trait Loopback: Sized {
+    /// For errors: `tcp` or `udp`, then the address.
+    const V4: &'static str;
+    const V6: &'static str;
+    fn bind(addr: SocketAddr) -> io::Result<Self>;
+    fn port(&self) -> io::Result<u16>;
+}
+
+impl Loopback for TcpListener {
+    const V4: &'static str = "tcp 127.0.0.1";
+    const V6: &'static str = "tcp ::1";
+    fn bind(addr: SocketAddr) -> io::Result<Self> {
+        TcpListener::bind(addr)
+    }
+    fn port(&self) -> io::Result<u16> {
+        Ok(self.local_addr()?.port())
+    }
+}
+
+impl Loopback for UdpSocket {
+    const V4: &'static str = "udp 127.0.0.1";
+    const V6: &'static str = "udp ::1";
+    fn bind(addr: SocketAddr) -> io::Result<Self> {
+        UdpSocket::bind(addr)
+    }
+    fn port(&self) -> io::Result<u16> {
+        Ok(self.local_addr()?.port())
+    }
+}
+
+/// Binds 127.0.0.1 and ::1 on one port (`port`, or a free one when 0): the
+/// eBPF programs steer both families there. IPv6 is optional, since a
+/// namespace without `::1` cannot have the port taken there either, and
+/// IPv6 connects from it then fail, closed. But a port whose `::1` side
+/// another socket holds (a process binding `[::]` with `IPV6_V6ONLY` on
+/// every port) is never used: that socket would get the sandboxes' IPv6
+/// traffic. A free port is tried again; a given one is an error.
+fn paired<S: Loopback>(port: u16, where_: &str) -> Result<(S, Option<S>), NetnsError> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let v4 = S::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+            .map_err(bind_err(S::V4, where_))?;
+        let bound = v4.port().map_err(bind_err(S::V4, where_))?;
+        match S::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, bound))) {
+            Ok(v6) => return Ok((v4, Some(v6))),
+            Err(err) if no_ipv6_loopback(&err) => return Ok((v4, None)),
+            Err(err) if port == 0 && attempts < PAIR_ATTEMPTS => {
+                tracing::debug!(%err, port = bound, "the ::1 side of a free port is taken; trying another");
+            }
+            Err(err) => return Err(bind_err(S::V6, where_)(err)),
+        }
+    }
+}
+
+/// Whether a bind on `::1` failed for want of IPv6 loopback here.
+fn no_ipv6_loopback(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::EADDRNOTAVAIL | libc::EAFNOSUPPORT)
+    )
 }
 
 fn describe(netns: Option<&Path>) -> String {
@@ -179,6 +237,25 @@ mod tests {
                 listeners.tcp_port()
             );
         }
+    }
+
+    #[test]
+    fn a_port_whose_ipv6_side_is_taken_is_not_used() {
+        // Another socket holds [::1]:P (as one bound on [::] with
+        // IPV6_V6ONLY would): 127.0.0.1:P alone would send the sandboxes'
+        // IPv6 traffic to it.
+        let Ok(squatter) = UdpSocket::bind((Ipv6Addr::LOCALHOST, 0)) else {
+            return; // no IPv6 loopback here: nothing to squat
+        };
+        let port = squatter.local_addr().expect("addr").port();
+        let err = paired::<UdpSocket>(port, "host")
+            .err()
+            .expect("::1 is taken");
+        assert!(err.to_string().contains("udp ::1"), "{err}");
+        // A free port is paired on both sides.
+        let (v4, v6) = paired::<UdpSocket>(0, "host").expect("a free pair");
+        let v6 = v6.expect("::1 exists here");
+        assert_eq!(v4.port().expect("port"), v6.port().expect("port"));
     }
 
     #[test]
