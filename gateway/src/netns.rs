@@ -248,9 +248,9 @@ mod tests {
             return; // no IPv6 loopback here: nothing to squat
         };
         let port = squatter.local_addr().expect("addr").port();
-        let err = paired::<UdpSocket>(port, "host")
-            .err()
-            .expect("::1 is taken");
+        let Err(err) = paired::<UdpSocket>(port, "host") else {
+            panic!("::1 is taken");
+        };
         assert!(err.to_string().contains("udp ::1"), "{err}");
         // A free port is paired on both sides.
         let (v4, v6) = paired::<UdpSocket>(0, "host").expect("a free pair");
