@@ -75,6 +75,10 @@ struct Header {
     alg: String,
     #[serde(default)]
     typ: Option<String>,
+    /// Extensions the token says a verifier must understand (RFC 7515
+    /// 4.1.11): Sluice understands none, so a token with any is refused.
+    #[serde(default, skip_serializing)]
+    crit: Option<serde::de::IgnoredAny>,
 }
 
 /// Verifies tokens with one Ed25519 public key.
@@ -119,6 +123,11 @@ impl Verifier {
         if header.alg != "EdDSA" {
             return Err(TokenError::Malformed("alg must be EdDSA"));
         }
+        if header.crit.is_some() {
+            return Err(TokenError::Malformed(
+                "crit names extensions Sluice does not know",
+            ));
+        }
         let signed = &token[..token.len() - sig.len() - 1];
         self.key
             .verify(signed.as_bytes(), &decode(sig)?)
@@ -159,6 +168,7 @@ impl Signer {
         let header = Header {
             alg: "EdDSA".to_owned(),
             typ: Some("JWT".to_owned()),
+            crit: None,
         };
         let signed = format!("{}.{}", b64_json(&header), b64_json(claims));
         let sig = self.pair.sign(signed.as_bytes());
@@ -285,6 +295,16 @@ mod tests {
             verifier.verify(&none, 1),
             Err(TokenError::Malformed(_))
         ));
+        // A critical extension Sluice does not know, under a valid signature.
+        let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"EdDSA","crit":["b64"],"b64":false}"#);
+        let signed = format!("{header}.{}", parts[1]);
+        let sig = URL_SAFE_NO_PAD.encode(signer.pair.sign(signed.as_bytes()).as_ref());
+        assert_eq!(
+            verifier.verify(&format!("{signed}.{sig}"), 1),
+            Err(TokenError::Malformed(
+                "crit names extensions Sluice does not know"
+            ))
+        );
         for junk in ["", "a.b", "a.b.c.d", "!!.!!.!!"] {
             assert!(
                 matches!(verifier.verify(junk, 1), Err(TokenError::Malformed(_))),
