@@ -277,6 +277,15 @@ impl Config {
                 return Err(format!("sandboxes: id `{}` appears twice", sandbox.id));
             }
         }
+        // One id, one sandbox: grants, pools and placeholders are keyed by it.
+        for remote in self.explicit_proxy.iter().flat_map(|e| &e.sandboxes) {
+            if seen.contains(&remote.id) {
+                return Err(format!(
+                    "explicit_proxy.sandboxes: id `{}` is also in sandboxes",
+                    remote.id
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -376,6 +385,16 @@ mod tests {
         let err = parse("sandboxes:\n  - {id: a, cgroup: a}\n  - {id: a, cgroup: b}\n")
             .expect_err("duplicate");
         assert!(err.to_string().contains("`a` appears twice"), "{err}");
+        let err = parse(concat!(
+            "sandboxes:\n  - {id: vm-1, cgroup: a}\n",
+            "explicit_proxy:\n  listen: 127.0.0.1:0\n  public_key_file: /k.pub\n",
+            "  sandboxes: [{id: vm-1, policy: p}]\n",
+        ))
+        .expect_err("one id, two sandboxes");
+        assert!(
+            err.to_string().contains("`vm-1` is also in sandboxes"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! identity map and persists API registrations after each change.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, BTreeSet, HashMap},
     io,
     path::{Path, PathBuf},
 };
@@ -65,6 +65,8 @@ pub enum RegistryError {
     InvalidId(String),
     #[error("sandbox `{0}` is already registered")]
     DuplicateSandbox(String),
+    #[error("sandbox `{0}` is served by the explicit proxy; a steered sandbox needs another id")]
+    Reserved(String),
     #[error("session `{session}` of sandbox `{sandbox}` is already registered")]
     DuplicateSession { sandbox: String, session: String },
     #[error("cgroup {path} is already registered (as `{owner}`)")]
@@ -104,11 +106,25 @@ pub fn valid_id(id: &str) -> Result<(), RegistryError> {
 pub struct Registry {
     sandboxes: BTreeMap<String, Sandbox>,
     by_cgroup: HashMap<u64, Owner>,
+    /// Ids a steered sandbox may not take: the explicit proxy's sandboxes,
+    /// whose grants, pool and placeholders are keyed by the same id.
+    reserved: BTreeSet<String>,
 }
 
 impl Registry {
+    /// A registry refusing the ids in `reserved`.
+    pub fn reserving(reserved: impl IntoIterator<Item = String>) -> Registry {
+        Registry {
+            reserved: reserved.into_iter().collect(),
+            ..Registry::default()
+        }
+    }
+
     pub fn insert_sandbox(&mut self, sandbox: Sandbox) -> Result<(), RegistryError> {
         valid_id(&sandbox.id)?;
+        if self.reserved.contains(&sandbox.id) {
+            return Err(RegistryError::Reserved(sandbox.id));
+        }
         if self.sandboxes.contains_key(&sandbox.id) {
             return Err(RegistryError::DuplicateSandbox(sandbox.id));
         }
@@ -409,6 +425,15 @@ mod tests {
         r.remove_sandbox("a").expect("remove");
         assert_eq!(r.owner(10), None);
         assert_eq!(r.owner(11), None, "sessions go with their sandbox");
+    }
+
+    #[test]
+    fn the_explicit_proxys_ids_are_not_taken() {
+        let mut r = Registry::reserving(["vm-1".to_owned()]);
+        let err = r.insert_sandbox(sandbox("vm-1", "/cg/root/vm", 10));
+        assert_eq!(err, Err(RegistryError::Reserved("vm-1".to_owned())));
+        r.insert_sandbox(sandbox("vm-2", "/cg/root/vm", 10))
+            .expect("vm-2");
     }
 
     #[test]

@@ -142,7 +142,12 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         anyhow::anyhow!("the policies do not load:\n{}", all.join("\n"))
     })?;
     let directory = Arc::new(Directory {
-        registry: RwLock::new(Registry::default()),
+        registry: RwLock::new(Registry::reserving(
+            config
+                .explicit_proxy
+                .iter()
+                .flat_map(|explicit| explicit.sandboxes.iter().map(|s| s.id.clone())),
+        )),
         store: Arc::new(store),
         dns: RwLock::new(HashMap::new()),
     });

@@ -443,6 +443,7 @@ fn registry_error(err: RegistryError) -> AdminError {
         E::InvalidId(_) | E::SessionOutside { .. } => AdminError::Invalid(err.to_string()),
         E::NoSandbox(_) | E::NoSession { .. } => AdminError::NotFound(err.to_string()),
         E::DuplicateSandbox(_)
+        | E::Reserved(_)
         | E::DuplicateSession { .. }
         | E::CgroupTaken { .. }
         | E::Nested { .. } => AdminError::Conflict(err.to_string()),
