@@ -414,10 +414,12 @@ impl NetworkPolicy {
     /// allowed if some port to it would be. Where they leave the decision to
     /// addresses (nothing matches, or `ALL_TRAFFIC` denies) the answer is
     /// [`NameVerdict::ByAddress`] when `allow_out` has address rules that
-    /// could let an answer through, and otherwise what that leaves.
+    /// could let an answer through, and otherwise what that leaves. A name
+    /// written like an address is left to the address rules where there are
+    /// some, and otherwise decided like any name (a deny-all refuses it).
     pub fn name_verdict(&self, name: &str) -> NameVerdict {
         let name = canonical_name(name);
-        if ssrf::parse_ip_like(&name).is_some() {
+        if self.allow_has_address && ssrf::parse_ip_like(&name).is_some() {
             return NameVerdict::ByAddress;
         }
         let mut denied_by_name = None;

@@ -916,10 +916,23 @@ fn name_verdicts() {
         ),
         ("ALL_TRAFFIC", "anything.example", named_ok(A0)),
         ("ALL_TRAFFIC ; evil.org", "evil.org", named_no(D0)),
-        // Addresses are not names.
-        ("example.com ; ALL_TRAFFIC", "127.0.0.1", by_address()),
-        ("example.com ; ALL_TRAFFIC", "2130706433", by_address()),
-        ("example.com ; ALL_TRAFFIC", "::1", by_address()),
+        // Names written like addresses are left to address rules where
+        // there are some; otherwise ALL_TRAFFIC decides them.
+        (
+            "example.com 10.0.0.0/8 ; ALL_TRAFFIC",
+            "127.0.0.1",
+            by_address(),
+        ),
+        (
+            "example.com 10.0.0.0/8 ; ALL_TRAFFIC",
+            "2130706433",
+            by_address(),
+        ),
+        ("example.com 10.0.0.0/8 ; ALL_TRAFFIC", "::1", by_address()),
+        ("example.com ; ALL_TRAFFIC", "127.0.0.1", named_no(D0)),
+        ("example.com ; ALL_TRAFFIC", "0x7f.1", named_no(D0)),
+        ("; ALL_TRAFFIC", "1.2.3.4", named_no(D0)),
+        ("ALL_TRAFFIC", "1.2.3.4", named_ok(A0)),
         ("example.com ; ALL_TRAFFIC", "", named_no(D0)),
     ];
     for (spec, name, want) in cases {
