@@ -62,11 +62,6 @@ pub const MAX_TRACKED_DOMAINS: usize = 256;
 /// `elapsed_ns × rate` nano-tokens.
 const NANO_TOKENS_PER_TOKEN: u128 = 1_000_000_000;
 
-/// Second-level labels that, under a two-letter TLD, are part of the public
-/// suffix (`example.co.uk`, `example.com.au`, `example.ne.jp`).
-const SECOND_LEVEL_SUFFIXES: [&str; 9] =
-    ["co", "com", "net", "org", "gov", "edu", "ac", "ne", "or"];
-
 /// Limits, as compiled from a policy's `dns` section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -194,32 +189,20 @@ impl Guard {
     }
 }
 
-/// The registrable part of a name, approximated without a public-suffix list:
-/// the last two labels, or three when the second-to-last label is a common
-/// second-level suffix (co, com, net, org, gov, edu, ac, ne, or) under a
-/// two-letter TLD (`www.example.co.uk` → `example.co.uk`). One trailing dot is
-/// dropped; a name with fewer labels is returned whole. Case is kept.
+/// The registrable part of a name by the public-suffix list (its private
+/// section included, so each `*.github.io` site is its own): one label
+/// below the longest public suffix (`www.example.co.uk` → `example.co.uk`).
+/// A guess would split one zone into many (a second level such as `ne.io`
+/// read as a suffix), each with a count of its own. One trailing dot is
+/// dropped; a name that is itself a suffix is returned whole. Case is kept.
 pub fn registrable(name: &str) -> &str {
     let name = name.strip_suffix('.').unwrap_or(name);
-    let mut dots = name.rmatch_indices('.').map(|(at, _)| at);
-    let Some(last) = dots.next() else {
-        return name;
-    };
-    let Some(second) = dots.next() else {
-        return name;
-    };
-    // Slicing at '.' (ASCII) is always on a char boundary.
-    let tld = &name[last + 1..];
-    let second_level = &name[second + 1..last];
-    let two_letter_tld = tld.len() == 2 && tld.bytes().all(|b| b.is_ascii_alphabetic());
-    let public_second_level = SECOND_LEVEL_SUFFIXES
-        .iter()
-        .any(|suffix| suffix.eq_ignore_ascii_case(second_level));
-    if !(two_letter_tld && public_second_level) {
-        return &name[second + 1..];
-    }
-    match dots.next() {
-        Some(third) => &name[third + 1..],
+    // The list is lower case; lower-casing ASCII keeps every byte's place.
+    let lower = name.to_ascii_lowercase();
+    match psl::domain(lower.as_bytes()) {
+        Some(domain) => name
+            .get(name.len() - domain.as_bytes().len()..)
+            .unwrap_or(name),
         None => name,
     }
 }

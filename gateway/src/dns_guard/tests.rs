@@ -700,13 +700,18 @@ fn registrable_table() {
         ("x.example.ac.jp", "example.ac.jp"),
         ("x.example.ne.jp", "example.ne.jp"),
         ("x.example.or.jp", "example.or.jp"),
-        // Not a listed second level, or not a two-letter TLD.
+        // Not on the list: one label under the TLD (unknown TLDs too).
         ("www.example.uk", "example.uk"),
         ("x.example.io.uk", "io.uk"),
         ("www.co.example.com", "example.com"),
-        ("x.example.co.com", "co.com"),
         ("x.example.co.u1", "co.u1"),
         ("x.example.co.ukk", "co.ukk"),
+        // A second level a guess would take for a suffix is one zone ...
+        ("a.data.ne.io", "ne.io"),
+        ("b.data.ne.io", "ne.io"),
+        // ... and the list's private section is honoured.
+        ("x.example.co.com", "example.co.com"),
+        ("a.site.github.io", "site.github.io"),
         ("pythonhosted.org", "pythonhosted.org"),
         ("files.pythonhosted.org", "pythonhosted.org"),
         // Odd shapes stay in bounds.
