@@ -610,6 +610,14 @@ fn capability_tokens_gate_the_explicit_proxy() {
             && e["reason"] == "domain_fronting"
             && e["host"] == "pass.test"
     });
+    // A proxy head that never ends within the limit gets 431, audited.
+    let big = format!("x-big: {}", "a".repeat(70 << 10));
+    let url = format!("http://plain.test:{plain_port}/echo");
+    let curl = via(&valid, &url, &["-H", &big]);
+    assert_eq!(curl.code, 431, "{curl}");
+    world.daemon.wait_audit("the oversized head", 1, |e| {
+        e["event"] == "explicit_proxy" && e["reason"] == "proxy_head_too_large"
+    });
     // ... and the same pipeline runs: the app's deny, and the token's dry run.
     let curl = via(&valid, &api, &["-X", "DELETE"]);
     assert_eq!(curl.code, 403, "{curl}");

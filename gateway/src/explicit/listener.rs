@@ -94,8 +94,22 @@ impl ExplicitProxy {
             return;
         }
         let _tracked = self.drain.track();
-        let Some((buf, head_len)) = self.read_head(&mut client).await else {
-            return;
+        let (buf, head_len) = match self.read_head(&mut client).await {
+            HeadRead::Read(buf, head_len) => (buf, head_len),
+            // A client that left or stalled: nothing to answer.
+            HeadRead::Ended => return,
+            HeadRead::TooLong => {
+                let refusal = Refusal {
+                    status: 431,
+                    reason: "proxy_head_too_large",
+                    rule: None,
+                    detail: format!(
+                        "the proxy request head is over {} bytes",
+                        self.max_header_bytes
+                    ),
+                };
+                return self.refuse(client, None, None, refusal).await;
+            }
         };
         let head = match parse_head(&buf[..head_len]) {
             Ok(head) => head,
@@ -309,9 +323,8 @@ impl ExplicitProxy {
         }
     }
 
-    /// Reads the proxy request head; returns the bytes read and where the
-    /// head ends. `None`: the client closed, stalled or sent too much.
-    async fn read_head(&self, client: &mut TcpStream) -> Option<(Vec<u8>, usize)> {
+    /// Reads the proxy request head.
+    async fn read_head(&self, client: &mut TcpStream) -> HeadRead {
         let deadline = Instant::now() + self.header_timeout;
         let mut buf = Vec::with_capacity(2048);
         // Where the search resumes: a head sent a byte at a time is read
@@ -319,11 +332,11 @@ impl ExplicitProxy {
         let mut from = 0;
         loop {
             if let Some(end) = buf[from..].windows(4).position(|w| w == b"\r\n\r\n") {
-                return Some((buf, from + end + 4));
+                return HeadRead::Read(buf, from + end + 4);
             }
             from = buf.len().saturating_sub(3);
             if buf.len() >= self.max_header_bytes {
-                return None;
+                return HeadRead::TooLong;
             }
             let room = (self.max_header_bytes - buf.len()) as u64;
             match tokio::time::timeout_at(
@@ -333,7 +346,7 @@ impl ExplicitProxy {
             .await
             {
                 Ok(Ok(n)) if n > 0 => {}
-                _ => return None,
+                _ => return HeadRead::Ended,
             }
         }
     }
@@ -381,6 +394,7 @@ impl ExplicitProxy {
                 "proxy-authenticate: Bearer realm=\"sluice\"\r\n",
             ),
             400 => ("400 Bad Request", ""),
+            431 => ("431 Request Header Fields Too Large", ""),
             502 => ("502 Bad Gateway", ""),
             _ => ("403 Forbidden", ""),
         };
@@ -391,8 +405,18 @@ impl ExplicitProxy {
         );
         let _ = client.write_all(response.as_bytes()).await;
         let _ = client.shutdown().await;
+        // Closing with the client's bytes unread resets the connection,
+        // which can reach it before the answer does: what it is still
+        // sending (the rest of an oversized head) is read and dropped, for
+        // a moment and up to a bound.
+        let (mut leftover, mut sink) = (client.take(LINGER_BYTES), tokio::io::sink());
+        let _ = tokio::time::timeout(LINGER, tokio::io::copy(&mut leftover, &mut sink)).await;
     }
 }
+
+/// How long, and how many bytes, a refused client's leftover is read.
+const LINGER: Duration = Duration::from_secs(2);
+const LINGER_BYTES: u64 = 1 << 20;
 
 /// Whether a tunnel spliced unread may carry what it starts with, decided
 /// as on a steered connection: the name a ClientHello or a Host sends must
@@ -432,6 +456,16 @@ fn carried(who: &Who, dst: SocketAddr, name: &str, sniffed: &Sniffed) -> Result<
         }),
         NetVerdict::Allow { .. } => Ok(()),
     }
+}
+
+/// How reading a proxy request head ended.
+enum HeadRead {
+    /// The bytes read, and where the head ends in them.
+    Read(Vec<u8>, usize),
+    /// The client closed or stalled first.
+    Ended,
+    /// No end within the configured size.
+    TooLong,
 }
 
 /// What the proxy request head says.
