@@ -721,7 +721,6 @@ fn host_header(key: &Key) -> String {
     }
 }
 
-/// Whether a request asks for an HTTP/1.1 protocol upgrade (WebSocket).
 /// Whether an upgrade is to WebSocket (the one protocol whose frames
 /// Sluice reads after the 101).
 fn is_websocket(parts: &hyper::http::request::Parts) -> bool {
@@ -733,6 +732,7 @@ fn is_websocket(parts: &hyper::http::request::Parts) -> bool {
     })
 }
 
+/// Whether a request asks for an HTTP/1.1 protocol upgrade (WebSocket).
 fn is_upgrade(parts: &hyper::http::request::Parts) -> bool {
     parts.version == Version::HTTP_11
         && parts.headers.contains_key(header::UPGRADE)

@@ -174,18 +174,18 @@ impl Decoder for zstd::stream::write::Decoder<'static, Sink> {
 
 impl Decoding {
     /// The decoders for `content_encoding` (a comma-separated list, in the
-    /// order the codings were applied), or the coding no decoder reads.
+    /// order the codings were applied), or why it cannot be decoded (a
+    /// coding no decoder reads, too many stacked).
     pub fn new(content_encoding: &str) -> Result<Decoding, DecodeError> {
-        let mut stages = Vec::new();
-        for coding in stack(content_encoding)? {
-            let coder = Coder::Waiting(coding);
-            stages.push(Stage {
-                coder,
+        let stages = stack(content_encoding)?
+            .into_iter()
+            .map(|coding| Stage {
+                coder: Coder::Waiting(coding),
                 input: Vec::new(),
                 at: 0,
                 ended: false,
-            });
-        }
+            })
+            .collect();
         Ok(Decoding {
             stages,
             ended: false,

@@ -94,9 +94,7 @@ pub fn stack(content_encoding: &str) -> Result<Vec<Coding>, DecodeError> {
     let mut stack = Vec::new();
     for coding in codings(content_encoding) {
         if stack.len() == MAX_CODINGS {
-            return Err(DecodeError::Stacked(
-                MAX_CODINGS + 1 + codings(content_encoding).skip(MAX_CODINGS + 1).count(),
-            ));
+            return Err(DecodeError::Stacked(codings(content_encoding).count()));
         }
         stack.push(coding.map_err(|name| DecodeError::Unsupported(name.to_owned()))?);
     }
