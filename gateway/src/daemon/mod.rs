@@ -11,6 +11,7 @@
 //! handles signals (reload, drain) and readiness.
 
 mod admin;
+mod ca_bundle;
 mod kernel;
 mod lifecycle;
 mod registrations;

@@ -108,9 +108,6 @@ impl Daemon {
             .root
             .member(&spec.cgroup)
             .map_err(|e| AdminError::Invalid(e.to_string()))?;
-        if let Some(path) = &spec.ca_bundle {
-            self.write_ca_bundle(path)?;
-        }
         let sandbox = Sandbox {
             id: spec.id.clone(),
             cgroup,
@@ -124,7 +121,17 @@ impl Daemon {
         self.write_registry()
             .insert_sandbox(sandbox.clone())
             .map_err(registry_error)?;
-        // From here on, any failure undoes everything done so far.
+        // From here on, any failure undoes everything done so far. The
+        // bundle is written only once the id is known to be free, so a
+        // refused duplicate writes nothing.
+        let bundle = spec
+            .ca_bundle
+            .as_deref()
+            .map(|path| self.write_ca_bundle(path));
+        if let Some(Err(err)) = bundle {
+            self.forget_sandbox(&spec.id);
+            return Err(err);
+        }
         if let Err(err) = self
             .start_sandbox(&spec.id, &policy, spec.netns.as_deref())
             .await
@@ -193,23 +200,16 @@ impl Daemon {
     }
 
     /// Writes the bundle a sandbox should trust: Sluice's CA first, then the
-    /// system roots, so hosts that are not intercepted still verify. Atomic
-    /// (temp file, rename), mode 0644: it holds no secret.
+    /// system roots, so hosts that are not intercepted still verify. Atomic,
+    /// mode 0644 (it holds no secret), following no symbolic link: the path
+    /// is usually in the sandbox's own file system ([`super::ca_bundle`]).
     fn write_ca_bundle(&self, path: &Path) -> Result<(), AdminError> {
         let mut bundle = self.ca_pem.clone();
         if let Ok(system) = std::fs::read_to_string(SYSTEM_BUNDLE) {
             bundle.push('\n');
             bundle.push_str(&system);
         }
-        let written = (|| {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            let tmp = path.with_extension("sluice-tmp");
-            std::fs::write(&tmp, &bundle)?;
-            std::fs::rename(&tmp, path)
-        })();
-        written.map_err(|e| {
+        super::ca_bundle::write(path, bundle.as_bytes()).map_err(|e| {
             AdminError::Invalid(format!(
                 "cannot write the CA bundle {}: {e}",
                 path.display()
