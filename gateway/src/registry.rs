@@ -349,22 +349,74 @@ impl State {
         }
     }
 
-    /// Writes the state file atomically (temp file, fsync, rename), so a
-    /// crash leaves either the old or the new registrations, never half.
+    /// Writes the state file atomically (temp file, fsync, rename, fsync
+    /// of the directory), so a crash leaves either the old or the new
+    /// registrations, never half. Each save has a temp file of its own:
+    /// two saves sharing one wrote into each other's file and the second
+    /// rename found none. Which of two concurrent saves lands last is the
+    /// caller's to order.
     pub fn save(&self, dir: &Path) -> io::Result<()> {
         use std::io::Write as _;
         std::fs::create_dir_all(dir)?;
-        let tmp = dir.join(format!("{STATE_FILE}.tmp"));
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(&serde_json::to_vec_pretty(self).map_err(io::Error::other)?)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, dir.join(STATE_FILE))
+        let tmp = dir.join(format!("{STATE_FILE}.{:016x}.tmp", rand::random::<u64>()));
+        let written = (|| {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)?;
+            file.write_all(&serde_json::to_vec_pretty(self).map_err(io::Error::other)?)?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, dir.join(STATE_FILE))
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written?;
+        std::fs::File::open(dir)?.sync_all()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concurrent_saves_each_land_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let states: Vec<State> = (0..4)
+            .map(|n| {
+                let mut registry = Registry::default();
+                for k in 0..=n {
+                    let id = format!("sb{k}");
+                    registry
+                        .insert_sandbox(sandbox(&id, &format!("/r/{id}"), 10 + k as u64))
+                        .expect("insert");
+                }
+                registry.state()
+            })
+            .collect();
+        std::thread::scope(|scope| {
+            for state in &states {
+                let dir = dir.path();
+                scope.spawn(move || {
+                    for _ in 0..200 {
+                        state.save(dir).expect("save");
+                    }
+                });
+            }
+        });
+        let loaded = State::load(dir.path()).expect("a whole file");
+        assert!(
+            states
+                .iter()
+                .any(|s| s.sandboxes.len() == loaded.sandboxes.len())
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(left, [STATE_FILE], "no temp file is left");
+    }
 
     fn sandbox(id: &str, cgroup: &str, cgroup_id: u64) -> Sandbox {
         Sandbox {

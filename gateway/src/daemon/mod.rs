@@ -123,6 +123,9 @@ pub struct Daemon {
     host_tasks: Mutex<Vec<JoinHandle<()>>>,
     /// Set once the registrations of the previous run are restored.
     restored: AtomicBool,
+    /// Held from reading the registry to renaming the state file, so the
+    /// save that lands last holds the newest registrations.
+    saving: Mutex<()>,
     drain: Drain,
     /// Parked requests, session grants and task runs (the interceptor's).
     approvals: Arc<crate::approvals::Approvals>,
@@ -234,6 +237,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         config_sandboxes: Mutex::new(config.sandboxes.clone()),
         host_tasks: Mutex::new(Vec::new()),
         restored: AtomicBool::new(false),
+        saving: Mutex::new(()),
         drain,
         approvals,
         explicit_addr,

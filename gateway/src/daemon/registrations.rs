@@ -385,6 +385,7 @@ impl Daemon {
     }
 
     pub(super) fn persist(&self) -> Result<(), AdminError> {
+        let _saving = lock(&self.saving);
         let state = self.read_registry().state();
         state.save(&self.config.state_dir).map_err(|e| {
             AdminError::Internal(format!(
