@@ -469,3 +469,37 @@ fn dns_in_own_netns_is_answered_by_sluice() {
     assert_eq!(out.stdout_str().trim(), "127.0.0.1", "dig answer\n{out}");
     daemon.wait_metric_at_least("sluice_dns_queries_total{result=\"answered\"}", 1.0);
 }
+
+/// A registration may name the host's own namespace (a process's
+/// `/proc/PID/ns/net` that shares it): its sandbox is then served by the host
+/// listeners, and removing it must leave them published for the others.
+#[test]
+fn a_sandbox_named_in_the_host_netns_leaves_its_listeners_alone() {
+    let upstream = HttpServer::v4();
+    let (daemon, sb1) = Daemon::with_sandbox(vec![Rule::exact(upstream.addr())]);
+    let _sb2 = daemon.root().child("sb2");
+    let url = format!("http://{}/", upstream.addr());
+    // This process's namespace is the host's.
+    let host_netns = format!("/proc/{}/ns/net", std::process::id());
+
+    daemon
+        .cli(&[
+            "sandbox",
+            "add",
+            "sb2",
+            "--cgroup",
+            "sb2",
+            "--netns",
+            &host_netns,
+            "--policy",
+            "default",
+        ])
+        .expect_success("sandbox add in the host netns");
+    daemon
+        .cli(&["sandbox", "rm", "sb2"])
+        .expect_success("sandbox rm");
+
+    let out = in_cgroup(&sb1).run(&curl(&url));
+    out.expect_success("curl from a host-netns sandbox after another left");
+    assert_eq!(out.stdout_str(), HTTP_BODY);
+}

@@ -308,6 +308,12 @@ impl Daemon {
             .map_err(|e| AdminError::Internal(e.to_string()))?
             .map_err(|e| AdminError::Invalid(e.to_string()))?;
         let cookie = listeners.cookie;
+        if cookie == self.host_cookie {
+            // The host's own namespace, by another path: its listeners
+            // are the daemon's and outlive every sandbox, so this one
+            // neither republishes nor, on leaving, removes them.
+            return Ok(cookie);
+        }
         let mut namespaces = lock(&self.namespaces);
         if let Some(ns) = namespaces.get_mut(&cookie) {
             // Already served (another sandbox, or another path to the same
