@@ -28,6 +28,8 @@
 //! | header section over `max_buf_size`           | hyper, 431                             |
 //! | HTTP/2 `transfer-encoding`, `connection`, `te` other than `trailers`, bad `content-length` | h2, stream reset `PROTOCOL_ERROR` |
 //! | HTTP/2 `host` differing from `:authority`    | [`check`]                              |
+//! | HTTP/2 `:path` not starting with `/` (an absolute URI too) | h2, stream reset `PROTOCOL_ERROR` |
+//! | `CONNECT`, or `*` with a method but OPTIONS  | [`check`]                              |
 //!
 //! The first row is caught before hyper parses anything: [`check_raw_head`]
 //! reads the raw head of the first request on each HTTP/1 connection. A later
@@ -44,7 +46,7 @@
 
 use std::net::Ipv6Addr;
 
-use hyper::http::{HeaderMap, Version, header, request::Parts, uri::Scheme};
+use hyper::http::{HeaderMap, Method, Version, header, request::Parts, uri::Scheme};
 
 /// Why a request was refused. Each is the sandbox's fault (a 400), never
 /// the upstream's.
@@ -75,11 +77,18 @@ pub enum Violation {
     HostNotSni,
     /// NUL, CR or LF in a header value (RFC 9110 §5.5: invalid and dangerous).
     InvalidHeaderValue,
+    /// A target that is not a path: `*` with a method other than OPTIONS,
+    /// a `CONNECT` (a tunnel inside an intercepted connection is one
+    /// nothing would inspect, and the forwarder has no path to send), or a
+    /// path not starting with `/` (an HTTP/2 `:path` of `https://b.test/x`
+    /// would read as a path no app rule names, and to an HTTP/1 upstream
+    /// as an absolute URI naming another host; h2 refuses it today).
+    BadRequestTarget,
 }
 
 impl Violation {
     /// Every violation, for pre-registering metric labels.
-    pub const ALL: [Violation; 7] = [
+    pub const ALL: [Violation; 8] = [
         Violation::ContentLengthAndTransferEncoding,
         Violation::BadTransferEncoding,
         Violation::ConflictingContentLength,
@@ -87,6 +96,7 @@ impl Violation {
         Violation::MissingHost,
         Violation::HostNotSni,
         Violation::InvalidHeaderValue,
+        Violation::BadRequestTarget,
     ];
 
     /// Stable snake_case name for metric labels, audit events and bodies.
@@ -99,6 +109,7 @@ impl Violation {
             Violation::MissingHost => "missing_host",
             Violation::HostNotSni => "host_not_sni",
             Violation::InvalidHeaderValue => "invalid_header_value",
+            Violation::BadRequestTarget => "bad_request_target",
         }
     }
 
@@ -124,6 +135,9 @@ impl Violation {
                 "the Host differs from the TLS server name this connection was opened for; open a new connection per host"
             }
             Violation::InvalidHeaderValue => "a header value contains NUL, CR or LF",
+            Violation::BadRequestTarget => {
+                "the request target must be a path starting with \"/\" (or \"*\" for OPTIONS); CONNECT is not forwarded"
+            }
         }
     }
 }
@@ -169,12 +183,25 @@ pub fn check(parts: &Parts, sni: Option<&str>) -> Result<(), Violation> {
         return Err(Violation::InvalidHeaderValue);
     }
     check_framing(&parts.headers, parts.version)?;
-    match (request_host(parts)?, sni) {
+    let named = request_host(parts)?;
+    check_target(parts)?;
+    match (named, sni) {
         (Some(named), Some(sni)) if !named.host.is_name(sni) => Err(Violation::HostNotSni),
         // No host named (HTTP/1.0 allows that): the upstream can only route
         // by the SNI, which is what was decided on.
         _ => Ok(()),
     }
+}
+
+/// The target is a path (origin form, or the path of an absolute form),
+/// or `*` for OPTIONS; never CONNECT's authority.
+fn check_target(parts: &Parts) -> Result<(), Violation> {
+    let path = parts.uri.path();
+    let asterisk = path == "*" && parts.method == Method::OPTIONS;
+    if parts.method == Method::CONNECT || !(path.starts_with('/') || asterisk) {
+        return Err(Violation::BadRequestTarget);
+    }
+    Ok(())
 }
 
 fn has_forbidden_byte(value: &[u8]) -> bool {

@@ -44,7 +44,7 @@ const CASES: &[Case] = &[
     ("fully qualified host vs sni", V11, "/", &[("host", "a.test.")], Some("a.test"), Ok(())),
     ("ipv6 host", V11, "/", &[("host", "[::1]:8080")], None, Ok(())),
     ("ipv6 absolute form, other spelling", V11, "http://[::1]:8080/", &[("host", "[0:0::1]:8080")], None, Ok(())),
-    ("connect authority form", V11, "a.test:443", &[("host", "a.test:443")], None, Ok(())),
+    ("connect authority form", V11, "a.test:443", &[("host", "a.test:443")], None, Err(BadRequestTarget)),
     ("cl and te", V11, "/", &[HOST, ("content-length", "5"), ("transfer-encoding", "chunked")], None, Err(ContentLengthAndTransferEncoding)),
     ("cl and te on http/2", V2, "https://a.test/", &[("content-length", "5"), ("transfer-encoding", "chunked")], None, Err(ContentLengthAndTransferEncoding)),
     ("te gzip", V11, "/", &[HOST, ("transfer-encoding", "gzip")], None, Err(BadTransferEncoding)),
@@ -84,7 +84,33 @@ const CASES: &[Case] = &[
     ("host extends sni", V11, "/", &[("host", "a.test.b.test")], Some("a.test"), Err(HostNotSni)),
     ("http/2 authority is not sni", V2, "https://b.test/", &[], Some("a.test"), Err(HostNotSni)),
     ("ipv6 host with sni", V11, "/", &[("host", "[::1]")], Some("a.test"), Err(HostNotSni)),
+    ("asterisk with get", V11, "*", &[HOST], None, Err(BadRequestTarget)),
 ];
+
+#[test]
+fn targets_other_than_a_path_are_refused() -> hyper::http::Result<()> {
+    let request = |method: Method, uri: &str| {
+        let parts = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("host", "a.test");
+        parts.body(()).map(|r| r.into_parts().0)
+    };
+    assert_eq!(check(&request(Method::OPTIONS, "*")?, None), Ok(()));
+    assert_eq!(
+        check(&request(Method::CONNECT, "a.test")?, None),
+        Err(BadRequestTarget)
+    );
+    assert_eq!(
+        check(&request(Method::GET, "*")?, None),
+        Err(BadRequestTarget)
+    );
+    assert_eq!(
+        check(&request(Method::GET, "https://a.test/x")?, None),
+        Ok(())
+    );
+    Ok(())
+}
 
 #[test]
 fn check_table() -> hyper::http::Result<()> {
@@ -334,14 +360,22 @@ mod through_hyper {
     /// A GET on stream 1, encoded by hand so that h2's client-side
     /// checks cannot stop the fields the server is being tested on.
     fn h2_request(authority: Option<&str>, fields: &[(&str, &str)]) -> Vec<u8> {
-        // Static-table entries :method GET, :scheme https, :path /.
-        let mut block = vec![0x82, 0x87, 0x84];
+        // Static-table entries :method GET, :scheme https, and :path /
+        // unless a `:path` field is given (a literal, name entry 4).
+        let mut block = vec![0x82, 0x87];
+        match fields.iter().find(|(name, _)| *name == ":path") {
+            Some((_, path)) => {
+                block.push(0x04);
+                hpack_str(&mut block, path);
+            }
+            None => block.push(0x84),
+        }
         if let Some(authority) = authority {
             // Literal without indexing, name from static entry 1, :authority.
             block.push(0x01);
             hpack_str(&mut block, authority);
         }
-        for (name, value) in fields {
+        for (name, value) in fields.iter().filter(|(name, _)| *name != ":path") {
             block.push(0x00); // literal without indexing, literal name
             hpack_str(&mut block, name);
             hpack_str(&mut block, value);
@@ -405,6 +439,8 @@ mod through_hyper {
             ("differing content-lengths", a, &[("content-length", "0"), ("content-length", "1")], reset()),
             ("host differs from authority", a, &[("host", "b.test")], refused(AbsoluteFormHostMismatch)),
             ("no authority, no host", None, &[], refused(MissingHost)),
+            ("absolute uri as :path", a, &[(":path", "https://b.test/x")], reset()),
+            ("path without slash", a, &[(":path", "x")], reset()),
         ];
         for (name, authority, fields, want) in cases {
             assert_eq!(&send_h2(*authority, fields).await?, want, "{name}");
