@@ -90,6 +90,8 @@ pub struct DaemonBuilder {
     credentials: Vec<Value>,
     /// `limits.drain_timeout_ms`, when the test sets it.
     drain_timeout_ms: Option<u64>,
+    /// `limits.idle_timeout_ms`, when the test sets it.
+    idle_timeout_ms: Option<u64>,
     /// Further top-level config keys (`apps`, `approvals`, ...).
     extra: serde_json::Map<String, Value>,
 }
@@ -119,6 +121,7 @@ impl DaemonBuilder {
             upstream_ca_files: Vec::new(),
             credentials: Vec::new(),
             drain_timeout_ms: None,
+            idle_timeout_ms: None,
             extra: serde_json::Map::new(),
         }
     }
@@ -212,6 +215,12 @@ impl DaemonBuilder {
         self
     }
 
+    /// Sets `limits.idle_timeout_ms`.
+    pub fn idle_timeout_ms(&mut self, ms: u64) -> &mut DaemonBuilder {
+        self.idle_timeout_ms = Some(ms);
+        self
+    }
+
     /// Trusts `ca` for upstream certificates, and only the CAs given this
     /// way (no system roots): the first is written to
     /// `<tempdir>/upstream-ca.pem`.
@@ -247,6 +256,9 @@ impl DaemonBuilder {
         });
         if let Some(ms) = self.drain_timeout_ms {
             limits["drain_timeout_ms"] = json!(ms);
+        }
+        if let Some(ms) = self.idle_timeout_ms {
+            limits["idle_timeout_ms"] = json!(ms);
         }
         let mut config = json!({
             "listen": { "tcp_port": 0 },

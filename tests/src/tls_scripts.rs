@@ -429,3 +429,30 @@ pub fn spec_arg(spec: &serde_json::Value, dir: &std::path::Path) -> String {
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     path.to_string_lossy().into_owned()
 }
+
+/// Spec `{host, port, cafile, wait}`: an HTTP/2 connection over TLS that
+/// sends its preface and SETTINGS, then nothing: prints whether the
+/// gateway closed it (`closed`) within `wait` seconds. Succeeds when it
+/// did. (An idle HTTP/1 connection is also ended by hyper's header read
+/// timeout; HTTP/2 has no such timer.)
+pub const IDLE_TLS: &str = concat!(
+    prelude!(),
+    r#"
+s = socket.create_connection((spec.get("connect", spec["host"]), spec["port"]), timeout=15)
+s = context(spec["cafile"], ["h2"]).wrap_socket(s, server_hostname=spec["host"])
+alpn = s.selected_alpn_protocol()
+s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
+s.settimeout(spec["wait"])
+closed = False
+try:
+    while True:
+        if s.recv(65536) == b"":
+            closed = True
+            break
+except socket.timeout:
+    pass
+except (ssl.SSLError, OSError):
+    closed = True
+finish({"alpn": alpn, "closed": closed}, closed)
+"#
+);

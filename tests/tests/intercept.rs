@@ -192,6 +192,26 @@ fn websocket_upgrade_echoes_through_sluice() {
     assert!(upstream.ws_echoed() > 70_000, "{}", upstream.ws_echoed());
 }
 
+/// `limits.idle_timeout_ms` closes an intercepted TLS connection nothing
+/// moves on, as it does a plain one: a client that keeps it open and
+/// silent holds no socket, TLS session or task for ever.
+#[test]
+fn an_idle_intercepted_tls_connection_is_closed() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["upstream.test"], &ca);
+    let policy = intercepting_policy(&allow_loopback("upstream.test", upstream.port()), json!({}));
+    let world = World::start_with(&ca, &["upstream.test"], policy, |builder| {
+        builder.idle_timeout_ms(300);
+    });
+    let spec = json!({
+        "host": "upstream.test", "port": upstream.port(), "cafile": world.sluice_ca,
+        "wait": WAIT.as_secs(),
+    });
+    let out = world.python(tls_scripts::IDLE_TLS, &spec, WAIT * 2);
+    out.expect_success("the gateway closes an idle HTTP/2 connection");
+    assert_eq!(out.json()["alpn"], "h2", "{out}");
+}
+
 #[test]
 fn a_gibibyte_each_way_streams_without_growing_the_daemon() {
     if std::env::var("SLUICE_SKIP_GIB").as_deref() == Ok("1") {

@@ -1,31 +1,44 @@
-//! A stream that fails once nothing has moved through it for a while, so an
-//! intercepted connection left idle (or trickling nothing) is closed instead
-//! of holding a socket, a TLS session and a task forever.
+//! A stream that fails once nothing has moved through it for a while with
+//! no request in flight, so an intercepted connection left idle (or
+//! trickling nothing) is closed instead of holding a socket, a TLS session
+//! and a task forever, while a request whose answer is slow to come (a
+//! model thinking for minutes before its first byte) is not cut.
 
 use std::{
     io,
     pin::Pin,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
     task::{Context, Poll},
     time::Duration,
 };
 
+use hyper::body::{Body as HttpBody, Bytes, Frame, SizeHint};
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     time::{Instant, Sleep, sleep},
 };
 
+use super::respond::{Body, BoxError};
+
 pub struct Idle<S> {
     inner: S,
     timeout: Duration,
     deadline: Pin<Box<Sleep>>,
+    in_flight: InFlight,
 }
 
 impl<S> Idle<S> {
-    pub fn new(inner: S, timeout: Duration) -> Idle<S> {
+    /// `in_flight` counts the connection's requests from their head to
+    /// their response's last byte; while any is, silence is not idleness.
+    pub fn new(inner: S, timeout: Duration, in_flight: InFlight) -> Idle<S> {
         Idle {
             inner,
             timeout,
             deadline: Box::pin(sleep(timeout)),
+            in_flight,
         }
     }
 
@@ -33,9 +46,73 @@ impl<S> Idle<S> {
         self.deadline.as_mut().reset(Instant::now() + self.timeout);
     }
 
-    /// Pending I/O past the deadline fails with `TimedOut`.
+    /// Pending I/O past the deadline fails with `TimedOut`, unless a
+    /// request is in flight: the deadline then starts over.
     fn expired(&mut self, cx: &mut Context<'_>) -> bool {
-        self.deadline.as_mut().poll(cx).is_ready()
+        if self.deadline.as_mut().poll(cx).is_pending() {
+            return false;
+        }
+        if self.in_flight.0.load(Ordering::Acquire) == 0 {
+            return true;
+        }
+        self.touched();
+        // Polled once more so the new deadline wakes this task.
+        let _ = self.deadline.as_mut().poll(cx);
+        false
+    }
+}
+
+/// How many requests of one connection are in flight.
+#[derive(Clone, Default)]
+pub struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    /// Counts a request until the returned guard is dropped.
+    pub fn start(&self) -> Busy {
+        self.0.fetch_add(1, Ordering::AcqRel);
+        Busy(self.0.clone())
+    }
+}
+
+/// One request in flight ([`InFlight::start`]).
+pub struct Busy(Arc<AtomicUsize>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A response body that keeps its request counted as in flight until
+/// its last frame is sent (or hyper drops it).
+pub struct Tracked {
+    inner: Body,
+    _busy: Busy,
+}
+
+impl Tracked {
+    pub fn new(inner: Body, busy: Busy) -> Tracked {
+        Tracked { inner, _busy: busy }
+    }
+}
+
+impl HttpBody for Tracked {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }
 
@@ -96,7 +173,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn silence_past_the_timeout_fails_and_traffic_keeps_it_open() {
         let (mut peer, ours) = duplex(64);
-        let mut idle = Idle::new(ours, Duration::from_secs(10));
+        let mut idle = Idle::new(ours, Duration::from_secs(10), InFlight::default());
         let mut buf = [0u8; 8];
 
         // Traffic every 6 s keeps the connection alive past 10 s in total.
@@ -106,6 +183,25 @@ mod tests {
             assert_eq!(idle.read(&mut buf).await.expect("read"), 1);
         }
         // Then 10 s of nothing: the pending read fails.
+        let err = idle.read(&mut buf).await.expect_err("idle");
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn silence_while_a_request_is_in_flight_is_not_idleness() {
+        let (mut peer, ours) = duplex(64);
+        let in_flight = InFlight::default();
+        let mut idle = Idle::new(ours, Duration::from_secs(10), in_flight.clone());
+        let mut buf = [0u8; 8];
+
+        let busy = in_flight.start();
+        // A minute of silence while the answer is awaited.
+        let read = tokio::time::timeout(Duration::from_secs(60), idle.read(&mut buf)).await;
+        assert!(read.is_err(), "still open: {read:?}");
+        peer.write_all(b"x").await.expect("write");
+        assert_eq!(idle.read(&mut buf).await.expect("read"), 1);
+        // Answered: the next 10 s of nothing end it.
+        drop(busy);
         let err = idle.read(&mut buf).await.expect_err("idle");
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
     }

@@ -42,7 +42,7 @@ use crate::{
     redact::RedactedBody,
     tls::mint::Minter,
 };
-use idle::Idle;
+use idle::{Idle, InFlight, Tracked};
 use prefixed::Prefixed;
 use respond::{Body, bad_gateway, bad_request};
 use upstream::{Key, Upstreams};
@@ -139,8 +139,15 @@ impl Interceptor {
             sni,
             transport: Transport::Tls,
         };
-        self.serve(TokioIo::new(Prefixed::new(head, tls)), conn)
-            .await;
+        // As for plain HTTP: hyper's header read timeout ends an idle
+        // HTTP/1 connection, but HTTP/2 has no timer of its own.
+        let in_flight = InFlight::default();
+        let io = Idle::new(
+            Prefixed::new(head, tls),
+            self.limits.idle,
+            in_flight.clone(),
+        );
+        self.serve(TokioIo::new(io), conn, in_flight).await;
     }
 
     /// Reads the first request head of an HTTP/1 connection before hyper
@@ -198,11 +205,12 @@ impl Interceptor {
                 Transport::PlainElsewhere
             },
         };
-        let io = Idle::new(stream, self.limits.idle);
-        self.serve(TokioIo::new(io), conn).await;
+        let in_flight = InFlight::default();
+        let io = Idle::new(stream, self.limits.idle, in_flight.clone());
+        self.serve(TokioIo::new(io), conn, in_flight).await;
     }
 
-    async fn serve<I>(self: Arc<Self>, io: I, conn: Conn)
+    async fn serve<I>(self: Arc<Self>, io: I, conn: Conn, in_flight: InFlight)
     where
         I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
     {
@@ -216,9 +224,13 @@ impl Interceptor {
         let this = self.clone();
         let service = service_fn(move |request| {
             let (this, conn) = (this.clone(), conn.clone());
+            let busy = in_flight.start();
             async move {
                 let started = std::time::Instant::now();
-                let response = this.handle(request, &conn).await;
+                let response = this
+                    .handle(request, &conn)
+                    .await
+                    .map(|body| Tracked::new(body, busy).boxed());
                 // Time to the response head; a streamed body is not waited for.
                 this.metrics
                     .request_duration

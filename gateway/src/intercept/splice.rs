@@ -104,7 +104,7 @@ mod tests {
     async fn a_sandbox_that_fails_ends_the_connection_however_quiet_the_upstream() {
         let (down, _sandbox) = tokio::io::duplex(1024);
         let (up, _upstream) = tokio::io::duplex(1024);
-        let down = Idle::new(down, Duration::from_millis(50));
+        let down = Idle::new(down, Duration::from_millis(50), Default::default());
         let ended = tokio::time::timeout(WAIT, redacted(down, up, needles())).await;
         assert!(ended.is_ok(), "the idle timeout ends the splice");
     }
