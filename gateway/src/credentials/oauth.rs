@@ -266,8 +266,8 @@ struct Flight {
     finished: u64,
     /// The last fetch's failure, handed to requests that waited for it.
     failure: Option<TokenError>,
-    /// A refresh token the endpoint rotated to, and the source secret it
-    /// replaced: a rotated source file makes it stale.
+    /// A refresh token the endpoint rotated to (refresh grant only), and
+    /// the source secret it replaced: a rotated source file makes it stale.
     refresh: Option<(Arc<Secret>, Arc<Secret>)>,
 }
 
@@ -275,14 +275,20 @@ struct Flight {
 /// request at a time (the others wait for its result instead of asking
 /// the endpoint themselves).
 pub struct TokenCache {
+    /// Only the refresh grant keeps a rotated refresh token: on
+    /// `client_credentials` the fetch's secret is the client secret, and
+    /// a refresh token an endpoint hands out anyway must not replace it.
+    keeps_rotated: bool,
     current: Mutex<Option<Cached>>,
     finished: AtomicU64,
     gate: tokio::sync::Mutex<Flight>,
 }
 
-impl Default for TokenCache {
-    fn default() -> Self {
+impl TokenCache {
+    /// An empty cache for a credential of `grant`.
+    pub fn new(grant: OAuthGrant) -> Self {
         TokenCache {
+            keeps_rotated: grant == OAuthGrant::RefreshToken,
             current: Mutex::new(None),
             finished: AtomicU64::new(0),
             gate: tokio::sync::Mutex::new(Flight {
@@ -302,8 +308,9 @@ impl std::fmt::Debug for TokenCache {
 
 impl TokenCache {
     /// The current token, or a new one from `fetch`. `source` is the
-    /// credential's current secret; `fetch` receives the refresh token to
-    /// use (a rotated one, or `source`).
+    /// credential's current secret; `fetch` receives the secret to use:
+    /// `source`, or for the refresh grant a refresh token the endpoint
+    /// rotated to.
     ///
     /// Single flight: concurrent callers queue on one async lock; the first
     /// fetches, and the others find its token, or, when it failed, return
@@ -340,7 +347,9 @@ impl TokenCache {
         match result {
             Ok(token) => {
                 flight.failure = None;
-                if let Some(rotated) = token.refresh {
+                if let Some(rotated) = token.refresh
+                    && self.keeps_rotated
+                {
                     flight.refresh = Some((rotated, source.clone()));
                 }
                 let until = Instant::now() + usable_for(token.lifetime);

@@ -213,7 +213,7 @@ fn token(value: &str, seconds: u64) -> Token {
 
 #[tokio::test(start_paused = true)]
 async fn concurrent_requests_fetch_once_and_expiry_refetches_once() {
-    let cache = Arc::new(TokenCache::default());
+    let cache = Arc::new(TokenCache::new(OAuthGrant::RefreshToken));
     let source = Arc::new(Secret::from("source"));
     let fetches = Arc::new(AtomicUsize::new(0));
     let get = |cache: Arc<TokenCache>, fetches: Arc<AtomicUsize>, source: Arc<Secret>| async move {
@@ -254,7 +254,7 @@ async fn concurrent_requests_fetch_once_and_expiry_refetches_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_failure_is_shared_by_the_waiters_then_retried() {
-    let cache = Arc::new(TokenCache::default());
+    let cache = Arc::new(TokenCache::new(OAuthGrant::RefreshToken));
     let source = Arc::new(Secret::from("source"));
     let fetches = Arc::new(AtomicUsize::new(0));
     let handles: Vec<_> = (0..20)
@@ -285,7 +285,7 @@ async fn a_failure_is_shared_by_the_waiters_then_retried() {
 
 #[tokio::test(start_paused = true)]
 async fn a_rotated_refresh_token_is_used_until_the_source_changes() {
-    let cache = TokenCache::default();
+    let cache = TokenCache::new(OAuthGrant::RefreshToken);
     let source = Arc::new(Secret::from("r1"));
     let rotated = |_: Arc<Secret>| async {
         Ok(Token {
@@ -306,4 +306,28 @@ async fn a_rotated_refresh_token_is_used_until_the_source_changes() {
     let new_source = Arc::new(Secret::from("r3"));
     cache.get(&new_source, record).await.expect("third");
     assert_eq!(*used.lock().expect("lock"), ["r2", "r3"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn client_credentials_never_send_a_refresh_token_as_the_client_secret() {
+    // An endpoint may hand out a refresh token on any grant; only the
+    // refresh grant has a use for it.
+    let cache = TokenCache::new(OAuthGrant::ClientCredentials);
+    let source = Arc::new(Secret::from("client-secret"));
+    let with_refresh = |_: Arc<Secret>| async {
+        Ok(Token {
+            access: Arc::new(Secret::from("a")),
+            lifetime: Duration::from_secs(1),
+            refresh: Some(Arc::new(Secret::from("r2"))),
+        })
+    };
+    cache.get(&source, with_refresh).await.expect("first");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let used = Mutex::new(Vec::new());
+    let record = |r: Arc<Secret>| {
+        used.lock().expect("lock").push(text(r.expose()));
+        async { Ok(token("b", 1)) }
+    };
+    cache.get(&source, record).await.expect("second");
+    assert_eq!(*used.lock().expect("lock"), ["client-secret"]);
 }

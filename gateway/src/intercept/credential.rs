@@ -132,8 +132,10 @@ impl Credentials {
     pub fn new(store: Arc<CredentialStore>, placeholders: Placeholders) -> Credentials {
         let tokens = store
             .configs()
-            .filter(|c| matches!(store.scheme(&c.name), Some(Scheme::OAuth2(_))))
-            .map(|c| (c.name.clone(), TokenCache::default()))
+            .filter_map(|c| match store.scheme(&c.name) {
+                Some(Scheme::OAuth2(oauth)) => Some((c.name.clone(), TokenCache::new(oauth.grant))),
+                _ => None,
+            })
             .collect();
         Credentials {
             store,
