@@ -9,7 +9,9 @@
 //! Expiry: a token is used until `expires_in` minus a skew (a quarter of
 //! the lifetime, at most [`MAX_SKEW`]), so a request never leaves with a
 //! token about to expire in flight; a response without `expires_in` gets
-//! [`DEFAULT_LIFETIME`]. Times come from `tokio::time`, so tests pause it.
+//! [`DEFAULT_LIFETIME`], and none is kept longer than [`MAX_LIFETIME`]
+//! (an endpoint's `expires_in` is not trusted to be sane: 2^63 seconds
+//! would overflow the clock). Times come from `tokio::time`, so tests pause it.
 
 use std::sync::{
     Arc, Mutex, PoisonError,
@@ -31,6 +33,9 @@ use super::secret::Secret;
 
 /// Lifetime assumed when the token endpoint does not say (`expires_in`).
 pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
+/// The longest a token is kept, whatever the endpoint says: a day, so a
+/// token revoked at the endpoint without Sluice hearing of it still ages out.
+pub const MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 /// The most a token's use is cut short before its stated expiry.
 pub const MAX_SKEW: Duration = Duration::from_secs(30);
 /// Token responses larger than this are refused (they are a few hundred bytes).
@@ -240,7 +245,9 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<Token, TokenError> {
         Some(serde_json::Value::String(s)) => s.parse().ok(),
         _ => None,
     };
-    let lifetime = seconds.map_or(DEFAULT_LIFETIME, Duration::from_secs);
+    let lifetime = seconds.map_or(DEFAULT_LIFETIME, |s| {
+        Duration::from_secs(s.min(MAX_LIFETIME.as_secs()))
+    });
     Ok(Token {
         access: Arc::new(Secret::new(r.access_token.as_bytes().to_vec())),
         lifetime,
@@ -251,8 +258,9 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<Token, TokenError> {
     })
 }
 
-/// How long a token with `lifetime` is used for.
+/// How long a token with `lifetime` is used for (at most [`MAX_LIFETIME`]).
 pub fn usable_for(lifetime: Duration) -> Duration {
+    let lifetime = lifetime.min(MAX_LIFETIME);
     lifetime.saturating_sub((lifetime / 4).min(MAX_SKEW))
 }
 
@@ -352,7 +360,11 @@ impl TokenCache {
                 {
                     flight.refresh = Some((rotated, source.clone()));
                 }
-                let until = Instant::now() + usable_for(token.lifetime);
+                // Checked although the lifetime is capped: a clock near its
+                // end must not panic the request; the token then serves
+                // this request only.
+                let now = Instant::now();
+                let until = now.checked_add(usable_for(token.lifetime)).unwrap_or(now);
                 *self.lock() = Some(Cached {
                     access: token.access.clone(),
                     until,

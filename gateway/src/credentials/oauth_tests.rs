@@ -194,7 +194,15 @@ fn parse_response_table() {
 
 #[test]
 fn skew_table() {
-    let cases = [(0, 0), (2, 2), (60, 45), (120, 90), (3600, 3570)];
+    let cases = [
+        (0, 0),
+        (2, 2),
+        (60, 45),
+        (120, 90),
+        (3600, 3570),
+        (86_400, 86_370),
+        (u64::MAX, 86_370),
+    ];
     for (lifetime, want) in cases {
         let got = usable_for(Duration::from_secs(lifetime));
         // A quarter of 2 s is 0.5 s: compare in milliseconds.
@@ -330,4 +338,27 @@ async fn client_credentials_never_send_a_refresh_token_as_the_client_secret() {
     };
     cache.get(&source, record).await.expect("second");
     assert_eq!(*used.lock().expect("lock"), ["client-secret"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_huge_lifetime_is_capped_not_a_panic() {
+    // 2^63 + 1 seconds: `Instant + Duration` of that overflows and panics.
+    let body = br#"{"access_token":"tok","expires_in":9223372036854775809}"#;
+    let t = parse_response(200, body).expect("ok");
+    assert_eq!(t.lifetime, Duration::from_secs(24 * 3600));
+
+    // The cache caps what it is handed too (a token built elsewhere).
+    let cache = TokenCache::new(OAuthGrant::ClientCredentials);
+    let source = Arc::new(Secret::from("s"));
+    let huge = |_| async {
+        Ok(Token {
+            access: Arc::new(Secret::from("a")),
+            lifetime: Duration::MAX,
+            refresh: None,
+        })
+    };
+    cache.get(&source, huge).await.expect("cached");
+    tokio::time::advance(Duration::from_secs(24 * 3600)).await;
+    let again = cache.get(&source, |_| async { Ok(token("b", 60)) }).await;
+    assert_eq!(again.expect("refetched").expose(), b"b", "a day at most");
 }
