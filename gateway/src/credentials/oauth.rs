@@ -62,18 +62,39 @@ pub struct TokenUrl {
     pub path: String,
 }
 
+/// Without the query: an endpoint may take a key there, and this is what
+/// logs and audit events show.
 impl std::fmt::Display for TokenUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "https://{}:{}{}", self.host, self.port, self.path)
+        let path = self.path.split('?').next().unwrap_or("/");
+        if self.host.contains(':') {
+            write!(f, "https://[{}]:{}{path}", self.host, self.port)
+        } else {
+            write!(f, "https://{}:{}{path}", self.host, self.port)
+        }
+    }
+}
+
+/// A configured URL as an error may quote it: no userinfo, query or
+/// fragment, any of which may hold a secret.
+fn shown(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or("");
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    if scheme.is_empty() {
+        format!("{host}{path}")
+    } else {
+        format!("{scheme}://{host}{path}")
     }
 }
 
 impl OAuth2Scheme {
     pub fn compile(c: &OAuth2Config) -> Result<Self, SchemeError> {
-        let bad_url = || SchemeError::OAuthBadUrl(c.token_url.clone());
+        let bad_url = || SchemeError::OAuthBadUrl(shown(&c.token_url));
         let uri: Uri = c.token_url.parse().map_err(|_| bad_url())?;
         if uri.scheme_str() != Some("https") {
-            return Err(SchemeError::OAuthNotHttps(c.token_url.clone()));
+            return Err(SchemeError::OAuthNotHttps(shown(&c.token_url)));
         }
         let host = uri.host().ok_or_else(bad_url)?;
         let host = host
@@ -198,10 +219,12 @@ impl std::fmt::Debug for Token {
 }
 
 /// Why no token could be had. Messages never carry what the endpoint sent
-/// (it may echo a secret), only what went wrong.
+/// (it may echo a secret) nor its URL, only what went wrong; the caller
+/// names the endpoint where the operator reads it ([`TokenUrl`]'s Display).
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum TokenError {
-    #[error("cannot reach the token endpoint {0}")]
+    /// Resolving, connecting, TLS or the exchange failed; says how.
+    #[error("cannot reach the token endpoint: {0}")]
     Unreachable(String),
     #[error("the token endpoint answered HTTP {0}")]
     Status(u16),
@@ -215,6 +238,17 @@ pub enum TokenError {
     TooLarge,
     #[error("the credential's secret is not loaded")]
     NoSecret,
+}
+
+impl TokenError {
+    /// What a sandbox is told: the kind of failure, never where the
+    /// endpoint is or what the network said about it.
+    pub fn for_sandbox(&self) -> String {
+        match self {
+            TokenError::Unreachable(_) => "cannot reach the token endpoint".to_owned(),
+            other => other.to_string(),
+        }
+    }
 }
 
 #[derive(Deserialize)]

@@ -362,3 +362,24 @@ async fn a_huge_lifetime_is_capped_not_a_panic() {
     let again = cache.get(&source, |_| async { Ok(token("b", 60)) }).await;
     assert_eq!(again.expect("refetched").expose(), b"b", "a day at most");
 }
+
+#[test]
+fn a_token_url_is_shown_without_its_query_or_userinfo() {
+    let mut c = config(OAuthGrant::ClientCredentials);
+    c.token_url = "https://auth.test/t?api_key=hunter2".into();
+    let url = OAuth2Scheme::compile(&c).expect("compiles").token_url;
+    assert_eq!(url.path, "/t?api_key=hunter2", "sent as configured");
+    assert_eq!(url.to_string(), "https://auth.test:443/t");
+
+    // Config errors quote the URL too.
+    for bad in [
+        "https://u:hunter2@auth.test/t",
+        "http://auth.test/t?api_key=hunter2",
+        "http://u:hunter2@auth.test/t",
+    ] {
+        c.token_url = bad.into();
+        let err = OAuth2Scheme::compile(&c).expect_err(bad).to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(err.contains("auth.test/t"), "{err}");
+    }
+}

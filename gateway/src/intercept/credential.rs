@@ -32,7 +32,7 @@ use crate::{
         body::{MAX_BODY, replace},
         config::{ACCESS_KEY_ID, CLIENT_SECRET, SESSION_TOKEN},
         decide,
-        oauth::{Token, TokenCache, TokenError},
+        oauth::{OAuth2Scheme, Token, TokenCache, TokenError},
         scheme::{RequestContext, SigV4Keys},
         token_endpoint::TokenEndpoint,
     },
@@ -94,13 +94,16 @@ pub enum Outcome {
         reason: &'static str,
         credential: String,
     },
-    /// Could not be done (413 body too large, 502 token endpoint failed);
-    /// `detail` never holds a secret.
+    /// Could not be done (413 body too large, 502 token endpoint failed).
+    /// `detail` is for the sandbox; `log` for the audit event and the
+    /// daemon log, which may name the token endpoint (never its query).
+    /// Neither holds a secret.
     Failed {
         status: StatusCode,
         reason: &'static str,
         credential: String,
         detail: String,
+        log: String,
     },
 }
 
@@ -256,10 +259,8 @@ impl Credentials {
             Scheme::OAuth2(oauth) => {
                 let (Some(cache), Some(endpoint)) = (self.tokens.get(credential), &self.endpoint)
                 else {
-                    return (
-                        token_failed(credential, "no token endpoint client".to_owned()),
-                        held.into_body(),
-                    );
+                    let err = TokenError::Unreachable("no token endpoint client".to_owned());
+                    return (token_failed(credential, oauth, &err), held.into_body());
                 };
                 let client_secret = self.store.extra(credential, CLIENT_SECRET);
                 // Boxed with an explicit `Send`: the compiler cannot prove
@@ -275,8 +276,9 @@ impl Credentials {
                 match fetched {
                     Ok(token) => token,
                     Err(err) => {
-                        tracing::warn!(credential, %err, "no access token");
-                        return (token_failed(credential, err.to_string()), held.into_body());
+                        let endpoint = &oauth.token_url;
+                        tracing::warn!(credential, %endpoint, %err, "no access token");
+                        return (token_failed(credential, oauth, &err), held.into_body());
                     }
                 }
             }
@@ -426,12 +428,22 @@ fn refused(reason: &'static str, credential: &str) -> Outcome {
     }
 }
 
-fn token_failed(credential: &str, detail: String) -> Outcome {
+/// The sandbox learns which credential failed and how, not where its
+/// endpoint is: a token URL may carry a key in its query, and its host and
+/// the network's words are the operator's business.
+fn token_failed(credential: &str, oauth: &OAuth2Scheme, err: &TokenError) -> Outcome {
     Outcome::Failed {
         status: StatusCode::BAD_GATEWAY,
         reason: TOKEN_ENDPOINT_FAILED,
         credential: credential.to_owned(),
-        detail: format!("the token endpoint of credential {credential} failed: {detail}"),
+        detail: format!(
+            "the token endpoint of credential {credential} failed: {}",
+            err.for_sandbox()
+        ),
+        log: format!(
+            "the token endpoint {} of credential {credential} failed: {err}",
+            oauth.token_url
+        ),
     }
 }
 
@@ -440,6 +452,7 @@ fn too_large(credential: String, detail: String) -> Outcome {
         status: StatusCode::PAYLOAD_TOO_LARGE,
         reason: BODY_TOO_LARGE,
         credential,
+        log: detail.clone(),
         detail,
     }
 }
@@ -467,3 +480,7 @@ impl Credentials {
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+#[cfg(test)]
+#[path = "credential_tests.rs"]
+mod tests;

@@ -365,7 +365,8 @@ impl Interceptor {
                 reason,
                 credential,
                 detail,
-            } => return self.credential_failed(conn, status, reason, &credential, detail),
+                log,
+            } => return self.credential_failed(conn, status, reason, &credential, detail, log),
         };
         if needles.is_some() {
             // An answer that echoes the secret is redacted by reading it:
@@ -575,7 +576,8 @@ impl Interceptor {
     }
 
     /// A credential that could not be applied (its token endpoint failed,
-    /// a body too large to check): counted, audited, upstream untouched.
+    /// a body too large to check): counted, audited (with `log`), upstream
+    /// untouched; the sandbox gets `detail`.
     fn credential_failed(
         &self,
         conn: &Conn,
@@ -583,6 +585,7 @@ impl Interceptor {
         reason: &'static str,
         credential: &str,
         detail: String,
+        log: String,
     ) -> Response<Body> {
         self.count(status);
         let counter = if status == StatusCode::BAD_GATEWAY {
@@ -591,14 +594,7 @@ impl Interceptor {
             &self.metrics.credential_refusals
         };
         counter.with_label_values(&[reason]).inc();
-        self.record(
-            conn,
-            "credential",
-            "error",
-            reason,
-            None,
-            Some(detail.clone()),
-        );
+        self.record(conn, "credential", "error", reason, None, Some(log));
         let error = if status == StatusCode::BAD_GATEWAY {
             "bad_gateway"
         } else {
