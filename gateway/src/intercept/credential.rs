@@ -30,7 +30,7 @@ use crate::{
         Binding, Bindings, CredentialStore, Location, PlaceholderIndex, Placeholders, Scheme,
         Secret, Transport,
         body::{MAX_BODY, replace},
-        config::{ACCESS_KEY_ID, CLIENT_SECRET, SESSION_TOKEN},
+        config::{ACCESS_KEY_ID, BodyValue, CLIENT_SECRET, SESSION_TOKEN},
         decide,
         oauth::{OAuth2Scheme, Token, TokenCache, TokenError},
         scheme::{RequestContext, SigV4Keys},
@@ -284,6 +284,20 @@ impl Credentials {
             }
             _ => secret.clone(),
         };
+        // What a body placeholder becomes: what it stands for, since the
+        // upstream may store the body and hand it back (for SigV4 the
+        // access key id, never the signing key).
+        let body_value = match config.scheme.body_value() {
+            _ if !in_body => None,
+            Some(BodyValue::AccessKeyId) => self.store.extra(credential, ACCESS_KEY_ID),
+            Some(BodyValue::Secret | BodyValue::AccessToken) => Some(value.clone()),
+            None => None,
+        };
+        if in_body && body_value.is_none() {
+            // Binding compilation refuses `allow_in_body` without a value.
+            tracing::warn!(credential, "no value for a placeholder in the body");
+            return (refused("injection_failed", credential), held.into_body());
+        }
         let mut body = None;
         let outgoing = if in_body || scheme.needs_body() {
             let bytes = match held.read().await {
@@ -292,11 +306,9 @@ impl Credentials {
                     return (too_large(credential.to_owned(), detail), full(Bytes::new()));
                 }
             };
-            let replaced = if in_body {
-                replace(&bytes, placeholder.as_bytes(), value.expose())
-            } else {
-                None
-            };
+            let replaced = body_value
+                .as_ref()
+                .and_then(|v| replace(&bytes, placeholder.as_bytes(), v.expose()));
             // The http types own the copy they are given; it cannot be zeroized.
             let bytes = replaced.map_or(bytes, |r| Bytes::from(r.to_vec()));
             headers.remove(TRANSFER_ENCODING);

@@ -7,7 +7,8 @@ use super::*;
 use crate::{
     config::ResolverConfig,
     credentials::config::{
-        ClientAuth, OAuth2Config, OAuthGrant, PlaceholderShape, SchemeConfig, Source,
+        ClientAuth, OAuth2Config, OAuthGrant, PlaceholderShape, SchemeConfig, SigV4Config,
+        SigV4Payload, Source,
     },
     credentials::{CredentialConfig, Transport},
     resolve::Resolver,
@@ -164,4 +165,42 @@ async fn an_unreachable_token_endpoint_is_named_by_its_credential_not_its_url() 
     assert!(log.contains("https://auth.test:443/oauth/token "), "{log}");
     assert!(log.contains("no such name"), "{log}");
     assert!(!log.contains("hunter2"), "{log}");
+}
+
+#[tokio::test]
+async fn a_sigv4_placeholder_in_a_body_becomes_the_access_key_id_not_the_secret_key() {
+    // An S3 browser-form POST names the key in `X-Amz-Credential`; the
+    // bucket stores the form, so whatever replaces the placeholder can be
+    // read back.
+    let s3 = SchemeConfig::AwsSigV4(SigV4Config {
+        access_key_id: Source::Env { var: "AKID".into() },
+        region: "us-east-1".into(),
+        service: "s3".into(),
+        session_token: None,
+        payload: SigV4Payload::Unsigned,
+    });
+    let mut config = credential("s3", "bucket.s3.test", "SECRET_KEY", s3);
+    config.placeholder = PlaceholderShape {
+        prefix: Some("AKIA".into()),
+        length: Some(20),
+    };
+    let h = Harness::new(
+        vec![config],
+        &[
+            ("SECRET_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYSECRETKEY"),
+            ("AKID", "AKIAREALACCESSKEYID0"),
+        ],
+        "[{credential: s3, allow_in_body: true}]",
+    );
+    let body = format!(
+        "X-Amz-Credential={}/20240101/us-east-1/s3/aws4_request",
+        h.placeholder("s3")
+    );
+    let (outcome, headers, sent) = h.apply("bucket.s3.test", Method::POST, &[], &body).await;
+    assert!(matches!(outcome, Outcome::Injected { .. }), "injected");
+    assert_eq!(
+        sent,
+        "X-Amz-Credential=AKIAREALACCESSKEYID0/20240101/us-east-1/s3/aws4_request"
+    );
+    assert!(headers.contains_key("authorization"), "signed");
 }
