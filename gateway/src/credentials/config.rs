@@ -142,7 +142,8 @@ pub enum SchemeConfig {
     /// `Authorization: Basic base64(<username>:<secret>)`.
     Basic { username: String },
     /// `<header>: <prefix><encoding(HMAC-<algorithm>(secret, canonical))>`,
-    /// where `canonical` is a template over `{method}` `{host}` `{path}`
+    /// where `canonical` is a template over `{method}` `{host}` (the `Host`
+    /// sent, with a non-default port) `{path}`
     /// `{query}` `{timestamp}`; the unix-seconds timestamp used is also sent
     /// in `timestamp_header` when set.
     Hmac {

@@ -328,7 +328,6 @@ impl Credentials {
         });
         let context = RequestContext {
             method: request.method,
-            host: request.host,
             now_unix: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
