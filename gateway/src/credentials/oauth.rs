@@ -11,7 +11,10 @@
 //! token about to expire in flight; a response without `expires_in` gets
 //! [`DEFAULT_LIFETIME`], and none is kept longer than [`MAX_LIFETIME`]
 //! (an endpoint's `expires_in` is not trusted to be sane: 2^63 seconds
-//! would overflow the clock). Times come from `tokio::time`, so tests pause it.
+//! would overflow the clock). A token an upstream answers 401 to is dropped
+//! ([`TokenCache::rejected`], after [`REJECTED_GRACE`]), so the next request
+//! fetches a new one, still single-flight. Times come from `tokio::time`,
+//! so tests pause it.
 
 use std::sync::{
     Arc, Mutex, PoisonError,
@@ -38,6 +41,11 @@ pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
 pub const MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 /// The most a token's use is cut short before its stated expiry.
 pub const MAX_SKEW: Duration = Duration::from_secs(30);
+/// How long after its fetch a token an upstream refuses (401) is kept
+/// anyway: that soon the request, not the token, is the likelier fault,
+/// and a sandbox asking for a URL that always answers 401 must not have
+/// Sluice ask the token endpoint once per request.
+pub const REJECTED_GRACE: Duration = Duration::from_secs(30);
 /// Token responses larger than this are refused (they are a few hundred bytes).
 pub const MAX_RESPONSE: usize = 64 * 1024;
 
@@ -300,6 +308,7 @@ pub fn usable_for(lifetime: Duration) -> Duration {
 
 struct Cached {
     access: Arc<Secret>,
+    fetched: Instant,
     until: Instant,
 }
 
@@ -401,6 +410,7 @@ impl TokenCache {
                 let until = now.checked_add(usable_for(token.lifetime)).unwrap_or(now);
                 *self.lock() = Some(Cached {
                     access: token.access.clone(),
+                    fetched: now,
                     until,
                 });
                 Ok(token.access)
@@ -409,6 +419,20 @@ impl TokenCache {
                 flight.failure = Some(err.clone());
                 Err(err)
             }
+        }
+    }
+
+    /// An upstream answered 401 to a request carrying `used`: drops it
+    /// when it is still the cached token and older than [`REJECTED_GRACE`],
+    /// so the next [`TokenCache::get`] fetches anew (one request for all).
+    /// A 401 for a token already replaced changes nothing.
+    pub fn rejected(&self, used: &Arc<Secret>) {
+        let mut current = self.lock();
+        let stale = current.as_ref().is_some_and(|cached| {
+            Arc::ptr_eq(&cached.access, used) && cached.fetched.elapsed() >= REJECTED_GRACE
+        });
+        if stale {
+            *current = None;
         }
     }
 

@@ -383,3 +383,33 @@ fn a_token_url_is_shown_without_its_query_or_userinfo() {
         assert!(err.contains("auth.test/t"), "{err}");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_rejected_token_is_dropped_once_and_not_while_fresh() {
+    let cache = TokenCache::new(OAuthGrant::ClientCredentials);
+    let source = Arc::new(Secret::from("s"));
+    let fetches = AtomicUsize::new(0);
+    let get = || {
+        cache.get(&source, |_| {
+            let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
+            async move { Ok(token(&format!("t{n}"), 3600)) }
+        })
+    };
+    let t1 = get().await.expect("t1");
+
+    // Rejected right after its fetch: kept, or a sandbox asking for a URL
+    // that always answers 401 would have Sluice ask the endpoint each time.
+    cache.rejected(&t1);
+    assert_eq!(get().await.expect("kept").expose(), b"t1");
+
+    tokio::time::advance(REJECTED_GRACE).await;
+    cache.rejected(&t1);
+    let t2 = get().await.expect("t2");
+    assert_eq!(t2.expose(), b"t2", "dropped, fetched anew");
+
+    // A late 401 for the old token leaves the new one alone.
+    tokio::time::advance(REJECTED_GRACE).await;
+    cache.rejected(&t1);
+    assert_eq!(get().await.expect("t2 kept").expose(), b"t2");
+    assert_eq!(fetches.load(Ordering::SeqCst), 2);
+}

@@ -8,7 +8,8 @@
 //! Per-policy bindings and per-sandbox placeholder matchers are built once
 //! and cached; the caches are cleared when a policy reloads (new `Arc`) or a
 //! secret rotates (placeholder lengths may follow the secret's). Access
-//! tokens are cached per credential ([`TokenCache`]) until they expire.
+//! tokens are cached per credential ([`TokenCache`]) until they expire, or
+//! until an upstream answers 401 to one ([`Credentials::rejected`]).
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -88,6 +89,8 @@ pub enum Outcome {
     Injected {
         credential: String,
         needles: Arc<Needles>,
+        /// `oauth2`: the access token sent, for [`Credentials::rejected`].
+        token: Option<Arc<Secret>>,
     },
     /// Refused (403) before anything left: `reason` is a stable label.
     Refused {
@@ -349,6 +352,7 @@ impl Credentials {
                 let outcome = Outcome::Injected {
                     credential: credential.to_owned(),
                     needles: self.redactor(&needles),
+                    token: matches!(scheme, Scheme::OAuth2(_)).then(|| value.clone()),
                 };
                 (outcome, outgoing.into_body())
             }
@@ -359,6 +363,14 @@ impl Credentials {
                     outgoing.into_body(),
                 )
             }
+        }
+    }
+
+    /// The upstream answered 401 to a request that carried `token` (see
+    /// [`TokenCache::rejected`]): the next request may fetch a new one.
+    pub fn rejected(&self, credential: &str, token: &Arc<Secret>) {
+        if let Some(cache) = self.tokens.get(credential) {
+            cache.rejected(token);
         }
     }
 

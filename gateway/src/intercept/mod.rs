@@ -339,11 +339,14 @@ impl Interceptor {
             .credentials
             .apply(request, &mut parts.headers, &mut parts.uri, body)
             .await;
+        // An access token sent, so a 401 to it can drop it from the cache.
+        let mut sent_token = None;
         let needles = match outcome {
             credential::Outcome::Untouched => None,
             credential::Outcome::Injected {
                 credential,
                 needles,
+                token,
             } => {
                 // After a 101 the upstream's bytes are frames of the new
                 // protocol: WebSocket frames are redacted, anything else
@@ -355,6 +358,7 @@ impl Interceptor {
                     .credential_injections
                     .with_label_values(&[&credential])
                     .inc();
+                sent_token = token.map(|token| (credential, token));
                 Some(needles)
             }
             credential::Outcome::Refused { reason, credential } => {
@@ -426,6 +430,11 @@ impl Interceptor {
             }
         };
         self.count(response.status());
+        if response.status() == StatusCode::UNAUTHORIZED
+            && let Some((credential, token)) = &sent_token
+        {
+            self.credentials.rejected(credential, token);
+        }
         if response.status() == StatusCode::SWITCHING_PROTOCOLS
             && let Some(downstream) = downstream_upgrade
         {
