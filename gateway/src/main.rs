@@ -312,11 +312,13 @@ fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()>
     let mut problems = Vec::new();
     let mut sandboxes = Vec::new();
     let mut catalogue = None;
+    let mut credentials = None;
     if let Some(config) = &config {
         match Config::load(config) {
             Ok(loaded) => {
                 paths.push(loaded.policy_dir.clone());
                 sandboxes = loaded.sandboxes;
+                credentials = Some(loaded.credentials);
                 // Valid: `Config::load` compiled it already.
                 catalogue = sluice::apps::Catalogue::compile(&loaded.apps).ok();
             }
@@ -340,6 +342,22 @@ fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()>
                             problems.push(format!(
                                 "policy `{name}` lists app `{app}`, which the config's `apps:` catalogue does not declare"
                             ));
+                        }
+                    }
+                }
+                // Bindings the daemon could not compile leave every
+                // placeholder of the policy refused: say so before it runs.
+                if let Some(credentials) = &credentials {
+                    for name in set.names() {
+                        let Some(policy) = set.get(name) else {
+                            continue;
+                        };
+                        let compiled = sluice::credentials::Bindings::compile(
+                            credentials,
+                            &policy.credentials,
+                        );
+                        for err in compiled.err().unwrap_or_default() {
+                            problems.push(format!("policy `{name}`: {err}"));
                         }
                     }
                 }

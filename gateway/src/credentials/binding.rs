@@ -105,6 +105,10 @@ pub enum BindingError {
     UnknownCredential(String),
     #[error("policy binds credential {0:?} more than once")]
     DuplicateBinding(String),
+    #[error(
+        "binding for credential {0:?}: `allow_in_body` is refused for an `hmac` credential: its secret is a signing key, so a placeholder in a body has no value it may be replaced with; drop `allow_in_body`"
+    )]
+    NoBodyValue(String),
     #[error("binding for credential {credential:?}: {source}")]
     Host {
         credential: String,
@@ -271,6 +275,9 @@ struct Bound {
 #[derive(Debug, Clone)]
 struct Entry {
     hosts: HostSet,
+    /// Whether the scheme has a value a body placeholder may become
+    /// ([`super::config::SchemeConfig::body_value`]).
+    body_value: bool,
     bound: Option<Bound>,
 }
 
@@ -292,7 +299,15 @@ impl Bindings {
             // Invalid host patterns were already reported by config
             // validation; an unparsable set here matches nothing (fail closed).
             let hosts = HostSet::parse(&c.hosts).unwrap_or_default();
-            entries.insert(c.name.clone(), Entry { hosts, bound: None });
+            let body_value = c.scheme.body_value().is_some();
+            entries.insert(
+                c.name.clone(),
+                Entry {
+                    hosts,
+                    body_value,
+                    bound: None,
+                },
+            );
         }
         for b in policy {
             let Some(entry) = entries.get_mut(&b.credential) else {
@@ -301,6 +316,10 @@ impl Bindings {
             };
             if entry.bound.is_some() {
                 errors.push(BindingError::DuplicateBinding(b.credential.clone()));
+                continue;
+            }
+            if b.allow_in_body && !entry.body_value {
+                errors.push(BindingError::NoBodyValue(b.credential.clone()));
                 continue;
             }
             match HostSet::parse(&b.hosts) {

@@ -405,3 +405,49 @@ fn body_placeholders_table() {
         vec![body("b"), body("a")]
     );
 }
+
+#[test]
+fn allow_in_body_table() {
+    // What a body placeholder becomes must be something the sandbox may
+    // hold: a body can be stored upstream and read back. An HMAC key has
+    // no such public stand-in.
+    let scheme = |yaml: &str| -> SchemeConfig { serde_yaml::from_str(yaml).expect(yaml) };
+    let cases = [
+        ("{type: bearer}", true),
+        ("{type: header, name: x-key, template: '{secret}'}", true),
+        ("{type: query, param: key}", true),
+        ("{type: basic, username: u}", true),
+        (
+            "{type: oauth2, grant: client_credentials, token_url: 'https://a.test/t', client_id: c}",
+            true,
+        ),
+        (
+            "{type: aws_sigv4, access_key_id: {env: K}, region: r, service: s3}",
+            true,
+        ),
+        (
+            "{type: hmac, algorithm: sha256, header: x-sig, encoding: hex, canonical: '{method}'}",
+            false,
+        ),
+    ];
+    for (yaml, allowed) in cases {
+        let mut c = cred("a", &["api.a.com"]);
+        c.scheme = scheme(yaml);
+        let mut in_body = bind("a", &[], false);
+        in_body.allow_in_body = true;
+        match (Bindings::compile([&c], &[in_body.clone()]), allowed) {
+            (Ok(_), true) => {}
+            (Err(errs), false) => {
+                let text = errs[0].to_string();
+                assert!(
+                    text.contains("\"a\"") && text.contains("allow_in_body"),
+                    "{text}"
+                );
+            }
+            (got, _) => panic!("{yaml}: {got:?}"),
+        }
+        // Without `allow_in_body` every scheme binds.
+        in_body.allow_in_body = false;
+        Bindings::compile([&c], &[in_body]).expect(yaml);
+    }
+}

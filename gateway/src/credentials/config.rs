@@ -142,7 +142,8 @@ pub enum SchemeConfig {
     /// `Authorization: Basic base64(<username>:<secret>)`.
     Basic { username: String },
     /// `<header>: <prefix><encoding(HMAC-<algorithm>(secret, canonical))>`,
-    /// where `canonical` is a template over `{method}` `{host}` `{path}`
+    /// where `canonical` is a template over `{method}` `{host}` (the `Host`
+    /// sent, with a non-default port) `{path}`
     /// `{query}` `{timestamp}`; the unix-seconds timestamp used is also sent
     /// in `timestamp_header` when set.
     Hmac {
@@ -446,6 +447,39 @@ impl SchemeConfig {
                 v
             }
             _ => Vec::new(),
+        }
+    }
+}
+
+/// What a placeholder written in a request body is replaced with, under
+/// `allow_in_body`: what the placeholder stands for, never more. A body
+/// may be stored upstream and read back, so this is a value the sandbox
+/// is taken to be able to learn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyValue {
+    /// The secret: it is what the scheme sends anyway (bearer, header,
+    /// query, basic).
+    Secret,
+    /// The access token the daemon obtained (oauth2).
+    AccessToken,
+    /// The access key id (aws_sigv4): the placeholder is the sandbox's
+    /// access key id, and the secret key only ever signs.
+    AccessKeyId,
+}
+
+impl SchemeConfig {
+    /// What a body placeholder becomes; `None` for `hmac`, whose secret is
+    /// a signing key that never leaves and has no public stand-in, so
+    /// binding it with `allow_in_body` is refused.
+    pub fn body_value(&self) -> Option<BodyValue> {
+        match self {
+            SchemeConfig::Bearer
+            | SchemeConfig::Header { .. }
+            | SchemeConfig::Query { .. }
+            | SchemeConfig::Basic { .. } => Some(BodyValue::Secret),
+            SchemeConfig::OAuth2(_) => Some(BodyValue::AccessToken),
+            SchemeConfig::AwsSigV4(_) => Some(BodyValue::AccessKeyId),
+            SchemeConfig::Hmac { .. } => None,
         }
     }
 }

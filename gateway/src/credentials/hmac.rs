@@ -3,9 +3,16 @@
 //!
 //! The canonical string is computed from the request as it will be
 //! forwarded (after the placeholder has been stripped): `{method}` uppercase,
-//! `{host}` the name the connection was decided on, `{path}` and `{query}`
-//! exactly as in the URI (the query without its `?`), `{timestamp}` the unix
-//! seconds handed in by the caller. Any other `{...}` is a config error.
+//! `{host}` the `Host` the upstream sees (`name`, or `name:port` on a port
+//! not the default, as a verifier reading the request finds it), `{path}`
+//! and `{query}` exactly as in the URI (the query without its `?`),
+//! `{timestamp}` the unix seconds handed in by the caller. Any other
+//! `{...}` is a config error.
+//!
+//! `{method}` is uppercased although the method is forwarded as sent: the
+//! two differ only for a non-standard lowercase method (`patch`), which
+//! RFC 9110 makes a different method; a server that accepts it as `PATCH`
+//! verifies the uppercase form, and one that does not refuses it anyway.
 //!
 //! The signature is not secret (it is only valid for this request), so it is
 //! not a redaction needle; the header is still marked sensitive.
@@ -46,6 +53,7 @@ pub struct HmacScheme {
 /// What the canonical string is built from, besides the URI.
 pub(super) struct Inputs<'a> {
     pub method: &'a Method,
+    /// The `Host` as sent.
     pub host: &'a str,
     pub uri: &'a Uri,
     pub now_unix: u64,

@@ -48,7 +48,6 @@ fn run(
     let mut uri: Uri = uri.parse().expect("uri");
     let ctx = RequestContext {
         method,
-        host,
         now_unix: NOW,
         authority: host,
         sigv4: None,
@@ -415,4 +414,39 @@ fn nothing_prints_the_secret() {
     }
     // The signature header is sensitive, so `http` hides it in Debug too.
     assert!(!format!("{h:?}").contains(&sig));
+}
+
+#[test]
+fn host_is_the_host_header_as_sent() {
+    // On a non-default port the upstream sees `Host: name:port`; a
+    // verifier rebuilding the canonical string from the request it got
+    // uses that, so the signature must cover it.
+    let scheme = compile(&config(
+        HmacAlgorithm::Sha256,
+        HmacEncoding::Hex,
+        "{method}|{host}|{path}",
+        None,
+        None,
+    ));
+    let cases = [
+        ("api.example.com", "GET|api.example.com|/p"),
+        ("api.example.com:8443", "GET|api.example.com:8443|/p"),
+        ("[2001:db8::1]:8443", "GET|[2001:db8::1]:8443|/p"),
+    ];
+    for (authority, canonical) in cases {
+        let mut h = HeaderMap::new();
+        let mut uri: Uri = "/p".parse().expect("uri");
+        let ctx = RequestContext {
+            method: &Method::GET,
+            now_unix: NOW,
+            authority,
+            sigv4: None,
+            body: None,
+        };
+        scheme
+            .apply_to(&Secret::from(SECRET), PH, &ctx, &mut h, &mut uri)
+            .expect("apply");
+        let want = hex_fmt(&expected_sha256(SECRET.as_bytes(), canonical));
+        assert_eq!(header(&h, "x-signature"), want, "{authority}");
+    }
 }

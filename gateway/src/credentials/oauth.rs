@@ -9,7 +9,12 @@
 //! Expiry: a token is used until `expires_in` minus a skew (a quarter of
 //! the lifetime, at most [`MAX_SKEW`]), so a request never leaves with a
 //! token about to expire in flight; a response without `expires_in` gets
-//! [`DEFAULT_LIFETIME`]. Times come from `tokio::time`, so tests pause it.
+//! [`DEFAULT_LIFETIME`], and none is kept longer than [`MAX_LIFETIME`]
+//! (an endpoint's `expires_in` is not trusted to be sane: 2^63 seconds
+//! would overflow the clock). A token an upstream answers 401 to is dropped
+//! ([`TokenCache::rejected`], after [`REJECTED_GRACE`]), so the next request
+//! fetches a new one, still single-flight. Times come from `tokio::time`,
+//! so tests pause it.
 
 use std::sync::{
     Arc, Mutex, PoisonError,
@@ -31,8 +36,16 @@ use super::secret::Secret;
 
 /// Lifetime assumed when the token endpoint does not say (`expires_in`).
 pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
+/// The longest a token is kept, whatever the endpoint says: a day, so a
+/// token revoked at the endpoint without Sluice hearing of it still ages out.
+pub const MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 /// The most a token's use is cut short before its stated expiry.
 pub const MAX_SKEW: Duration = Duration::from_secs(30);
+/// How long after its fetch a token an upstream refuses (401) is kept
+/// anyway: that soon the request, not the token, is the likelier fault,
+/// and a sandbox asking for a URL that always answers 401 must not have
+/// Sluice ask the token endpoint once per request.
+pub const REJECTED_GRACE: Duration = Duration::from_secs(30);
 /// Token responses larger than this are refused (they are a few hundred bytes).
 pub const MAX_RESPONSE: usize = 64 * 1024;
 
@@ -57,18 +70,39 @@ pub struct TokenUrl {
     pub path: String,
 }
 
+/// Without the query: an endpoint may take a key there, and this is what
+/// logs and audit events show.
 impl std::fmt::Display for TokenUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "https://{}:{}{}", self.host, self.port, self.path)
+        let path = self.path.split('?').next().unwrap_or("/");
+        if self.host.contains(':') {
+            write!(f, "https://[{}]:{}{path}", self.host, self.port)
+        } else {
+            write!(f, "https://{}:{}{path}", self.host, self.port)
+        }
+    }
+}
+
+/// A configured URL as an error may quote it: no userinfo, query or
+/// fragment, any of which may hold a secret.
+fn shown(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or("");
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    if scheme.is_empty() {
+        format!("{host}{path}")
+    } else {
+        format!("{scheme}://{host}{path}")
     }
 }
 
 impl OAuth2Scheme {
     pub fn compile(c: &OAuth2Config) -> Result<Self, SchemeError> {
-        let bad_url = || SchemeError::OAuthBadUrl(c.token_url.clone());
+        let bad_url = || SchemeError::OAuthBadUrl(shown(&c.token_url));
         let uri: Uri = c.token_url.parse().map_err(|_| bad_url())?;
         if uri.scheme_str() != Some("https") {
-            return Err(SchemeError::OAuthNotHttps(c.token_url.clone()));
+            return Err(SchemeError::OAuthNotHttps(shown(&c.token_url)));
         }
         let host = uri.host().ok_or_else(bad_url)?;
         let host = host
@@ -193,10 +227,12 @@ impl std::fmt::Debug for Token {
 }
 
 /// Why no token could be had. Messages never carry what the endpoint sent
-/// (it may echo a secret), only what went wrong.
+/// (it may echo a secret) nor its URL, only what went wrong; the caller
+/// names the endpoint where the operator reads it ([`TokenUrl`]'s Display).
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum TokenError {
-    #[error("cannot reach the token endpoint {0}")]
+    /// Resolving, connecting, TLS or the exchange failed; says how.
+    #[error("cannot reach the token endpoint: {0}")]
     Unreachable(String),
     #[error("the token endpoint answered HTTP {0}")]
     Status(u16),
@@ -210,6 +246,17 @@ pub enum TokenError {
     TooLarge,
     #[error("the credential's secret is not loaded")]
     NoSecret,
+}
+
+impl TokenError {
+    /// What a sandbox is told: the kind of failure, never where the
+    /// endpoint is or what the network said about it.
+    pub fn for_sandbox(&self) -> String {
+        match self {
+            TokenError::Unreachable(_) => "cannot reach the token endpoint".to_owned(),
+            other => other.to_string(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -240,7 +287,9 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<Token, TokenError> {
         Some(serde_json::Value::String(s)) => s.parse().ok(),
         _ => None,
     };
-    let lifetime = seconds.map_or(DEFAULT_LIFETIME, Duration::from_secs);
+    let lifetime = seconds.map_or(DEFAULT_LIFETIME, |s| {
+        Duration::from_secs(s.min(MAX_LIFETIME.as_secs()))
+    });
     Ok(Token {
         access: Arc::new(Secret::new(r.access_token.as_bytes().to_vec())),
         lifetime,
@@ -251,13 +300,15 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<Token, TokenError> {
     })
 }
 
-/// How long a token with `lifetime` is used for.
+/// How long a token with `lifetime` is used for (at most [`MAX_LIFETIME`]).
 pub fn usable_for(lifetime: Duration) -> Duration {
+    let lifetime = lifetime.min(MAX_LIFETIME);
     lifetime.saturating_sub((lifetime / 4).min(MAX_SKEW))
 }
 
 struct Cached {
     access: Arc<Secret>,
+    fetched: Instant,
     until: Instant,
 }
 
@@ -266,8 +317,8 @@ struct Flight {
     finished: u64,
     /// The last fetch's failure, handed to requests that waited for it.
     failure: Option<TokenError>,
-    /// A refresh token the endpoint rotated to, and the source secret it
-    /// replaced: a rotated source file makes it stale.
+    /// A refresh token the endpoint rotated to (refresh grant only), and
+    /// the source secret it replaced: a rotated source file makes it stale.
     refresh: Option<(Arc<Secret>, Arc<Secret>)>,
 }
 
@@ -275,14 +326,20 @@ struct Flight {
 /// request at a time (the others wait for its result instead of asking
 /// the endpoint themselves).
 pub struct TokenCache {
+    /// Only the refresh grant keeps a rotated refresh token: on
+    /// `client_credentials` the fetch's secret is the client secret, and
+    /// a refresh token an endpoint hands out anyway must not replace it.
+    keeps_rotated: bool,
     current: Mutex<Option<Cached>>,
     finished: AtomicU64,
     gate: tokio::sync::Mutex<Flight>,
 }
 
-impl Default for TokenCache {
-    fn default() -> Self {
+impl TokenCache {
+    /// An empty cache for a credential of `grant`.
+    pub fn new(grant: OAuthGrant) -> Self {
         TokenCache {
+            keeps_rotated: grant == OAuthGrant::RefreshToken,
             current: Mutex::new(None),
             finished: AtomicU64::new(0),
             gate: tokio::sync::Mutex::new(Flight {
@@ -302,8 +359,9 @@ impl std::fmt::Debug for TokenCache {
 
 impl TokenCache {
     /// The current token, or a new one from `fetch`. `source` is the
-    /// credential's current secret; `fetch` receives the refresh token to
-    /// use (a rotated one, or `source`).
+    /// credential's current secret; `fetch` receives the secret to use:
+    /// `source`, or for the refresh grant a refresh token the endpoint
+    /// rotated to.
     ///
     /// Single flight: concurrent callers queue on one async lock; the first
     /// fetches, and the others find its token, or, when it failed, return
@@ -340,12 +398,19 @@ impl TokenCache {
         match result {
             Ok(token) => {
                 flight.failure = None;
-                if let Some(rotated) = token.refresh {
+                if let Some(rotated) = token.refresh
+                    && self.keeps_rotated
+                {
                     flight.refresh = Some((rotated, source.clone()));
                 }
-                let until = Instant::now() + usable_for(token.lifetime);
+                // Checked although the lifetime is capped: a clock near its
+                // end must not panic the request; the token then serves
+                // this request only.
+                let now = Instant::now();
+                let until = now.checked_add(usable_for(token.lifetime)).unwrap_or(now);
                 *self.lock() = Some(Cached {
                     access: token.access.clone(),
+                    fetched: now,
                     until,
                 });
                 Ok(token.access)
@@ -354,6 +419,20 @@ impl TokenCache {
                 flight.failure = Some(err.clone());
                 Err(err)
             }
+        }
+    }
+
+    /// An upstream answered 401 to a request carrying `used`: drops it
+    /// when it is still the cached token and older than [`REJECTED_GRACE`],
+    /// so the next [`TokenCache::get`] fetches anew (one request for all).
+    /// A 401 for a token already replaced changes nothing.
+    pub fn rejected(&self, used: &Arc<Secret>) {
+        let mut current = self.lock();
+        let stale = current.as_ref().is_some_and(|cached| {
+            Arc::ptr_eq(&cached.access, used) && cached.fetched.elapsed() >= REJECTED_GRACE
+        });
+        if stale {
+            *current = None;
         }
     }
 

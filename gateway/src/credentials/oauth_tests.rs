@@ -194,7 +194,15 @@ fn parse_response_table() {
 
 #[test]
 fn skew_table() {
-    let cases = [(0, 0), (2, 2), (60, 45), (120, 90), (3600, 3570)];
+    let cases = [
+        (0, 0),
+        (2, 2),
+        (60, 45),
+        (120, 90),
+        (3600, 3570),
+        (86_400, 86_370),
+        (u64::MAX, 86_370),
+    ];
     for (lifetime, want) in cases {
         let got = usable_for(Duration::from_secs(lifetime));
         // A quarter of 2 s is 0.5 s: compare in milliseconds.
@@ -213,7 +221,7 @@ fn token(value: &str, seconds: u64) -> Token {
 
 #[tokio::test(start_paused = true)]
 async fn concurrent_requests_fetch_once_and_expiry_refetches_once() {
-    let cache = Arc::new(TokenCache::default());
+    let cache = Arc::new(TokenCache::new(OAuthGrant::RefreshToken));
     let source = Arc::new(Secret::from("source"));
     let fetches = Arc::new(AtomicUsize::new(0));
     let get = |cache: Arc<TokenCache>, fetches: Arc<AtomicUsize>, source: Arc<Secret>| async move {
@@ -254,7 +262,7 @@ async fn concurrent_requests_fetch_once_and_expiry_refetches_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_failure_is_shared_by_the_waiters_then_retried() {
-    let cache = Arc::new(TokenCache::default());
+    let cache = Arc::new(TokenCache::new(OAuthGrant::RefreshToken));
     let source = Arc::new(Secret::from("source"));
     let fetches = Arc::new(AtomicUsize::new(0));
     let handles: Vec<_> = (0..20)
@@ -285,7 +293,7 @@ async fn a_failure_is_shared_by_the_waiters_then_retried() {
 
 #[tokio::test(start_paused = true)]
 async fn a_rotated_refresh_token_is_used_until_the_source_changes() {
-    let cache = TokenCache::default();
+    let cache = TokenCache::new(OAuthGrant::RefreshToken);
     let source = Arc::new(Secret::from("r1"));
     let rotated = |_: Arc<Secret>| async {
         Ok(Token {
@@ -306,4 +314,102 @@ async fn a_rotated_refresh_token_is_used_until_the_source_changes() {
     let new_source = Arc::new(Secret::from("r3"));
     cache.get(&new_source, record).await.expect("third");
     assert_eq!(*used.lock().expect("lock"), ["r2", "r3"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn client_credentials_never_send_a_refresh_token_as_the_client_secret() {
+    // An endpoint may hand out a refresh token on any grant; only the
+    // refresh grant has a use for it.
+    let cache = TokenCache::new(OAuthGrant::ClientCredentials);
+    let source = Arc::new(Secret::from("client-secret"));
+    let with_refresh = |_: Arc<Secret>| async {
+        Ok(Token {
+            access: Arc::new(Secret::from("a")),
+            lifetime: Duration::from_secs(1),
+            refresh: Some(Arc::new(Secret::from("r2"))),
+        })
+    };
+    cache.get(&source, with_refresh).await.expect("first");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let used = Mutex::new(Vec::new());
+    let record = |r: Arc<Secret>| {
+        used.lock().expect("lock").push(text(r.expose()));
+        async { Ok(token("b", 1)) }
+    };
+    cache.get(&source, record).await.expect("second");
+    assert_eq!(*used.lock().expect("lock"), ["client-secret"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_huge_lifetime_is_capped_not_a_panic() {
+    // 2^63 + 1 seconds: `Instant + Duration` of that overflows and panics.
+    let body = br#"{"access_token":"tok","expires_in":9223372036854775809}"#;
+    let t = parse_response(200, body).expect("ok");
+    assert_eq!(t.lifetime, Duration::from_secs(24 * 3600));
+
+    // The cache caps what it is handed too (a token built elsewhere).
+    let cache = TokenCache::new(OAuthGrant::ClientCredentials);
+    let source = Arc::new(Secret::from("s"));
+    let huge = |_| async {
+        Ok(Token {
+            access: Arc::new(Secret::from("a")),
+            lifetime: Duration::MAX,
+            refresh: None,
+        })
+    };
+    cache.get(&source, huge).await.expect("cached");
+    tokio::time::advance(Duration::from_secs(24 * 3600)).await;
+    let again = cache.get(&source, |_| async { Ok(token("b", 60)) }).await;
+    assert_eq!(again.expect("refetched").expose(), b"b", "a day at most");
+}
+
+#[test]
+fn a_token_url_is_shown_without_its_query_or_userinfo() {
+    let mut c = config(OAuthGrant::ClientCredentials);
+    c.token_url = "https://auth.test/t?api_key=hunter2".into();
+    let url = OAuth2Scheme::compile(&c).expect("compiles").token_url;
+    assert_eq!(url.path, "/t?api_key=hunter2", "sent as configured");
+    assert_eq!(url.to_string(), "https://auth.test:443/t");
+
+    // Config errors quote the URL too.
+    for bad in [
+        "https://u:hunter2@auth.test/t",
+        "http://auth.test/t?api_key=hunter2",
+        "http://u:hunter2@auth.test/t",
+    ] {
+        c.token_url = bad.into();
+        let err = OAuth2Scheme::compile(&c).expect_err(bad).to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(err.contains("auth.test/t"), "{err}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rejected_token_is_dropped_once_and_not_while_fresh() {
+    let cache = TokenCache::new(OAuthGrant::ClientCredentials);
+    let source = Arc::new(Secret::from("s"));
+    let fetches = AtomicUsize::new(0);
+    let get = || {
+        cache.get(&source, |_| {
+            let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
+            async move { Ok(token(&format!("t{n}"), 3600)) }
+        })
+    };
+    let t1 = get().await.expect("t1");
+
+    // Rejected right after its fetch: kept, or a sandbox asking for a URL
+    // that always answers 401 would have Sluice ask the endpoint each time.
+    cache.rejected(&t1);
+    assert_eq!(get().await.expect("kept").expose(), b"t1");
+
+    tokio::time::advance(REJECTED_GRACE).await;
+    cache.rejected(&t1);
+    let t2 = get().await.expect("t2");
+    assert_eq!(t2.expose(), b"t2", "dropped, fetched anew");
+
+    // A late 401 for the old token leaves the new one alone.
+    tokio::time::advance(REJECTED_GRACE).await;
+    cache.rejected(&t1);
+    assert_eq!(get().await.expect("t2 kept").expose(), b"t2");
+    assert_eq!(fetches.load(Ordering::SeqCst), 2);
 }

@@ -171,14 +171,14 @@ pub enum Scheme {
 }
 
 /// What a scheme may need from the request besides its head: the method,
-/// the host the connection was decided on, and the current unix time (a
+/// the `Host` the upstream will see, and the current unix time (a
 /// parameter so tests are deterministic).
 #[derive(Debug, Clone, Copy)]
 pub struct RequestContext<'a> {
     pub method: &'a Method,
-    pub host: &'a str,
     pub now_unix: u64,
-    /// `sigv4`: the `Host` the upstream will see (`name` or `name:port`).
+    /// `sigv4` and `hmac`'s `{host}`: the `Host` the upstream will see
+    /// (`name`, or `name:port` on a port not the scheme's default).
     pub authority: &'a str,
     /// `sigv4`: the access key id and session token.
     pub sigv4: Option<&'a SigV4Keys<'a>>,
@@ -353,7 +353,7 @@ impl Scheme {
                 };
                 let inputs = hmac_scheme::Inputs {
                     method: request.method,
-                    host: request.host,
+                    host: request.authority,
                     uri,
                     now_unix: request.now_unix,
                 };

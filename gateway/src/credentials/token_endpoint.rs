@@ -58,7 +58,7 @@ impl TokenEndpoint {
         let (status, bytes) = tokio::time::timeout(self.timeout, exchange)
             .await
             .map_err(|_| {
-                TokenError::Unreachable(format!("{url}: no answer within {:?}", self.timeout))
+                TokenError::Unreachable(format!("no answer within {:?}", self.timeout))
             })??;
         parse_response(status, &Zeroizing::new(bytes.to_vec()))
     }
@@ -69,7 +69,8 @@ impl TokenEndpoint {
         body: Zeroizing<Vec<u8>>,
         authorization: Option<HeaderValue>,
     ) -> Result<(u16, Bytes), TokenError> {
-        let unreachable = |why: String| TokenError::Unreachable(format!("{url}: {why}"));
+        // The URL is the caller's to show (without its query).
+        let unreachable = TokenError::Unreachable;
         let addrs = self
             .resolver
             .lookup_ip(&url.host)

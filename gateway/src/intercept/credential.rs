@@ -8,7 +8,8 @@
 //! Per-policy bindings and per-sandbox placeholder matchers are built once
 //! and cached; the caches are cleared when a policy reloads (new `Arc`) or a
 //! secret rotates (placeholder lengths may follow the secret's). Access
-//! tokens are cached per credential ([`TokenCache`]) until they expire.
+//! tokens are cached per credential ([`TokenCache`]) until they expire, or
+//! until an upstream answers 401 to one ([`Credentials::rejected`]).
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -30,9 +31,9 @@ use crate::{
         Binding, Bindings, CredentialStore, Location, PlaceholderIndex, Placeholders, Scheme,
         Secret, Transport,
         body::{MAX_BODY, replace},
-        config::{ACCESS_KEY_ID, CLIENT_SECRET, SESSION_TOKEN},
+        config::{ACCESS_KEY_ID, BodyValue, CLIENT_SECRET, SESSION_TOKEN},
         decide,
-        oauth::{Token, TokenCache, TokenError},
+        oauth::{OAuth2Scheme, Token, TokenCache, TokenError},
         scheme::{RequestContext, SigV4Keys},
         token_endpoint::TokenEndpoint,
     },
@@ -88,19 +89,24 @@ pub enum Outcome {
     Injected {
         credential: String,
         needles: Arc<Needles>,
+        /// `oauth2`: the access token sent, for [`Credentials::rejected`].
+        token: Option<Arc<Secret>>,
     },
     /// Refused (403) before anything left: `reason` is a stable label.
     Refused {
         reason: &'static str,
         credential: String,
     },
-    /// Could not be done (413 body too large, 502 token endpoint failed);
-    /// `detail` never holds a secret.
+    /// Could not be done (413 body too large, 502 token endpoint failed).
+    /// `detail` is for the sandbox; `log` for the audit event and the
+    /// daemon log, which may name the token endpoint (never its query).
+    /// Neither holds a secret.
     Failed {
         status: StatusCode,
         reason: &'static str,
         credential: String,
         detail: String,
+        log: String,
     },
 }
 
@@ -132,8 +138,10 @@ impl Credentials {
     pub fn new(store: Arc<CredentialStore>, placeholders: Placeholders) -> Credentials {
         let tokens = store
             .configs()
-            .filter(|c| matches!(store.scheme(&c.name), Some(Scheme::OAuth2(_))))
-            .map(|c| (c.name.clone(), TokenCache::default()))
+            .filter_map(|c| match store.scheme(&c.name) {
+                Some(Scheme::OAuth2(oauth)) => Some((c.name.clone(), TokenCache::new(oauth.grant))),
+                _ => None,
+            })
             .collect();
         Credentials {
             store,
@@ -254,10 +262,8 @@ impl Credentials {
             Scheme::OAuth2(oauth) => {
                 let (Some(cache), Some(endpoint)) = (self.tokens.get(credential), &self.endpoint)
                 else {
-                    return (
-                        token_failed(credential, "no token endpoint client".to_owned()),
-                        held.into_body(),
-                    );
+                    let err = TokenError::Unreachable("no token endpoint client".to_owned());
+                    return (token_failed(credential, oauth, &err), held.into_body());
                 };
                 let client_secret = self.store.extra(credential, CLIENT_SECRET);
                 // Boxed with an explicit `Send`: the compiler cannot prove
@@ -273,13 +279,28 @@ impl Credentials {
                 match fetched {
                     Ok(token) => token,
                     Err(err) => {
-                        tracing::warn!(credential, %err, "no access token");
-                        return (token_failed(credential, err.to_string()), held.into_body());
+                        let endpoint = &oauth.token_url;
+                        tracing::warn!(credential, %endpoint, %err, "no access token");
+                        return (token_failed(credential, oauth, &err), held.into_body());
                     }
                 }
             }
             _ => secret.clone(),
         };
+        // What a body placeholder becomes: what it stands for, since the
+        // upstream may store the body and hand it back (for SigV4 the
+        // access key id, never the signing key).
+        let body_value = match config.scheme.body_value() {
+            _ if !in_body => None,
+            Some(BodyValue::AccessKeyId) => self.store.extra(credential, ACCESS_KEY_ID),
+            Some(BodyValue::Secret | BodyValue::AccessToken) => Some(value.clone()),
+            None => None,
+        };
+        if in_body && body_value.is_none() {
+            // Binding compilation refuses `allow_in_body` without a value.
+            tracing::warn!(credential, "no value for a placeholder in the body");
+            return (refused("injection_failed", credential), held.into_body());
+        }
         let mut body = None;
         let outgoing = if in_body || scheme.needs_body() {
             let bytes = match held.read().await {
@@ -288,11 +309,9 @@ impl Credentials {
                     return (too_large(credential.to_owned(), detail), full(Bytes::new()));
                 }
             };
-            let replaced = if in_body {
-                replace(&bytes, placeholder.as_bytes(), value.expose())
-            } else {
-                None
-            };
+            let replaced = body_value
+                .as_ref()
+                .and_then(|v| replace(&bytes, placeholder.as_bytes(), v.expose()));
             // The http types own the copy they are given; it cannot be zeroized.
             let bytes = replaced.map_or(bytes, |r| Bytes::from(r.to_vec()));
             headers.remove(TRANSFER_ENCODING);
@@ -312,7 +331,6 @@ impl Credentials {
         });
         let context = RequestContext {
             method: request.method,
-            host: request.host,
             now_unix: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
@@ -334,6 +352,7 @@ impl Credentials {
                 let outcome = Outcome::Injected {
                     credential: credential.to_owned(),
                     needles: self.redactor(&needles),
+                    token: matches!(scheme, Scheme::OAuth2(_)).then(|| value.clone()),
                 };
                 (outcome, outgoing.into_body())
             }
@@ -344,6 +363,14 @@ impl Credentials {
                     outgoing.into_body(),
                 )
             }
+        }
+    }
+
+    /// The upstream answered 401 to a request that carried `token` (see
+    /// [`TokenCache::rejected`]): the next request may fetch a new one.
+    pub fn rejected(&self, credential: &str, token: &Arc<Secret>) {
+        if let Some(cache) = self.tokens.get(credential) {
+            cache.rejected(token);
         }
     }
 
@@ -424,12 +451,22 @@ fn refused(reason: &'static str, credential: &str) -> Outcome {
     }
 }
 
-fn token_failed(credential: &str, detail: String) -> Outcome {
+/// The sandbox learns which credential failed and how, not where its
+/// endpoint is: a token URL may carry a key in its query, and its host and
+/// the network's words are the operator's business.
+fn token_failed(credential: &str, oauth: &OAuth2Scheme, err: &TokenError) -> Outcome {
     Outcome::Failed {
         status: StatusCode::BAD_GATEWAY,
         reason: TOKEN_ENDPOINT_FAILED,
         credential: credential.to_owned(),
-        detail: format!("the token endpoint of credential {credential} failed: {detail}"),
+        detail: format!(
+            "the token endpoint of credential {credential} failed: {}",
+            err.for_sandbox()
+        ),
+        log: format!(
+            "the token endpoint {} of credential {credential} failed: {err}",
+            oauth.token_url
+        ),
     }
 }
 
@@ -438,6 +475,7 @@ fn too_large(credential: String, detail: String) -> Outcome {
         status: StatusCode::PAYLOAD_TOO_LARGE,
         reason: BODY_TOO_LARGE,
         credential,
+        log: detail.clone(),
         detail,
     }
 }
@@ -465,3 +503,7 @@ impl Credentials {
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+#[cfg(test)]
+#[path = "credential_tests.rs"]
+mod tests;

@@ -351,11 +351,14 @@ impl Interceptor {
             .credentials
             .apply(request, &mut parts.headers, &mut parts.uri, body)
             .await;
+        // An access token sent, so a 401 to it can drop it from the cache.
+        let mut sent_token = None;
         let needles = match outcome {
             credential::Outcome::Untouched => None,
             credential::Outcome::Injected {
                 credential,
                 needles,
+                token,
             } => {
                 // After a 101 the upstream's bytes are frames of the new
                 // protocol: WebSocket frames are redacted, anything else
@@ -367,6 +370,7 @@ impl Interceptor {
                     .credential_injections
                     .with_label_values(&[&credential])
                     .inc();
+                sent_token = token.map(|token| (credential, token));
                 Some(needles)
             }
             credential::Outcome::Refused { reason, credential } => {
@@ -377,7 +381,8 @@ impl Interceptor {
                 reason,
                 credential,
                 detail,
-            } => return self.credential_failed(conn, status, reason, &credential, detail),
+                log,
+            } => return self.credential_failed(conn, status, reason, &credential, detail, log),
         };
         if needles.is_some() {
             // An answer that echoes the secret is redacted by reading it:
@@ -437,6 +442,11 @@ impl Interceptor {
             }
         };
         self.count(response.status());
+        if response.status() == StatusCode::UNAUTHORIZED
+            && let Some((credential, token)) = &sent_token
+        {
+            self.credentials.rejected(credential, token);
+        }
         if response.status() == StatusCode::SWITCHING_PROTOCOLS
             && let Some(downstream) = downstream_upgrade
         {
@@ -587,7 +597,8 @@ impl Interceptor {
     }
 
     /// A credential that could not be applied (its token endpoint failed,
-    /// a body too large to check): counted, audited, upstream untouched.
+    /// a body too large to check): counted, audited (with `log`), upstream
+    /// untouched; the sandbox gets `detail`.
     fn credential_failed(
         &self,
         conn: &Conn,
@@ -595,6 +606,7 @@ impl Interceptor {
         reason: &'static str,
         credential: &str,
         detail: String,
+        log: String,
     ) -> Response<Body> {
         self.count(status);
         let counter = if status == StatusCode::BAD_GATEWAY {
@@ -603,14 +615,7 @@ impl Interceptor {
             &self.metrics.credential_refusals
         };
         counter.with_label_values(&[reason]).inc();
-        self.record(
-            conn,
-            "credential",
-            "error",
-            reason,
-            None,
-            Some(detail.clone()),
-        );
+        self.record(conn, "credential", "error", reason, None, Some(log));
         let error = if status == StatusCode::BAD_GATEWAY {
             "bad_gateway"
         } else {
