@@ -74,6 +74,11 @@ pub enum Waited {
         by: String,
     },
     Expired,
+    /// Its session or sandbox was removed while it waited; `by` says
+    /// which (`session_removed`, `sandbox_removed`).
+    Withdrawn {
+        by: String,
+    },
     /// Not parked at all: `max_parked` requests already wait.
     QueueFull,
 }
@@ -362,23 +367,68 @@ impl Approvals {
         }
     }
 
-    /// A session went away: its grants and pre-approvals go with it, so a
-    /// new session reusing the id starts from nothing.
+    /// A session went away: its grants, pre-approvals and parked requests
+    /// go with it, so a new session reusing the id starts from nothing. A
+    /// parked request must end here, not linger: deciding it later would
+    /// grant the session that reuses the id.
     pub fn forget_session(&self, sandbox: &str, session: &str) {
-        let mut state = self.state();
-        state
-            .tasks
-            .remove(&(sandbox.to_owned(), session.to_owned()));
-        state
-            .grants
-            .retain(|g| !(g.sandbox == sandbox && g.session.as_deref() == Some(session)));
+        let ended = {
+            let mut state = self.state();
+            state
+                .tasks
+                .remove(&(sandbox.to_owned(), session.to_owned()));
+            state
+                .grants
+                .retain(|g| !(g.sandbox == sandbox && g.session.as_deref() == Some(session)));
+            self.unpark_where(&mut state, |card| {
+                card.sandbox == sandbox && card.session.as_deref() == Some(session)
+            })
+        };
+        withdraw(ended, "session_removed");
     }
 
-    /// A sandbox went away: every grant and task of it.
+    /// A sandbox went away: every grant, task and parked request of it.
     pub fn forget_sandbox(&self, sandbox: &str) {
-        let mut state = self.state();
-        state.tasks.retain(|(sb, _), _| sb != sandbox);
-        state.grants.retain(|g| g.sandbox != sandbox);
+        let ended = {
+            let mut state = self.state();
+            state.tasks.retain(|(sb, _), _| sb != sandbox);
+            state.grants.retain(|g| g.sandbox != sandbox);
+            self.unpark_where(&mut state, |card| card.sandbox == sandbox)
+        };
+        withdraw(ended, "sandbox_removed");
+    }
+
+    /// Takes the parked requests `owned` selects off the desk (under the
+    /// same lock as the grants, so a racing `decide` either finds them and
+    /// its grant is then forgotten, or finds nothing).
+    fn unpark_where(
+        &self,
+        state: &mut State,
+        owned: impl Fn(&ApprovalCard) -> bool,
+    ) -> Vec<Parked> {
+        let ids: Vec<String> = state
+            .parked
+            .iter()
+            .filter(|(_, p)| owned(&p.card))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let ended: Vec<Parked> = ids
+            .iter()
+            .filter_map(|id| state.parked.remove(id))
+            .collect();
+        for _ in &ended {
+            self.metrics.approvals_parked.dec();
+        }
+        ended
+    }
+}
+
+/// Ends requests whose owner left: they fail closed, each audited by its
+/// waiting task with `by` naming why.
+fn withdraw(ended: Vec<Parked>, by: &str) {
+    for parked in ended {
+        // The waiting task may be gone already (its client left).
+        let _ = parked.decide.send(Waited::Withdrawn { by: by.to_owned() });
     }
 }
 

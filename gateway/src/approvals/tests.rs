@@ -186,3 +186,59 @@ fn who_decided_is_checked() {
         );
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn forgetting_an_owner_ends_its_parked_requests() {
+    // (what is forgotten, the card's session, whether its request ends)
+    let cases = [
+        (("sb1", Some("s1")), Some("s1"), true),
+        (("sb1", Some("s1")), Some("s2"), false),
+        (("sb1", Some("s1")), None, false),
+        (("sb2", Some("s1")), Some("s1"), false),
+        (("sb1", None), Some("s1"), true),
+        (("sb1", None), None, true),
+        (("sb2", None), None, false),
+    ];
+    for ((sandbox, session), parked_in, ends) in cases {
+        let (approvals, metrics) = desk(60_000, 10);
+        let waiting = tokio::spawn({
+            let desk = approvals.clone();
+            async move { desk.park(card(parked_in, Some("create"), "/x")).await.1 }
+        });
+        let id = parked(&approvals, 1).await[0].id.clone();
+        match session {
+            Some(session) => approvals.forget_session(sandbox, session),
+            None => approvals.forget_sandbox(sandbox),
+        }
+        let what = format!("forget {sandbox}/{session:?}, parked in {parked_in:?}");
+        assert_eq!(approvals.list().is_empty(), ends, "{what}");
+        let decided = approvals.decide(&id, &spec(Verdict::ApproveSession, None));
+        assert_eq!(
+            decided.is_err(),
+            ends,
+            "{what}: decided after the owner left"
+        );
+        // A new session reusing the id inherits nothing.
+        let standing =
+            approvals.standing("sb1", parked_in, "tracker", Some("create"), "POST", "/x");
+        assert_eq!(standing.is_none(), ends, "{what}");
+        assert_eq!(metrics.approvals_parked.get(), 0, "{what}");
+        let waited = waiting.await.expect("task");
+        let want = if ends {
+            Waited::Withdrawn {
+                by: if session.is_some() {
+                    "session_removed"
+                } else {
+                    "sandbox_removed"
+                }
+                .to_owned(),
+            }
+        } else {
+            Waited::Approved {
+                verdict: Verdict::ApproveSession,
+                by: "admin-api".to_owned(),
+            }
+        };
+        assert_eq!(waited, want, "{what}");
+    }
+}

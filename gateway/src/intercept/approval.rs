@@ -153,6 +153,23 @@ impl Interceptor {
                             decision.action.as_deref(),
                         ))
                     }
+                    Waited::Withdrawn { by } => {
+                        self.approval_event(
+                            conn,
+                            "deny",
+                            "approval_withdrawn",
+                            &rule,
+                            Some(&by),
+                            id,
+                        );
+                        Some(self.refuse_approval(
+                            StatusCode::FORBIDDEN,
+                            "approval_withdrawn",
+                            &rule,
+                            &decision.app,
+                            decision.action.as_deref(),
+                        ))
+                    }
                     Waited::QueueFull => {
                         self.approval_event(
                             conn,
