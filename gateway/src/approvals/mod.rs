@@ -38,7 +38,9 @@ pub struct ApprovalsConfig {
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
     /// Requests parked at once, over all sandboxes; beyond it `ask`
-    /// requests are refused at once (403 `approval_queue_full`).
+    /// requests are refused at once (403 `approval_queue_full`). One
+    /// sandbox may hold at most half of them (rounded up; see
+    /// [`sandbox_share`]).
     #[serde(default = "default_max_parked")]
     pub max_parked: usize,
     /// Where approval cards are POSTed (JSON) when a request parks.
@@ -79,7 +81,8 @@ pub enum Waited {
     Withdrawn {
         by: String,
     },
-    /// Not parked at all: `max_parked` requests already wait.
+    /// Not parked at all: `max_parked` requests already wait, or the
+    /// sandbox already holds its share of them.
     QueueFull,
 }
 
@@ -171,9 +174,47 @@ struct Parked {
 #[derive(Default)]
 struct State {
     parked: HashMap<String, Parked>,
+    /// Parked requests per sandbox, kept with `parked` by `park`/`unpark`.
+    per_sandbox: HashMap<String, usize>,
     grants: HashSet<Grant>,
     /// (sandbox, session) of task runs → their pre-approved apps.
     tasks: HashMap<(String, String), BTreeSet<String>>,
+}
+
+impl State {
+    /// Parks unless the desk, or the sandbox's share of it, is full;
+    /// `false`: not parked (the request is dropped with its sender).
+    #[must_use]
+    fn park(&mut self, parked: Parked, max_parked: usize) -> bool {
+        let held = self.per_sandbox.get(&parked.card.sandbox).copied();
+        if self.parked.len() >= max_parked || held.unwrap_or(0) >= sandbox_share(max_parked) {
+            return false;
+        }
+        *self
+            .per_sandbox
+            .entry(parked.card.sandbox.clone())
+            .or_default() += 1;
+        self.parked.insert(parked.card.id.clone(), parked);
+        true
+    }
+
+    fn unpark(&mut self, id: &str) -> Option<Parked> {
+        let parked = self.parked.remove(id)?;
+        if let Some(held) = self.per_sandbox.get_mut(&parked.card.sandbox) {
+            *held -= 1;
+            if *held == 0 {
+                self.per_sandbox.remove(&parked.card.sandbox);
+            }
+        }
+        Some(parked)
+    }
+}
+
+/// How many of `max_parked` one sandbox may hold: half, rounded up, so a
+/// sandbox flooding the desk with `ask` requests (a loop, a hostile agent)
+/// leaves room for the others' requests to reach a person.
+pub fn sandbox_share(max_parked: usize) -> usize {
+    max_parked.div_ceil(2)
 }
 
 /// The approval desk: catalogue, parked requests, grants and task runs.
@@ -274,17 +315,13 @@ impl Approvals {
             now.saturating_add(u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX));
         let (decide, decided) = oneshot::channel();
         {
-            let mut state = self.state();
-            if state.parked.len() >= self.max_parked {
+            let parked = Parked {
+                card: card.clone(),
+                decide,
+            };
+            if !self.state().park(parked, self.max_parked) {
                 return (card, Waited::QueueFull);
             }
-            state.parked.insert(
-                card.id.clone(),
-                Parked {
-                    card: card.clone(),
-                    decide,
-                },
-            );
             self.metrics.approvals_parked.inc();
         }
         let _unpark = Unpark {
@@ -336,8 +373,7 @@ impl Approvals {
         let parked = {
             let mut state = self.state();
             let parked = state
-                .parked
-                .remove(id)
+                .unpark(id)
                 .ok_or_else(|| DecideError::NotFound(id.to_owned()))?;
             self.metrics.approvals_parked.dec();
             if spec.verdict == Verdict::ApproveSession {
@@ -412,10 +448,7 @@ impl Approvals {
             .filter(|(_, p)| owned(&p.card))
             .map(|(id, _)| id.clone())
             .collect();
-        let ended: Vec<Parked> = ids
-            .iter()
-            .filter_map(|id| state.parked.remove(id))
-            .collect();
+        let ended: Vec<Parked> = ids.iter().filter_map(|id| state.unpark(id)).collect();
         for _ in &ended {
             self.metrics.approvals_parked.dec();
         }
@@ -441,7 +474,7 @@ struct Unpark<'a> {
 
 impl Drop for Unpark<'_> {
     fn drop(&mut self) {
-        if self.approvals.state().parked.remove(&self.id).is_some() {
+        if self.approvals.state().unpark(&self.id).is_some() {
             self.approvals.metrics.approvals_parked.dec();
         }
     }
