@@ -10,7 +10,7 @@ use std::{
     time::Duration,
 };
 
-use http_body_util::{BodyExt as _, Full};
+use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::{
     Method, Request, Uri,
     body::Bytes,
@@ -26,6 +26,9 @@ use crate::resolve::Resolver;
 
 /// The longest pause between two attempts.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// The most of an answer's body read before the connection is dropped.
+const MAX_REPLY: usize = 4 << 10;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -204,9 +207,13 @@ impl Webhook {
                 .await
                 .map_err(|e| format!("request: {e}"))?;
             let status = response.status().as_u16();
-            // The answer's body is not needed; read a little so the
-            // connection ends cleanly.
-            let _ = response.into_body().collect().await;
+            // The answer's body is not needed; read a little so a short
+            // one ends the connection cleanly, and never more than
+            // MAX_REPLY of a long one: the timeout bounds the time, not
+            // what a misbehaving endpoint can make us buffer.
+            let _ = Limited::new(response.into_body(), MAX_REPLY)
+                .collect()
+                .await;
             Ok::<_, String>(status)
         };
         let (_, status) = tokio::join!(connection, exchange);
@@ -216,7 +223,65 @@ impl Webhook {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
     use super::*;
+    use crate::config::ResolverConfig;
+
+    fn webhook(url: &str, initial_backoff_ms: u64) -> Result<Webhook, WebhookError> {
+        let config = WebhookConfig {
+            url: url.to_owned(),
+            attempts: 1,
+            initial_backoff_ms,
+            timeout_ms: 2_000,
+        };
+        let resolver = Resolver::static_only(&ResolverConfig {
+            hosts: Default::default(),
+            nameservers: Vec::new(),
+            system: false,
+        });
+        let tls = rustls::ClientConfig::builder_with_provider(crate::tls::provider())
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+        Webhook::new(&config, Arc::new(resolver), Arc::new(tls))
+    }
+
+    /// A loopback server answering one request with `head`, then `body`
+    /// bytes, then holding the connection open without finishing.
+    async fn server(head: &'static str, body: usize) -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.expect("accept");
+            let mut buf = vec![0; 64 << 10];
+            let _ = tcp.read(&mut buf).await;
+            tcp.write_all(head.as_bytes()).await.expect("head");
+            let chunk = format!("{:x}\r\n{}\r\n", 4096, "x".repeat(4096));
+            for _ in 0..body / 4096 {
+                if tcp.write_all(chunk.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            let _ = tcp.read(&mut buf).await;
+        });
+        port
+    }
+
+    #[tokio::test]
+    async fn a_long_answer_is_not_read_whole() {
+        // 8 MiB and no end: reading it all would end only at the timeout.
+        let port = server(
+            "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n",
+            8 << 20,
+        )
+        .await;
+        let hook = webhook(&format!("http://127.0.0.1:{port}/hook"), 500).expect("webhook");
+        assert_eq!(hook.post(b"{}").await, Ok(()));
+    }
 
     #[test]
     fn urls_must_be_https_or_loopback_http() {
