@@ -57,7 +57,7 @@ fn default_timeout_ms() -> u64 {
     5_000
 }
 
-/// A webhook URL that cannot be used.
+/// A webhook URL that cannot be used (shown without its secrets).
 #[derive(Debug, thiserror::Error)]
 #[error("approvals.webhook.url `{url}`: {why}")]
 pub struct WebhookError {
@@ -68,6 +68,8 @@ pub struct WebhookError {
 /// A parsed webhook, ready to post to.
 pub struct Webhook {
     uri: Uri,
+    /// The URL for logs and errors: [`without_secrets`].
+    shown: String,
     host: String,
     port: u16,
     tls: Option<Arc<rustls::ClientConfig>>,
@@ -84,10 +86,17 @@ pub fn check_url(url: &str) -> Result<(), WebhookError> {
 
 fn parse(url: &str) -> Result<(Uri, String, u16, bool), WebhookError> {
     let error = |why: &str| WebhookError {
-        url: url.to_owned(),
+        url: without_secrets(url),
         why: why.to_owned(),
     };
     let uri: Uri = url.parse().map_err(|_| error("not a URL"))?;
+    if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+        // Nothing would send it as credentials; it would only leak into
+        // the `Host` header and the logs.
+        return Err(error(
+            "no `user:password@` in the URL: it is not sent as credentials; put a token in the path or query",
+        ));
+    }
     let tls = match uri.scheme_str() {
         Some("https") => true,
         Some("http") => false,
@@ -108,6 +117,21 @@ fn parse(url: &str) -> Result<(Uri, String, u16, bool), WebhookError> {
     Ok((uri, host, port, tls))
 }
 
+/// `url` without userinfo, query or fragment, where tokens live: what
+/// logs and errors show. Works on text, so an unparsable URL is cut too.
+fn without_secrets(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or_default();
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    format!("{scheme}{host}{path}")
+}
+
 impl Webhook {
     pub fn new(
         config: &WebhookConfig,
@@ -116,6 +140,7 @@ impl Webhook {
     ) -> Result<Webhook, WebhookError> {
         let (uri, host, port, is_tls) = parse(&config.url)?;
         Ok(Webhook {
+            shown: without_secrets(&config.url),
             uri,
             host,
             port,
@@ -139,9 +164,12 @@ impl Webhook {
     pub async fn post(&self, body: &[u8]) -> Result<(), String> {
         match tokio::time::timeout(self.timeout, self.exchange(body)).await {
             Ok(Ok(status)) if (200..300).contains(&status) => Ok(()),
-            Ok(Ok(status)) => Err(format!("{} answered {status}", self.uri)),
-            Ok(Err(err)) => Err(format!("{}: {err}", self.uri)),
-            Err(_) => Err(format!("{}: no answer within {:?}", self.uri, self.timeout)),
+            Ok(Ok(status)) => Err(format!("{} answered {status}", self.shown)),
+            Ok(Err(err)) => Err(format!("{}: {err}", self.shown)),
+            Err(_) => Err(format!(
+                "{}: no answer within {:?}",
+                self.shown, self.timeout
+            )),
         }
     }
 
@@ -283,12 +311,55 @@ mod tests {
         assert_eq!(hook.post(b"{}").await, Ok(()));
     }
 
+    #[tokio::test]
+    async fn errors_and_config_errors_hide_the_query() {
+        let port = server("HTTP/1.1 500 Oops\r\ncontent-length: 0\r\n\r\n", 0).await;
+        let hook =
+            webhook(&format!("http://127.0.0.1:{port}/hook?token=s3cret"), 500).expect("webhook");
+        let err = hook.post(b"{}").await.expect_err("500");
+        assert!(err.contains("answered 500"), "{err}");
+        assert!(err.contains(&format!("127.0.0.1:{port}/hook")), "{err}");
+        assert!(!err.contains("s3cret"), "{err}");
+        for url in [
+            "http://10.0.0.1/hook?token=s3cret",
+            "http://user:s3cret@10.0.0.1/hook",
+        ] {
+            let err = check_url(url).expect_err("not loopback").to_string();
+            assert!(!err.contains("s3cret"), "{err}");
+        }
+    }
+
+    #[test]
+    fn shown_urls_lose_userinfo_query_and_fragment() {
+        let cases = [
+            ("https://cp.example.com/hook", "https://cp.example.com/hook"),
+            (
+                "https://cp.example.com/hook?token=t#f",
+                "https://cp.example.com/hook",
+            ),
+            (
+                "https://u:p@cp.example.com:8443/h?t",
+                "https://cp.example.com:8443/h",
+            ),
+            ("https://u:p@cp.example.com", "https://cp.example.com"),
+            ("u:p@x/y?z", "x/y"),
+            ("not a url?t=1", "not a url"),
+        ];
+        for (url, want) in cases {
+            assert_eq!(without_secrets(url), want, "{url}");
+        }
+    }
+
     #[test]
     fn urls_must_be_https_or_loopback_http() {
         let cases = [
             ("https://cp.example.com/hooks/sluice", true),
             ("https://cp.example.com:8443/x", true),
             ("http://127.0.0.1:9000/hook", true),
+            ("https://cp.example.com/hooks/sluice?token=t", true),
+            // Userinfo would be sent nowhere but the `Host` header.
+            ("https://user:pass@cp.example.com/hook", false),
+            ("http://user@127.0.0.1:9000/hook", false),
             ("http://[::1]:9000/hook", true),
             ("http://cp.example.com/hook", false),
             ("http://10.0.0.1/hook", false),
