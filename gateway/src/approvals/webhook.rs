@@ -147,7 +147,10 @@ impl Webhook {
             tls: is_tls.then_some(tls),
             resolver,
             attempts: config.attempts.max(1),
-            backoff: Duration::from_millis(config.initial_backoff_ms),
+            // Capped like every later pause: the docs promise at most
+            // 30 s, and a typo of a few zeros would otherwise leave a card
+            // undelivered for hours after one failure.
+            backoff: Duration::from_millis(config.initial_backoff_ms).min(MAX_BACKOFF),
             timeout: Duration::from_millis(config.timeout_ms),
         })
     }
@@ -347,6 +350,20 @@ mod tests {
         ];
         for (url, want) in cases {
             assert_eq!(without_secrets(url), want, "{url}");
+        }
+    }
+
+    #[test]
+    fn the_first_pause_is_capped_too() {
+        // (initial_backoff_ms, first pause)
+        let cases = [
+            (500, Duration::from_millis(500)),
+            (30_000, MAX_BACKOFF),
+            (600_000, MAX_BACKOFF),
+        ];
+        for (ms, want) in cases {
+            let hook = webhook("http://127.0.0.1:9/hook", ms).expect("webhook");
+            assert_eq!(hook.initial_backoff(), want, "{ms}");
         }
     }
 
