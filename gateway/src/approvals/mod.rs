@@ -219,7 +219,8 @@ pub fn sandbox_share(max_parked: usize) -> usize {
 
 /// The approval desk: catalogue, parked requests, grants and task runs.
 pub struct Approvals {
-    catalogue: Catalogue,
+    /// Shared with the policy store, which checks policies against it.
+    catalogue: Arc<Catalogue>,
     timeout: Duration,
     max_parked: usize,
     webhook: Option<Arc<Webhook>>,
@@ -229,7 +230,7 @@ pub struct Approvals {
 
 impl Approvals {
     pub fn new(
-        catalogue: Catalogue,
+        catalogue: Arc<Catalogue>,
         config: &ApprovalsConfig,
         webhook: Option<Webhook>,
         metrics: Arc<Metrics>,
@@ -246,12 +247,7 @@ impl Approvals {
 
     /// No apps, nothing parked: every request continues.
     pub fn disabled(metrics: Arc<Metrics>) -> Approvals {
-        Approvals::new(
-            Catalogue::default(),
-            &ApprovalsConfig::default(),
-            None,
-            metrics,
-        )
+        Approvals::new(Arc::default(), &ApprovalsConfig::default(), None, metrics)
     }
 
     pub fn catalogue(&self) -> &Catalogue {

@@ -9,7 +9,7 @@ fn desk(timeout_ms: u64, max_parked: usize) -> (Arc<Approvals>, Arc<Metrics>) {
         max_parked,
         webhook: None,
     };
-    let approvals = Approvals::new(Catalogue::default(), &config, None, metrics.clone());
+    let approvals = Approvals::new(Arc::default(), &config, None, metrics.clone());
     (Arc::new(approvals), metrics)
 }
 

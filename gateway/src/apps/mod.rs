@@ -29,7 +29,12 @@ use std::collections::HashMap;
 use hyper::Method;
 use serde::Deserialize;
 
-use crate::policy::{network::canonical_name, raw::AppPolicy, raw::Approval};
+use crate::policy::{
+    compiled::closest,
+    network::{CompileError, canonical_name},
+    raw::AppPolicy,
+    raw::Approval,
+};
 use pattern::{HostPattern, PathPattern, has_dot_segment, normalize_path, parse_url_pattern};
 
 /// One app as the daemon config declares it.
@@ -312,6 +317,61 @@ impl Catalogue {
         best
     }
 
+    /// A policy's `apps` against this catalogue: every app must be
+    /// declared, and every action key other than `"*"` must be one of the
+    /// app's actions (a custom app has none). Anything else would never
+    /// match, so a typo (`repo.delte: deny` beside `"*": auto`) would
+    /// silently leave the real action to `"*"`. Empty names are left to
+    /// the policy's own compile check.
+    pub fn check_policy(&self, policy: &[AppPolicy]) -> Vec<CompileError> {
+        let mut errors = Vec::new();
+        for (i, entry) in policy.iter().enumerate() {
+            if entry.app.trim().is_empty() {
+                continue;
+            }
+            let Some(&index) = self.by_name.get(&entry.app) else {
+                let names = self.apps.iter().map(|a| a.name.as_str());
+                errors.push(CompileError {
+                    path: format!("apps[{i}].app"),
+                    message: format!("app `{}` is not in the daemon's app catalogue", entry.app),
+                    hint: Some(match closest(&entry.app, names.clone()) {
+                        Some(near) => format!("did you mean `{near}`?"),
+                        None if self.apps.is_empty() => {
+                            "the daemon config declares no apps (`apps:`)".to_owned()
+                        }
+                        None => format!("the catalogue's apps: {}", list(names)),
+                    }),
+                });
+                continue;
+            };
+            let app = &self.apps[index];
+            let actions: Vec<&str> = match &app.kind {
+                Kind::Catalogued { actions, .. } => {
+                    actions.iter().map(|a| a.name.as_str()).collect()
+                }
+                Kind::Custom { .. } => Vec::new(),
+            };
+            for key in entry.actions.keys() {
+                if key == "*" || key.trim().is_empty() || actions.contains(&key.as_str()) {
+                    continue;
+                }
+                let hint = match (&app.kind, closest(key, actions.iter().copied())) {
+                    (Kind::Custom { .. }, _) => {
+                        "a custom app has no actions; give its mode with `\"*\"`".to_owned()
+                    }
+                    (_, Some(near)) => format!("did you mean `{near}`?"),
+                    (_, None) => format!("its actions: {}", list(actions.iter().copied())),
+                };
+                errors.push(CompileError {
+                    path: format!("apps[{i}].actions.{key}"),
+                    message: format!("app `{}` has no action `{key}`", app.name),
+                    hint: Some(hint),
+                });
+            }
+        }
+        errors
+    }
+
     /// The first app `policy` lists whose hosts (a custom app: the hosts
     /// of its URL patterns) include `host`, which must be canonical.
     fn covering<'a>(&'a self, policy: &[AppPolicy], host: &str) -> Option<&'a str> {
@@ -326,12 +386,10 @@ impl Catalogue {
     }
 }
 
-/// The policy `apps` entries that name no app of the catalogue (a warning
-/// at start: such entries can never match).
-pub fn unknown_apps<'a>(catalogue: &Catalogue, policy: &'a [AppPolicy]) -> Vec<&'a str> {
-    policy
-        .iter()
-        .filter(|entry| !catalogue.contains(&entry.app))
-        .map(|entry| entry.app.as_str())
-        .collect()
+/// `a`, `b`, `c` for hints.
+fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
