@@ -319,7 +319,8 @@ fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()>
                 paths.push(loaded.policy_dir.clone());
                 sandboxes = loaded.sandboxes;
                 credentials = Some(loaded.credentials);
-                // Valid: `Config::load` compiled it already.
+                // Valid: `Config::load` compiled it already. The policies'
+                // apps and actions are checked against it.
                 catalogue = sluice::apps::Catalogue::compile(&loaded.apps).ok();
             }
             Err(err) => problems.push(err.to_string()),
@@ -330,21 +331,9 @@ fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()>
     }
     let mut count = 0;
     if !paths.is_empty() {
-        match load_paths(&paths) {
+        match load_paths(&paths, catalogue.as_ref()) {
             Ok(set) => {
                 count = set.len();
-                if let Some(catalogue) = &catalogue {
-                    for name in set.names() {
-                        let Some(policy) = set.get(name) else {
-                            continue;
-                        };
-                        for app in sluice::apps::unknown_apps(catalogue, &policy.apps) {
-                            problems.push(format!(
-                                "policy `{name}` lists app `{app}`, which the config's `apps:` catalogue does not declare"
-                            ));
-                        }
-                    }
-                }
                 // Bindings the daemon could not compile leave every
                 // placeholder of the policy refused: say so before it runs.
                 if let Some(credentials) = &credentials {
@@ -393,10 +382,12 @@ async fn explain(
 ) -> anyhow::Result<()> {
     use sluice::explain::{Target, explain};
     let config = Config::load(config)?;
-    let set = load_paths(std::slice::from_ref(&config.policy_dir)).map_err(|d| {
-        let all: Vec<String> = d.iter().map(ToString::to_string).collect();
-        anyhow::anyhow!("{}", all.join("\n"))
-    })?;
+    let catalogue = sluice::apps::Catalogue::compile(&config.apps).ok();
+    let set =
+        load_paths(std::slice::from_ref(&config.policy_dir), catalogue.as_ref()).map_err(|d| {
+            let all: Vec<String> = d.iter().map(ToString::to_string).collect();
+            anyhow::anyhow!("{}", all.join("\n"))
+        })?;
     let compiled = set.get(policy).ok_or_else(|| {
         anyhow::anyhow!("no policy `{policy}` in {}", config.policy_dir.display())
     })?;

@@ -141,10 +141,13 @@ fn the_kubernetes_config_and_policies_load() {
         let file = file.as_str().expect("file name");
         std::fs::write(dir.path().join(file), text.as_str().expect("policy text")).expect("write");
     }
-    let set = load_paths(&[dir.path().to_owned()]).unwrap_or_else(|diagnostics| {
-        let all: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
-        panic!("{}", all.join("\n"))
-    });
+    let catalogue = sluice::apps::Catalogue::compile(&config.apps)
+        .unwrap_or_else(|errors| panic!("{}", errors.join("\n")));
+    let set =
+        load_paths(&[dir.path().to_owned()], Some(&catalogue)).unwrap_or_else(|diagnostics| {
+            let all: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+            panic!("{}", all.join("\n"))
+        });
     assert!(
         set.get("default").is_some(),
         "sandboxes default to `default`"

@@ -38,7 +38,9 @@ pub struct ApprovalsConfig {
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
     /// Requests parked at once, over all sandboxes; beyond it `ask`
-    /// requests are refused at once (403 `approval_queue_full`).
+    /// requests are refused at once (403 `approval_queue_full`). One
+    /// sandbox may hold at most half of them (rounded up; see
+    /// [`sandbox_share`]).
     #[serde(default = "default_max_parked")]
     pub max_parked: usize,
     /// Where approval cards are POSTed (JSON) when a request parks.
@@ -74,7 +76,13 @@ pub enum Waited {
         by: String,
     },
     Expired,
-    /// Not parked at all: `max_parked` requests already wait.
+    /// Its session or sandbox was removed while it waited; `by` says
+    /// which (`session_removed`, `sandbox_removed`).
+    Withdrawn {
+        by: String,
+    },
+    /// Not parked at all: `max_parked` requests already wait, or the
+    /// sandbox already holds its share of them.
     QueueFull,
 }
 
@@ -166,14 +174,53 @@ struct Parked {
 #[derive(Default)]
 struct State {
     parked: HashMap<String, Parked>,
+    /// Parked requests per sandbox, kept with `parked` by `park`/`unpark`.
+    per_sandbox: HashMap<String, usize>,
     grants: HashSet<Grant>,
     /// (sandbox, session) of task runs → their pre-approved apps.
     tasks: HashMap<(String, String), BTreeSet<String>>,
 }
 
+impl State {
+    /// Parks unless the desk, or the sandbox's share of it, is full;
+    /// `false`: not parked (the request is dropped with its sender).
+    #[must_use]
+    fn park(&mut self, parked: Parked, max_parked: usize) -> bool {
+        let held = self.per_sandbox.get(&parked.card.sandbox).copied();
+        if self.parked.len() >= max_parked || held.unwrap_or(0) >= sandbox_share(max_parked) {
+            return false;
+        }
+        *self
+            .per_sandbox
+            .entry(parked.card.sandbox.clone())
+            .or_default() += 1;
+        self.parked.insert(parked.card.id.clone(), parked);
+        true
+    }
+
+    fn unpark(&mut self, id: &str) -> Option<Parked> {
+        let parked = self.parked.remove(id)?;
+        if let Some(held) = self.per_sandbox.get_mut(&parked.card.sandbox) {
+            *held -= 1;
+            if *held == 0 {
+                self.per_sandbox.remove(&parked.card.sandbox);
+            }
+        }
+        Some(parked)
+    }
+}
+
+/// How many of `max_parked` one sandbox may hold: half, rounded up, so a
+/// sandbox flooding the desk with `ask` requests (a loop, a hostile agent)
+/// leaves room for the others' requests to reach a person.
+pub fn sandbox_share(max_parked: usize) -> usize {
+    max_parked.div_ceil(2)
+}
+
 /// The approval desk: catalogue, parked requests, grants and task runs.
 pub struct Approvals {
-    catalogue: Catalogue,
+    /// Shared with the policy store, which checks policies against it.
+    catalogue: Arc<Catalogue>,
     timeout: Duration,
     max_parked: usize,
     webhook: Option<Arc<Webhook>>,
@@ -183,7 +230,7 @@ pub struct Approvals {
 
 impl Approvals {
     pub fn new(
-        catalogue: Catalogue,
+        catalogue: Arc<Catalogue>,
         config: &ApprovalsConfig,
         webhook: Option<Webhook>,
         metrics: Arc<Metrics>,
@@ -200,12 +247,7 @@ impl Approvals {
 
     /// No apps, nothing parked: every request continues.
     pub fn disabled(metrics: Arc<Metrics>) -> Approvals {
-        Approvals::new(
-            Catalogue::default(),
-            &ApprovalsConfig::default(),
-            None,
-            metrics,
-        )
+        Approvals::new(Arc::default(), &ApprovalsConfig::default(), None, metrics)
     }
 
     pub fn catalogue(&self) -> &Catalogue {
@@ -269,17 +311,13 @@ impl Approvals {
             now.saturating_add(u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX));
         let (decide, decided) = oneshot::channel();
         {
-            let mut state = self.state();
-            if state.parked.len() >= self.max_parked {
+            let parked = Parked {
+                card: card.clone(),
+                decide,
+            };
+            if !self.state().park(parked, self.max_parked) {
                 return (card, Waited::QueueFull);
             }
-            state.parked.insert(
-                card.id.clone(),
-                Parked {
-                    card: card.clone(),
-                    decide,
-                },
-            );
             self.metrics.approvals_parked.inc();
         }
         let _unpark = Unpark {
@@ -331,8 +369,7 @@ impl Approvals {
         let parked = {
             let mut state = self.state();
             let parked = state
-                .parked
-                .remove(id)
+                .unpark(id)
                 .ok_or_else(|| DecideError::NotFound(id.to_owned()))?;
             self.metrics.approvals_parked.dec();
             if spec.verdict == Verdict::ApproveSession {
@@ -362,23 +399,65 @@ impl Approvals {
         }
     }
 
-    /// A session went away: its grants and pre-approvals go with it, so a
-    /// new session reusing the id starts from nothing.
+    /// A session went away: its grants, pre-approvals and parked requests
+    /// go with it, so a new session reusing the id starts from nothing. A
+    /// parked request must end here, not linger: deciding it later would
+    /// grant the session that reuses the id.
     pub fn forget_session(&self, sandbox: &str, session: &str) {
-        let mut state = self.state();
-        state
-            .tasks
-            .remove(&(sandbox.to_owned(), session.to_owned()));
-        state
-            .grants
-            .retain(|g| !(g.sandbox == sandbox && g.session.as_deref() == Some(session)));
+        let ended = {
+            let mut state = self.state();
+            state
+                .tasks
+                .remove(&(sandbox.to_owned(), session.to_owned()));
+            state
+                .grants
+                .retain(|g| !(g.sandbox == sandbox && g.session.as_deref() == Some(session)));
+            self.unpark_where(&mut state, |card| {
+                card.sandbox == sandbox && card.session.as_deref() == Some(session)
+            })
+        };
+        withdraw(ended, "session_removed");
     }
 
-    /// A sandbox went away: every grant and task of it.
+    /// A sandbox went away: every grant, task and parked request of it.
     pub fn forget_sandbox(&self, sandbox: &str) {
-        let mut state = self.state();
-        state.tasks.retain(|(sb, _), _| sb != sandbox);
-        state.grants.retain(|g| g.sandbox != sandbox);
+        let ended = {
+            let mut state = self.state();
+            state.tasks.retain(|(sb, _), _| sb != sandbox);
+            state.grants.retain(|g| g.sandbox != sandbox);
+            self.unpark_where(&mut state, |card| card.sandbox == sandbox)
+        };
+        withdraw(ended, "sandbox_removed");
+    }
+
+    /// Takes the parked requests `owned` selects off the desk (under the
+    /// same lock as the grants, so a racing `decide` either finds them and
+    /// its grant is then forgotten, or finds nothing).
+    fn unpark_where(
+        &self,
+        state: &mut State,
+        owned: impl Fn(&ApprovalCard) -> bool,
+    ) -> Vec<Parked> {
+        let ids: Vec<String> = state
+            .parked
+            .iter()
+            .filter(|(_, p)| owned(&p.card))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let ended: Vec<Parked> = ids.iter().filter_map(|id| state.unpark(id)).collect();
+        for _ in &ended {
+            self.metrics.approvals_parked.dec();
+        }
+        ended
+    }
+}
+
+/// Ends requests whose owner left: they fail closed, each audited by its
+/// waiting task with `by` naming why.
+fn withdraw(ended: Vec<Parked>, by: &str) {
+    for parked in ended {
+        // The waiting task may be gone already (its client left).
+        let _ = parked.decide.send(Waited::Withdrawn { by: by.to_owned() });
     }
 }
 
@@ -391,7 +470,7 @@ struct Unpark<'a> {
 
 impl Drop for Unpark<'_> {
     fn drop(&mut self) {
-        if self.approvals.state().parked.remove(&self.id).is_some() {
+        if self.approvals.state().unpark(&self.id).is_some() {
             self.approvals.metrics.approvals_parked.dec();
         }
     }

@@ -9,7 +9,7 @@ fn desk(timeout_ms: u64, max_parked: usize) -> (Arc<Approvals>, Arc<Metrics>) {
         max_parked,
         webhook: None,
     };
-    let approvals = Approvals::new(Catalogue::default(), &config, None, metrics.clone());
+    let approvals = Approvals::new(Arc::default(), &config, None, metrics.clone());
     (Arc::new(approvals), metrics)
 }
 
@@ -90,12 +90,17 @@ async fn undecided_requests_expire_and_a_full_desk_refuses() {
         let desk = approvals.clone();
         async move { desk.park(card(None, None, "/a")).await.1 }
     });
+    // Two sandboxes: one alone may hold only half the desk.
     let b = tokio::spawn({
         let desk = approvals.clone();
-        async move { desk.park(card(None, None, "/b")).await.1 }
+        let mut card = card(None, None, "/b");
+        card.sandbox = "sb2".to_owned();
+        async move { desk.park(card).await.1 }
     });
     parked(&approvals, 2).await;
-    let (_, third) = approvals.park(card(None, None, "/c")).await;
+    let mut third = card(None, None, "/c");
+    third.sandbox = "sb3".to_owned();
+    let (_, third) = approvals.park(third).await;
     assert_eq!(third, Waited::QueueFull);
     tokio::time::advance(Duration::from_millis(1_001)).await;
     assert_eq!(a.await.expect("a"), Waited::Expired);
@@ -184,5 +189,118 @@ fn who_decided_is_checked() {
             approvals.decide("nope", &spec(Verdict::Reject, Some(by))),
             Err(DecideError::BadBy)
         );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn forgetting_an_owner_ends_its_parked_requests() {
+    // (what is forgotten, the card's session, whether its request ends)
+    let cases = [
+        (("sb1", Some("s1")), Some("s1"), true),
+        (("sb1", Some("s1")), Some("s2"), false),
+        (("sb1", Some("s1")), None, false),
+        (("sb2", Some("s1")), Some("s1"), false),
+        (("sb1", None), Some("s1"), true),
+        (("sb1", None), None, true),
+        (("sb2", None), None, false),
+    ];
+    for ((sandbox, session), parked_in, ends) in cases {
+        let (approvals, metrics) = desk(60_000, 10);
+        let waiting = tokio::spawn({
+            let desk = approvals.clone();
+            async move { desk.park(card(parked_in, Some("create"), "/x")).await.1 }
+        });
+        let id = parked(&approvals, 1).await[0].id.clone();
+        match session {
+            Some(session) => approvals.forget_session(sandbox, session),
+            None => approvals.forget_sandbox(sandbox),
+        }
+        let what = format!("forget {sandbox}/{session:?}, parked in {parked_in:?}");
+        assert_eq!(approvals.list().is_empty(), ends, "{what}");
+        let decided = approvals.decide(&id, &spec(Verdict::ApproveSession, None));
+        assert_eq!(
+            decided.is_err(),
+            ends,
+            "{what}: decided after the owner left"
+        );
+        // A new session reusing the id inherits nothing.
+        let standing =
+            approvals.standing("sb1", parked_in, "tracker", Some("create"), "POST", "/x");
+        assert_eq!(standing.is_none(), ends, "{what}");
+        assert_eq!(metrics.approvals_parked.get(), 0, "{what}");
+        let waited = waiting.await.expect("task");
+        let want = if ends {
+            Waited::Withdrawn {
+                by: if session.is_some() {
+                    "session_removed"
+                } else {
+                    "sandbox_removed"
+                }
+                .to_owned(),
+            }
+        } else {
+            Waited::Approved {
+                verdict: Verdict::ApproveSession,
+                by: "admin-api".to_owned(),
+            }
+        };
+        assert_eq!(waited, want, "{what}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_sandbox_cannot_fill_the_desk() {
+    // (max_parked, requests sb1 parks before one is refused)
+    let cases = [(4, 2), (5, 3), (2, 1), (1, 1)];
+    for (max_parked, share) in cases {
+        let (approvals, metrics) = desk(60_000, max_parked);
+        let in_sandbox = |sandbox: &str, path: &str| {
+            let mut card = card(None, None, path);
+            card.sandbox = sandbox.to_owned();
+            card
+        };
+        let mut waiting = Vec::new();
+        for i in 0..share {
+            let desk = approvals.clone();
+            let card = in_sandbox("sb1", &format!("/{i}"));
+            waiting.push(tokio::spawn(async move { desk.park(card).await.1 }));
+        }
+        parked(&approvals, share).await;
+        let (_, over) = approvals.park(in_sandbox("sb1", "/over")).await;
+        assert_eq!(
+            over,
+            Waited::QueueFull,
+            "max {max_parked}: sb1 over its share"
+        );
+        if share < max_parked {
+            // Another sandbox still parks.
+            let desk = approvals.clone();
+            let card = in_sandbox("sb2", "/other");
+            waiting.push(tokio::spawn(async move { desk.park(card).await.1 }));
+            parked(&approvals, share + 1).await;
+        }
+        assert_eq!(
+            metrics.approvals_parked.get(),
+            i64::try_from(approvals.list().len()).expect("small")
+        );
+        // Once one of sb1's is decided, sb1 may park again.
+        let first = approvals
+            .list()
+            .into_iter()
+            .find(|c| c.sandbox == "sb1")
+            .expect("sb1 parked");
+        approvals
+            .decide(&first.id, &spec(Verdict::Reject, None))
+            .expect("decided");
+        let desk = approvals.clone();
+        let again = tokio::spawn(async move { desk.park(in_sandbox("sb1", "/again")).await.1 });
+        let n = approvals.list().len();
+        parked(&approvals, n + 1).await;
+        waiting.push(again);
+        tokio::time::advance(Duration::from_secs(61)).await;
+        for task in waiting {
+            task.await.expect("task");
+        }
+        assert_eq!(metrics.approvals_parked.get(), 0);
     }
 }

@@ -10,7 +10,7 @@ use std::{
     time::Duration,
 };
 
-use http_body_util::{BodyExt as _, Full};
+use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::{
     Method, Request, Uri,
     body::Bytes,
@@ -26,6 +26,9 @@ use crate::resolve::Resolver;
 
 /// The longest pause between two attempts.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// The most of an answer's body read before the connection is dropped.
+const MAX_REPLY: usize = 4 << 10;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,7 +57,7 @@ fn default_timeout_ms() -> u64 {
     5_000
 }
 
-/// A webhook URL that cannot be used.
+/// A webhook URL that cannot be used (shown without its secrets).
 #[derive(Debug, thiserror::Error)]
 #[error("approvals.webhook.url `{url}`: {why}")]
 pub struct WebhookError {
@@ -65,6 +68,8 @@ pub struct WebhookError {
 /// A parsed webhook, ready to post to.
 pub struct Webhook {
     uri: Uri,
+    /// The URL for logs and errors: [`without_secrets`].
+    shown: String,
     host: String,
     port: u16,
     tls: Option<Arc<rustls::ClientConfig>>,
@@ -81,10 +86,17 @@ pub fn check_url(url: &str) -> Result<(), WebhookError> {
 
 fn parse(url: &str) -> Result<(Uri, String, u16, bool), WebhookError> {
     let error = |why: &str| WebhookError {
-        url: url.to_owned(),
+        url: without_secrets(url),
         why: why.to_owned(),
     };
     let uri: Uri = url.parse().map_err(|_| error("not a URL"))?;
+    if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+        // Nothing would send it as credentials; it would only leak into
+        // the `Host` header and the logs.
+        return Err(error(
+            "no `user:password@` in the URL: it is not sent as credentials; put a token in the path or query",
+        ));
+    }
     let tls = match uri.scheme_str() {
         Some("https") => true,
         Some("http") => false,
@@ -105,6 +117,21 @@ fn parse(url: &str) -> Result<(Uri, String, u16, bool), WebhookError> {
     Ok((uri, host, port, tls))
 }
 
+/// `url` without userinfo, query or fragment, where tokens live: what
+/// logs and errors show. Works on text, so an unparsable URL is cut too.
+fn without_secrets(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or_default();
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    format!("{scheme}{host}{path}")
+}
+
 impl Webhook {
     pub fn new(
         config: &WebhookConfig,
@@ -113,13 +140,17 @@ impl Webhook {
     ) -> Result<Webhook, WebhookError> {
         let (uri, host, port, is_tls) = parse(&config.url)?;
         Ok(Webhook {
+            shown: without_secrets(&config.url),
             uri,
             host,
             port,
             tls: is_tls.then_some(tls),
             resolver,
             attempts: config.attempts.max(1),
-            backoff: Duration::from_millis(config.initial_backoff_ms),
+            // Capped like every later pause: the docs promise at most
+            // 30 s, and a typo of a few zeros would otherwise leave a card
+            // undelivered for hours after one failure.
+            backoff: Duration::from_millis(config.initial_backoff_ms).min(MAX_BACKOFF),
             timeout: Duration::from_millis(config.timeout_ms),
         })
     }
@@ -136,9 +167,12 @@ impl Webhook {
     pub async fn post(&self, body: &[u8]) -> Result<(), String> {
         match tokio::time::timeout(self.timeout, self.exchange(body)).await {
             Ok(Ok(status)) if (200..300).contains(&status) => Ok(()),
-            Ok(Ok(status)) => Err(format!("{} answered {status}", self.uri)),
-            Ok(Err(err)) => Err(format!("{}: {err}", self.uri)),
-            Err(_) => Err(format!("{}: no answer within {:?}", self.uri, self.timeout)),
+            Ok(Ok(status)) => Err(format!("{} answered {status}", self.shown)),
+            Ok(Err(err)) => Err(format!("{}: {err}", self.shown)),
+            Err(_) => Err(format!(
+                "{}: no answer within {:?}",
+                self.shown, self.timeout
+            )),
         }
     }
 
@@ -204,9 +238,13 @@ impl Webhook {
                 .await
                 .map_err(|e| format!("request: {e}"))?;
             let status = response.status().as_u16();
-            // The answer's body is not needed; read a little so the
-            // connection ends cleanly.
-            let _ = response.into_body().collect().await;
+            // The answer's body is not needed; read a little so a short
+            // one ends the connection cleanly, and never more than
+            // MAX_REPLY of a long one: the timeout bounds the time, not
+            // what a misbehaving endpoint can make us buffer.
+            let _ = Limited::new(response.into_body(), MAX_REPLY)
+                .collect()
+                .await;
             Ok::<_, String>(status)
         };
         let (_, status) = tokio::join!(connection, exchange);
@@ -216,7 +254,118 @@ impl Webhook {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
     use super::*;
+    use crate::config::ResolverConfig;
+
+    fn webhook(url: &str, initial_backoff_ms: u64) -> Result<Webhook, WebhookError> {
+        let config = WebhookConfig {
+            url: url.to_owned(),
+            attempts: 1,
+            initial_backoff_ms,
+            timeout_ms: 2_000,
+        };
+        let resolver = Resolver::static_only(&ResolverConfig {
+            hosts: Default::default(),
+            nameservers: Vec::new(),
+            system: false,
+        });
+        let tls = rustls::ClientConfig::builder_with_provider(crate::tls::provider())
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+        Webhook::new(&config, Arc::new(resolver), Arc::new(tls))
+    }
+
+    /// A loopback server answering one request with `head`, then `body`
+    /// bytes, then holding the connection open without finishing.
+    async fn server(head: &'static str, body: usize) -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.expect("accept");
+            let mut buf = vec![0; 64 << 10];
+            let _ = tcp.read(&mut buf).await;
+            tcp.write_all(head.as_bytes()).await.expect("head");
+            let chunk = format!("{:x}\r\n{}\r\n", 4096, "x".repeat(4096));
+            for _ in 0..body / 4096 {
+                if tcp.write_all(chunk.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            let _ = tcp.read(&mut buf).await;
+        });
+        port
+    }
+
+    #[tokio::test]
+    async fn a_long_answer_is_not_read_whole() {
+        // 8 MiB and no end: reading it all would end only at the timeout.
+        let port = server(
+            "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n",
+            8 << 20,
+        )
+        .await;
+        let hook = webhook(&format!("http://127.0.0.1:{port}/hook"), 500).expect("webhook");
+        assert_eq!(hook.post(b"{}").await, Ok(()));
+    }
+
+    #[tokio::test]
+    async fn errors_and_config_errors_hide_the_query() {
+        let port = server("HTTP/1.1 500 Oops\r\ncontent-length: 0\r\n\r\n", 0).await;
+        let hook =
+            webhook(&format!("http://127.0.0.1:{port}/hook?token=s3cret"), 500).expect("webhook");
+        let err = hook.post(b"{}").await.expect_err("500");
+        assert!(err.contains("answered 500"), "{err}");
+        assert!(err.contains(&format!("127.0.0.1:{port}/hook")), "{err}");
+        assert!(!err.contains("s3cret"), "{err}");
+        for url in [
+            "http://10.0.0.1/hook?token=s3cret",
+            "http://user:s3cret@10.0.0.1/hook",
+        ] {
+            let err = check_url(url).expect_err("not loopback").to_string();
+            assert!(!err.contains("s3cret"), "{err}");
+        }
+    }
+
+    #[test]
+    fn shown_urls_lose_userinfo_query_and_fragment() {
+        let cases = [
+            ("https://cp.example.com/hook", "https://cp.example.com/hook"),
+            (
+                "https://cp.example.com/hook?token=t#f",
+                "https://cp.example.com/hook",
+            ),
+            (
+                "https://u:p@cp.example.com:8443/h?t",
+                "https://cp.example.com:8443/h",
+            ),
+            ("https://u:p@cp.example.com", "https://cp.example.com"),
+            ("u:p@x/y?z", "x/y"),
+            ("not a url?t=1", "not a url"),
+        ];
+        for (url, want) in cases {
+            assert_eq!(without_secrets(url), want, "{url}");
+        }
+    }
+
+    #[test]
+    fn the_first_pause_is_capped_too() {
+        // (initial_backoff_ms, first pause)
+        let cases = [
+            (500, Duration::from_millis(500)),
+            (30_000, MAX_BACKOFF),
+            (600_000, MAX_BACKOFF),
+        ];
+        for (ms, want) in cases {
+            let hook = webhook("http://127.0.0.1:9/hook", ms).expect("webhook");
+            assert_eq!(hook.initial_backoff(), want, "{ms}");
+        }
+    }
 
     #[test]
     fn urls_must_be_https_or_loopback_http() {
@@ -224,6 +373,10 @@ mod tests {
             ("https://cp.example.com/hooks/sluice", true),
             ("https://cp.example.com:8443/x", true),
             ("http://127.0.0.1:9000/hook", true),
+            ("https://cp.example.com/hooks/sluice?token=t", true),
+            // Userinfo would be sent nowhere but the `Host` header.
+            ("https://user:pass@cp.example.com/hook", false),
+            ("http://user@127.0.0.1:9000/hook", false),
             ("http://[::1]:9000/hook", true),
             ("http://cp.example.com/hook", false),
             ("http://10.0.0.1/hook", false),

@@ -9,6 +9,8 @@
 //! ([`Catalogue::decide`]); parking lives in `approvals`.
 //!
 //! The rules, in the order they apply:
+//! - a path with a `.` or `..` segment (see [`pattern::has_dot_segment`])
+//!   is refused outright on any host a listed app covers;
 //! - every action of every listed app that matches the request counts, and
 //!   the strictest mode wins (`deny`, then `ask`, then `auto`);
 //! - an action the policy does not list takes the policy's `"*"`, else `ask`;
@@ -27,8 +29,13 @@ use std::collections::HashMap;
 use hyper::Method;
 use serde::Deserialize;
 
-use crate::policy::{network::canonical_name, raw::AppPolicy, raw::Approval};
-use pattern::{HostPattern, PathPattern, normalize_path, parse_url_pattern};
+use crate::policy::{
+    compiled::closest,
+    network::{CompileError, canonical_name},
+    raw::AppPolicy,
+    raw::Approval,
+};
+use pattern::{HostPattern, PathPattern, has_dot_segment, normalize_path, parse_url_pattern};
 
 /// One app as the daemon config declares it.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -102,6 +109,26 @@ pub struct Decision {
     /// The deciding action; `None` for a request no action describes (an
     /// uncatalogued request, or any request to a custom app).
     pub action: Option<String>,
+    /// Refused for the path's form alone, before any action was
+    /// considered (`mode` is then `Deny` and `action` `None`).
+    pub refusal: Option<PathRefusal>,
+}
+
+/// A request path no pattern can be trusted to judge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathRefusal {
+    /// A `.` or `..` segment: the upstream serves another path than the
+    /// one matched.
+    DotSegment,
+}
+
+impl PathRefusal {
+    /// The refusal's `reason` in answers and audit events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PathRefusal::DotSegment => "path_dot_segment",
+        }
+    }
 }
 
 impl Catalogue {
@@ -209,6 +236,21 @@ impl Catalogue {
             return None;
         }
         let host = canonical_name(host);
+        // Refused rather than resolved (RFC 3986 §5.2.4): the forwarded
+        // path is the one the client sent, and upstreams disagree on what
+        // a dot segment is (`%2e`, `..%2f`, `\`, `..;`), so any resolution
+        // here could differ from the one that picks what is served. Clients
+        // resolve dot segments before sending, so nothing real is lost.
+        if has_dot_segment(path_and_query)
+            && let Some(app) = self.covering(policy, &host)
+        {
+            return Some(Decision {
+                mode: Approval::Deny,
+                app: app.to_owned(),
+                action: None,
+                refusal: Some(PathRefusal::DotSegment),
+            });
+        }
         let path = normalize_path(path_and_query);
         let mut best: Option<Decision> = None;
         let mut consider = |candidate: Decision| {
@@ -233,6 +275,7 @@ impl Catalogue {
                             mode: floor,
                             app: app.name.clone(),
                             action: None,
+                            refusal: None,
                         });
                     }
                 }
@@ -257,6 +300,7 @@ impl Catalogue {
                             mode,
                             app: app.name.clone(),
                             action: Some(action.name.clone()),
+                            refusal: None,
                         });
                     }
                     if !matched {
@@ -264,6 +308,7 @@ impl Catalogue {
                             mode: floor,
                             app: app.name.clone(),
                             action: None,
+                            refusal: None,
                         });
                     }
                 }
@@ -271,14 +316,80 @@ impl Catalogue {
         }
         best
     }
+
+    /// A policy's `apps` against this catalogue: every app must be
+    /// declared, and every action key other than `"*"` must be one of the
+    /// app's actions (a custom app has none). Anything else would never
+    /// match, so a typo (`repo.delte: deny` beside `"*": auto`) would
+    /// silently leave the real action to `"*"`. Empty names are left to
+    /// the policy's own compile check.
+    pub fn check_policy(&self, policy: &[AppPolicy]) -> Vec<CompileError> {
+        let mut errors = Vec::new();
+        for (i, entry) in policy.iter().enumerate() {
+            if entry.app.trim().is_empty() {
+                continue;
+            }
+            let Some(&index) = self.by_name.get(&entry.app) else {
+                let names = self.apps.iter().map(|a| a.name.as_str());
+                errors.push(CompileError {
+                    path: format!("apps[{i}].app"),
+                    message: format!("app `{}` is not in the daemon's app catalogue", entry.app),
+                    hint: Some(match closest(&entry.app, names.clone()) {
+                        Some(near) => format!("did you mean `{near}`?"),
+                        None if self.apps.is_empty() => {
+                            "the daemon config declares no apps (`apps:`)".to_owned()
+                        }
+                        None => format!("the catalogue's apps: {}", list(names)),
+                    }),
+                });
+                continue;
+            };
+            let app = &self.apps[index];
+            let actions: Vec<&str> = match &app.kind {
+                Kind::Catalogued { actions, .. } => {
+                    actions.iter().map(|a| a.name.as_str()).collect()
+                }
+                Kind::Custom { .. } => Vec::new(),
+            };
+            for key in entry.actions.keys() {
+                if key == "*" || key.trim().is_empty() || actions.contains(&key.as_str()) {
+                    continue;
+                }
+                let hint = match (&app.kind, closest(key, actions.iter().copied())) {
+                    (Kind::Custom { .. }, _) => {
+                        "a custom app has no actions; give its mode with `\"*\"`".to_owned()
+                    }
+                    (_, Some(near)) => format!("did you mean `{near}`?"),
+                    (_, None) => format!("its actions: {}", list(actions.iter().copied())),
+                };
+                errors.push(CompileError {
+                    path: format!("apps[{i}].actions.{key}"),
+                    message: format!("app `{}` has no action `{key}`", app.name),
+                    hint: Some(hint),
+                });
+            }
+        }
+        errors
+    }
+
+    /// The first app `policy` lists whose hosts (a custom app: the hosts
+    /// of its URL patterns) include `host`, which must be canonical.
+    fn covering<'a>(&'a self, policy: &[AppPolicy], host: &str) -> Option<&'a str> {
+        policy.iter().find_map(|entry| {
+            let app = &self.apps[*self.by_name.get(&entry.app)?];
+            let covers = match &app.kind {
+                Kind::Catalogued { hosts, .. } => hosts.iter().any(|h| h.matches(host)),
+                Kind::Custom { urls } => urls.iter().any(|(h, _)| h.matches(host)),
+            };
+            covers.then_some(app.name.as_str())
+        })
+    }
 }
 
-/// The policy `apps` entries that name no app of the catalogue (a warning
-/// at start: such entries can never match).
-pub fn unknown_apps<'a>(catalogue: &Catalogue, policy: &'a [AppPolicy]) -> Vec<&'a str> {
-    policy
-        .iter()
-        .filter(|entry| !catalogue.contains(&entry.app))
-        .map(|entry| entry.app.as_str())
-        .collect()
+/// `a`, `b`, `c` for hints.
+fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

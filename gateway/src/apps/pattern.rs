@@ -138,6 +138,28 @@ pub fn normalize_path(path_and_query: &str) -> String {
     out
 }
 
+/// Whether the path (the query takes no part) has a `.` or `..` segment:
+/// literal or percent-encoded in either case, between `/`, `\`, `%2F` or
+/// `%5C`, and ignoring `;` parameters. Upstreams resolve such segments (some
+/// after decoding `%2F`, reading `\` as `/`, or dropping `;x` as Tomcat
+/// does), so what they serve is not the path the patterns saw; the caller
+/// refuses the request rather than guess which reading the upstream makes.
+pub fn has_dot_segment(path_and_query: &str) -> bool {
+    let path = path_and_query.split(['?', '#']).next().unwrap_or_default();
+    if !path.contains('.') && !path.contains('%') {
+        return false;
+    }
+    let path = path
+        .to_ascii_lowercase()
+        .replace("%2f", "/")
+        .replace("%5c", "/")
+        .replace('\\', "/");
+    path.split('/').any(|segment| {
+        let segment = segment.split(';').next().unwrap_or_default();
+        matches!(segment.replace("%2e", ".").as_str(), "." | "..")
+    })
+}
+
 fn utf8_len(first: u8) -> usize {
     match first {
         0x00..=0x7f => 1,

@@ -276,3 +276,100 @@ fn paths_are_normalized_before_matching() {
         assert_eq!(pattern::normalize_path(raw), want, "{raw}");
     }
 }
+
+#[test]
+fn dot_segments_are_refused_where_apps_decide() {
+    let catalogue = catalogue();
+    let tracker = policy(&[("tracker", &[("issues.read", Auto), ("admin", Deny)])]);
+    let wiki = policy(&[("wiki", &[("*", Auto)])]);
+    // (policy, host, path, refused as a dot segment by app, or the decision
+    // it gets otherwise as (mode, action))
+    type Case<'a> = (
+        &'a [AppPolicy],
+        &'a str,
+        &'a str,
+        Result<&'a str, Option<(Approval, Option<&'a str>)>>,
+    );
+    let cases: Vec<Case<'_>> = vec![
+        // `issues/**` would say auto; the upstream would serve /repos/o/admin/x.
+        (
+            &tracker,
+            "api.tracker.test",
+            "/repos/o/r/issues/../../admin/x",
+            Ok("tracker"),
+        ),
+        (
+            &tracker,
+            "api.tracker.test",
+            "/repos/o/r/issues/./1",
+            Ok("tracker"),
+        ),
+        (
+            &tracker,
+            "api.tracker.test",
+            "/repos/o/r/issues/%2e%2E/%2E./admin/x",
+            Ok("tracker"),
+        ),
+        (
+            &tracker,
+            "api.tracker.test",
+            "/repos/o/r/issues/..",
+            Ok("tracker"),
+        ),
+        // Separators an upstream may read as `/`, and `;` parameters
+        // (`..;/` is `../` to some servers).
+        (
+            &tracker,
+            "api.tracker.test",
+            "/repos/o/r/issues/..%2F..%2fadmin/x",
+            Ok("tracker"),
+        ),
+        (
+            &tracker,
+            "api.tracker.test",
+            "/repos/o/r/issues\\..\\..\\admin/x",
+            Ok("tracker"),
+        ),
+        (
+            &tracker,
+            "api.tracker.test",
+            "/repos/o/r/issues/..%5c..%5Cadmin/x",
+            Ok("tracker"),
+        ),
+        (
+            &tracker,
+            "api.tracker.test",
+            "/repos/o/r/issues/..;x/..;/admin/x",
+            Ok("tracker"),
+        ),
+        // A custom app: `/other/../api/x` matches no pattern as written.
+        (&wiki, "wiki.test", "/other/../api/x", Ok("wiki")),
+        // Dots inside a segment, and in the query, are fine.
+        (
+            &tracker,
+            "api.tracker.test",
+            "/repos/o/r/issues/a..b/.x/...",
+            Err(Some((Auto, Some("issues.read")))),
+        ),
+        (
+            &tracker,
+            "api.tracker.test",
+            "/repos/o/r/issues/1?next=../../admin",
+            Err(Some((Auto, Some("issues.read")))),
+        ),
+        // Hosts no listed app covers are not this stage's business.
+        (&tracker, "other.test", "/a/../b", Err(None)),
+        (&[], "api.tracker.test", "/a/../b", Err(None)),
+    ];
+    for (policy, host, path, want) in cases {
+        let got = catalogue.decide(policy, host, &Method::GET, path);
+        let got = match &got {
+            Some(d) if d.refusal == Some(PathRefusal::DotSegment) => {
+                assert_eq!((d.mode, d.action.as_deref()), (Deny, None), "{host}{path}");
+                Ok(d.app.as_str())
+            }
+            got => Err(got.as_ref().map(|d| (d.mode, d.action.as_deref()))),
+        };
+        assert_eq!(got, want, "GET {host}{path}");
+    }
+}

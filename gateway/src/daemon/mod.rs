@@ -141,10 +141,19 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let audit = Audit::open(&config.audit, metrics.clone())
         .with_context(|| format!("opening audit log {}", config.audit))?;
     let resolver = Arc::new(Resolver::new(&config.resolver)?);
-    let store = PolicyStore::load(&config.policy_dir, metrics.clone()).map_err(|diagnostics| {
-        let all: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
-        anyhow::anyhow!("the policies do not load:\n{}", all.join("\n"))
-    })?;
+    // Compiled once: the policies are checked against it (at start and on
+    // every reload) and the approval stage decides with it.
+    let catalogue = Arc::new(
+        crate::apps::Catalogue::compile(&config.apps).map_err(|errors| {
+            anyhow::anyhow!("the app catalogue does not load:\n{}", errors.join("\n"))
+        })?,
+    );
+    let store = PolicyStore::load(&config.policy_dir, catalogue.clone(), metrics.clone()).map_err(
+        |diagnostics| {
+            let all: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+            anyhow::anyhow!("the policies do not load:\n{}", all.join("\n"))
+        },
+    )?;
     let directory = Arc::new(Directory {
         registry: RwLock::new(Registry::reserving(
             config
@@ -177,22 +186,11 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("binding admin socket {}", config.admin_socket.display()))?;
 
     let drain = Drain::new();
-    let interceptor = Arc::new(interceptor(&config, &metrics, &audit, &drain, &resolver)?);
+    let interceptor = Arc::new(interceptor(
+        &config, catalogue, &metrics, &audit, &drain, &resolver,
+    )?);
     let ca_pem = interceptor.minter.ca_pem().to_owned();
     let approvals = interceptor.approvals.clone();
-    let policies = directory.store.current();
-    for name in policies.names() {
-        let Some(policy) = policies.get(name) else {
-            continue;
-        };
-        for app in crate::apps::unknown_apps(approvals.catalogue(), &policy.apps) {
-            tracing::warn!(
-                policy = name,
-                app,
-                "the policy lists an app the catalogue (`apps:`) does not declare; it never matches"
-            );
-        }
-    }
     let explicit = explicit_proxy(
         &config,
         &directory.store,
@@ -303,6 +301,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
 /// The CA (created on first start), the minter and the upstream trust.
 fn interceptor(
     config: &Config,
+    catalogue: Arc<crate::apps::Catalogue>,
     metrics: &Arc<Metrics>,
     audit: &Audit,
     drain: &Drain,
@@ -347,7 +346,7 @@ fn interceptor(
         .with_context(|| format!("placeholder key in {}", config.state_dir.display()))?;
     // OAuth token endpoints are the daemon's own upstreams: same trust,
     // same resolver.
-    let approvals = Arc::new(approvals(config, metrics, resolver, &client_h1)?);
+    let approvals = Arc::new(approvals(config, catalogue, metrics, resolver, &client_h1)?);
     let token_endpoint = TokenEndpoint::new(resolver.clone(), client_h1.clone());
     let credentials = Arc::new(
         Credentials::new(Arc::new(store), Placeholders::new(key))
@@ -443,17 +442,15 @@ async fn explicit_proxy(
     Ok(Some((listener, Arc::new(proxy))))
 }
 
-/// The app catalogue, the approval desk and its webhook (the daemon's own
-/// client: its resolver, its upstream trust).
+/// The approval desk over the app catalogue, and its webhook (the daemon's
+/// own client: its resolver, its upstream trust).
 fn approvals(
     config: &Config,
+    catalogue: Arc<crate::apps::Catalogue>,
     metrics: &Arc<Metrics>,
     resolver: &Arc<Resolver>,
     tls: &Arc<rustls::ClientConfig>,
 ) -> anyhow::Result<crate::approvals::Approvals> {
-    let catalogue = crate::apps::Catalogue::compile(&config.apps).map_err(|errors| {
-        anyhow::anyhow!("the app catalogue does not load:\n{}", errors.join("\n"))
-    })?;
     let webhook = match &config.approvals.webhook {
         Some(webhook) => Some(crate::approvals::webhook::Webhook::new(
             webhook,

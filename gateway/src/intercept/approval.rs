@@ -15,7 +15,7 @@ use crate::{
 
 impl Interceptor {
     /// `None`: the request goes on. `Some`: Sluice's answer (403 naming
-    /// the rule), the upstream untouched.
+    /// the rule; 400 for a path with dot segments), the upstream untouched.
     pub(super) async fn approve(
         &self,
         conn: &Conn,
@@ -43,6 +43,17 @@ impl Interceptor {
             None => format!("{}:apps.{}", conn.who.policy.name, decision.app),
         };
         let detail = || format!("{} {}", parts.method, path);
+        if let Some(refusal) = decision.refusal {
+            // The sandbox's request is at fault, not the policy: 400.
+            self.approval_event(conn, "deny", refusal.as_str(), &rule, None, detail());
+            return Some(self.refuse_approval(
+                StatusCode::BAD_REQUEST,
+                refusal.as_str(),
+                &rule,
+                &decision.app,
+                None,
+            ));
+        }
         match decision.mode {
             Approval::Auto => {
                 let audit = &conn.who.policy.audit;
@@ -54,6 +65,7 @@ impl Interceptor {
             Approval::Deny => {
                 self.approval_event(conn, "deny", "app_action_denied", &rule, None, detail());
                 Some(self.refuse_approval(
+                    StatusCode::FORBIDDEN,
                     "app_action_denied",
                     &rule,
                     &decision.app,
@@ -117,6 +129,7 @@ impl Interceptor {
                             id,
                         );
                         Some(self.refuse_approval(
+                            StatusCode::FORBIDDEN,
                             "approval_rejected",
                             &rule,
                             &decision.app,
@@ -133,7 +146,25 @@ impl Interceptor {
                             id,
                         );
                         Some(self.refuse_approval(
+                            StatusCode::FORBIDDEN,
                             "approval_expired",
+                            &rule,
+                            &decision.app,
+                            decision.action.as_deref(),
+                        ))
+                    }
+                    Waited::Withdrawn { by } => {
+                        self.approval_event(
+                            conn,
+                            "deny",
+                            "approval_withdrawn",
+                            &rule,
+                            Some(&by),
+                            id,
+                        );
+                        Some(self.refuse_approval(
+                            StatusCode::FORBIDDEN,
+                            "approval_withdrawn",
                             &rule,
                             &decision.app,
                             decision.action.as_deref(),
@@ -149,6 +180,7 @@ impl Interceptor {
                             detail(),
                         );
                         Some(self.refuse_approval(
+                            StatusCode::FORBIDDEN,
                             "approval_queue_full",
                             &rule,
                             &decision.app,
@@ -162,16 +194,22 @@ impl Interceptor {
 
     fn refuse_approval(
         &self,
+        status: StatusCode,
         reason: &'static str,
         rule: &str,
         app: &str,
         action: Option<&str>,
     ) -> Response<respond::Body> {
-        self.count(StatusCode::FORBIDDEN);
+        self.count(status);
+        let error = if status == StatusCode::BAD_REQUEST {
+            "bad_request"
+        } else {
+            "forbidden"
+        };
         respond::json(
-            StatusCode::FORBIDDEN,
+            status,
             serde_json::json!({
-                "error": "forbidden",
+                "error": error,
                 "reason": reason,
                 "rule": rule,
                 "app": app,

@@ -15,10 +15,13 @@ use std::{
 use arc_swap::ArcSwap;
 
 use super::load::{Diagnostic, PolicySet, load_dir};
-use crate::metrics::Metrics;
+use crate::{apps::Catalogue, metrics::Metrics};
 
 pub struct PolicyStore {
     dir: PathBuf,
+    /// The daemon's app catalogue (fixed at start), which every policy's
+    /// `apps` must name.
+    apps: Arc<Catalogue>,
     current: ArcSwap<PolicySet>,
     metrics: Arc<Metrics>,
 }
@@ -26,11 +29,16 @@ pub struct PolicyStore {
 impl PolicyStore {
     /// Loads the directory; at start-up an error is fatal (the caller prints
     /// every diagnostic).
-    pub fn load(dir: &Path, metrics: Arc<Metrics>) -> Result<PolicyStore, Vec<Diagnostic>> {
-        let set = load_dir(dir)?;
+    pub fn load(
+        dir: &Path,
+        apps: Arc<Catalogue>,
+        metrics: Arc<Metrics>,
+    ) -> Result<PolicyStore, Vec<Diagnostic>> {
+        let set = load_dir(dir, Some(&apps))?;
         metrics.policy_synchronized.set(1);
         Ok(PolicyStore {
             dir: dir.to_owned(),
+            apps,
             current: ArcSwap::from_pointee(set),
             metrics,
         })
@@ -48,7 +56,7 @@ impl PolicyStore {
     /// Re-reads the directory. `required` names policies that registered
     /// sandboxes use: a new set without one of them is refused too.
     pub fn reload(&self, required: &[String]) -> Result<(), Vec<String>> {
-        let result = load_dir(&self.dir)
+        let result = load_dir(&self.dir, Some(&self.apps))
             .map_err(|diagnostics| diagnostics.iter().map(ToString::to_string).collect())
             .and_then(|set| {
                 let missing: Vec<String> = required

@@ -70,7 +70,8 @@ const INPUT_CAP: usize = 256 << 20;
 pub fn run(args: &ScanArgs) -> Result<(), CliError> {
     let (config, detector) = match &args.policy {
         Some(path) => {
-            let policy = load_file(path).map_err(|diagnostics| {
+            // The app catalogue is the daemon's; scanning needs no apps.
+            let policy = load_file(path, None).map_err(|diagnostics| {
                 let all: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
                 CliError::Policy(all.join("\n"))
             })?;

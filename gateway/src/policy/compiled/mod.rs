@@ -394,7 +394,7 @@ fn check_apps(apps: &[raw::AppPolicy], errors: &mut Vec<CompileError>) {
 
 /// The candidate closest to `word` by edit distance, if within 2 edits:
 /// close enough to be a typo, far enough to avoid silly suggestions.
-pub(super) fn closest<'a>(
+pub(crate) fn closest<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {

@@ -6,6 +6,12 @@
 //! deserialized on its own, so a typo in `pii` does not hide a bad port in
 //! `network`, and sections that did deserialize are compiled and checked
 //! too. `sluice check`, start-up and hot reload all come through here.
+//!
+//! Given the daemon's app catalogue, a policy's `apps` are checked against
+//! it as well: an app or action it does not declare would never match, so
+//! a typo (`repo.delte: deny`) would silently leave the real action to
+//! `"*"`. Without one (`sluice check FILES`, `sluice scan`) app and action
+//! names are checked for form only.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -19,6 +25,7 @@ use serde_yaml::Value;
 use super::compiled::{CompiledPolicy, closest};
 use super::locate::Locations;
 use super::raw;
+use crate::apps::Catalogue;
 
 /// One problem in one file, located for an editor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,15 +122,18 @@ const SECTIONS: &[&str] = &[
 /// file, named by the file stem (must be a valid id `[A-Za-z0-9._-]{1,128}`).
 /// Hidden files (leading `.`) are skipped: editors and ConfigMap volumes
 /// leave them next to the real files. Every error of every file at once.
-pub fn load_dir(dir: &Path) -> Result<PolicySet, Vec<Diagnostic>> {
+pub fn load_dir(dir: &Path, apps: Option<&Catalogue>) -> Result<PolicySet, Vec<Diagnostic>> {
     let files = policy_files(dir)?;
-    load_files(files, Vec::new())
+    load_files(files, Vec::new(), apps)
 }
 
 /// Files and/or directories (for `sluice check PATHS`). A file is loaded
 /// whatever its extension; a directory as in `load_dir`. Two files defining
 /// the same policy name are an error.
-pub fn load_paths(paths: &[PathBuf]) -> Result<PolicySet, Vec<Diagnostic>> {
+pub fn load_paths(
+    paths: &[PathBuf],
+    apps: Option<&Catalogue>,
+) -> Result<PolicySet, Vec<Diagnostic>> {
     let mut diagnostics = Vec::new();
     if paths.is_empty() {
         diagnostics.push(Diagnostic::at_start(
@@ -143,11 +153,12 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<PolicySet, Vec<Diagnostic>> {
             files.push(path.clone());
         }
     }
-    load_files(files, diagnostics)
+    load_files(files, diagnostics, apps)
 }
 
-/// Loads one policy file (named by its stem).
-pub fn load_file(path: &Path) -> Result<CompiledPolicy, Vec<Diagnostic>> {
+/// Loads one policy file (named by its stem); `apps`, when given, is the
+/// catalogue its `apps` entries must name.
+pub fn load_file(path: &Path, apps: Option<&Catalogue>) -> Result<CompiledPolicy, Vec<Diagnostic>> {
     let name = policy_name(path).map_err(|d| vec![d])?;
     let text = std::fs::read_to_string(path).map_err(|e| {
         vec![Diagnostic::at_start(
@@ -156,7 +167,7 @@ pub fn load_file(path: &Path) -> Result<CompiledPolicy, Vec<Diagnostic>> {
             None,
         )]
     })?;
-    parse_policy(path, &name, &text)
+    parse_policy(path, &name, &text, apps)
 }
 
 fn policy_files(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
@@ -196,6 +207,7 @@ fn policy_files(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
 fn load_files(
     files: Vec<PathBuf>,
     mut diagnostics: Vec<Diagnostic>,
+    apps: Option<&Catalogue>,
 ) -> Result<PolicySet, Vec<Diagnostic>> {
     let mut first_file: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut seen = HashSet::new();
@@ -216,7 +228,7 @@ fn load_files(
                 first_file.insert(name, file.clone());
             }
         }
-        match load_file(&file) {
+        match load_file(&file, apps) {
             Ok(policy) => {
                 policies
                     .entry(policy.name.clone())
@@ -255,12 +267,14 @@ fn is_valid_id(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-/// Parses, deserializes and compiles one policy's text. `file` is only used
-/// to label diagnostics.
+/// Parses, deserializes and compiles one policy's text, its `apps`
+/// checked against `apps` when given. `file` is only used to label
+/// diagnostics.
 pub fn parse_policy(
     file: &Path,
     name: &str,
     text: &str,
+    apps: Option<&Catalogue>,
 ) -> Result<CompiledPolicy, Vec<Diagnostic>> {
     let locations = Locations::parse(text);
     let located = |path: &str, message: String, hint: Option<String>| {
@@ -339,6 +353,18 @@ pub fn parse_policy(
         }
         if !ok {
             failed.insert(section);
+        }
+    }
+
+    if let Some(catalogue) = apps
+        && !failed.contains("apps")
+    {
+        for e in catalogue.check_policy(&policy.apps) {
+            diagnostics.push(located(
+                &e.path,
+                format!("{}: {}", e.path, e.message),
+                e.hint,
+            ));
         }
     }
 

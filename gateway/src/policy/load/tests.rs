@@ -1,7 +1,8 @@
 use super::*;
+use crate::apps::Catalogue;
 
 fn parse(text: &str) -> Result<CompiledPolicy, Vec<Diagnostic>> {
-    parse_policy(Path::new("p.yaml"), "p", text)
+    parse_policy(Path::new("p.yaml"), "p", text, None)
 }
 
 #[test]
@@ -241,7 +242,7 @@ fn directories() {
     if let Err(e) = std::fs::create_dir(root.join("sub.yaml")) {
         panic!("{e}");
     }
-    let set = match load_dir(root) {
+    let set = match load_dir(root, None) {
         Ok(set) => set,
         Err(e) => panic!("{e:?}"),
     };
@@ -258,7 +259,7 @@ fn directories() {
         (root.join("missing"), "cannot read the policy directory"),
     ];
     for (path, want) in cases {
-        match outcome(load_dir(&path)) {
+        match outcome(load_dir(&path, None)) {
             Ok(names) => panic!("{}: loaded {names:?}", path.display()),
             Err(e) => assert!(e.len() == 1 && e[0].contains(want), "{e:?}"),
         }
@@ -273,7 +274,7 @@ fn every_file_reports_its_errors() {
     write(root, "bad name!.yaml", "{}\n");
     write(root, "one.yaml", "netwrk: {}\n");
     write(root, "two.yaml", "dry_run: [\n");
-    let got = match outcome(load_dir(root)) {
+    let got = match outcome(load_dir(root, None)) {
         Ok(names) => panic!("loaded {names:?}"),
         Err(e) => e,
     };
@@ -319,7 +320,7 @@ fn paths() {
         (vec![], Err("no policy files or directories given")),
     ];
     for (paths, want) in cases {
-        match (outcome(load_paths(&paths)), want) {
+        match (outcome(load_paths(&paths, None)), want) {
             (Ok(got), Ok(want)) => assert_eq!(got, want, "{paths:?}"),
             (Err(got), Err(want)) => {
                 assert!(
@@ -345,7 +346,7 @@ fn shipped_dir() -> PathBuf {
 #[test]
 fn shipped_policies_are_valid() {
     let files: Vec<PathBuf> = SHIPPED.iter().map(|f| shipped_dir().join(f)).collect();
-    let set = match load_paths(&files) {
+    let set = match load_paths(&files, None) {
         Ok(set) => set,
         Err(e) => panic!(
             "{}",
@@ -406,8 +407,69 @@ fn shipped_policies_load_as_a_directory() {
             panic!("copying {file}: {e}");
         }
     }
-    match load_dir(dir.path()) {
+    match load_dir(dir.path(), None) {
         Ok(set) => assert_eq!(set.len(), SHIPPED.len()),
         Err(e) => panic!("{e:?}"),
+    }
+}
+
+#[test]
+fn apps_are_checked_against_the_catalogue() {
+    let apps: Vec<crate::apps::AppConfig> = serde_yaml::from_str(
+        r#"
+- name: tracker
+  hosts: [api.tracker.test]
+  actions:
+    - {name: issues.read, method: GET, path: "/repos/*/*/issues/**"}
+    - {name: repo.delete, method: DELETE, path: "/repos/**"}
+- name: wiki
+  urls: ["wiki.test/api/**"]
+"#,
+    )
+    .expect("apps");
+    let catalogue = Catalogue::compile(&apps).expect("catalogue");
+    let check = |text: &str| parse_policy(Path::new("p.yaml"), "p", text, Some(&catalogue));
+
+    let good = "apps:\n  - app: tracker\n    actions: {issues.read: auto, repo.delete: deny, \"*\": ask}\n  - app: wiki\n    actions: {\"*\": deny}\n";
+    if let Err(e) = check(good) {
+        panic!("{e:?}");
+    }
+    // A typo next to `"*": auto` would leave repo.delete auto.
+    let bad = "apps:\n  - app: tracker\n    actions:\n      issues.read: auto\n      repo.delte: deny\n      \"*\": auto\n  - app: wiki\n    actions:\n      edit: deny\n  - app: trackr\n";
+    assert!(
+        parse(bad).is_ok(),
+        "without a catalogue only the form is checked"
+    );
+    let got = match check(bad) {
+        Ok(_) => panic!("loaded"),
+        Err(got) => got,
+    };
+    // (line, column, message fragment, hint fragment)
+    let want = [
+        (
+            5,
+            7,
+            "apps[0].actions.repo.delte: app `tracker` has no action `repo.delte`",
+            "did you mean `repo.delete`?",
+        ),
+        (
+            9,
+            7,
+            "apps[1].actions.edit: app `wiki` has no action `edit`",
+            "a custom app has no actions",
+        ),
+        (
+            10,
+            5,
+            "apps[2].app: app `trackr` is not in the daemon's app catalogue",
+            "did you mean `tracker`?",
+        ),
+    ];
+    let summary: Vec<String> = got.iter().map(ToString::to_string).collect();
+    assert_eq!(got.len(), want.len(), "{summary:#?}");
+    for (d, (line, column, message, hint)) in got.iter().zip(want) {
+        assert_eq!((d.line, d.column), (line, column), "{d}");
+        assert!(d.message.contains(message), "{d}");
+        assert!(d.hint.as_deref().unwrap_or("").contains(hint), "{d}");
     }
 }
