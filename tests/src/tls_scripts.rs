@@ -456,3 +456,50 @@ except (ssl.SSLError, OSError):
 finish({"alpn": alpn, "closed": closed}, closed)
 "#
 );
+
+/// Spec `{host, port, cafile, ready, go, wait}`: an HTTP/2 connection
+/// over TLS (preface and SETTINGS sent, so it is open and served), then
+/// creates the file `ready` and waits for the file `go` (the test's change
+/// made meanwhile), then up to `wait` seconds for the gateway to close it
+/// (`closed`, after a GOAWAY: `goaway`; HTTP/2 has no header timer that
+/// would close it anyway). Succeeds when it was closed.
+pub const KEEPALIVE_ACROSS_A_CHANGE: &str = concat!(
+    prelude!(),
+    r#"
+s = socket.create_connection((spec.get("connect", spec["host"]), spec["port"]), timeout=15)
+s = context(spec["cafile"], ["h2"]).wrap_socket(s, server_hostname=spec["host"])
+alpn = s.selected_alpn_protocol()
+s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
+# The server's SETTINGS: the connection is being served.
+served = len(s.recv(65536)) > 0
+open(spec["ready"], "w").close()
+deadline = time.time() + 30
+while not os.path.exists(spec["go"]) and time.time() < deadline:
+    time.sleep(0.02)
+s.settimeout(spec["wait"])
+# As a client would: SETTINGS and PINGs acknowledged (a graceful close
+# waits for a PING's answer), until the server closes.
+closed, goaway, buf = False, False, b""
+try:
+    while True:
+        c = s.recv(65536)
+        if c == b"":
+            closed = True
+            break
+        buf += c
+        while len(buf) >= 9 and len(buf) >= 9 + int.from_bytes(buf[:3], "big"):
+            n, kind, flags = int.from_bytes(buf[:3], "big"), buf[3], buf[4]
+            payload, buf = buf[9:9 + n], buf[9 + n:]
+            if kind == 4 and not flags & 1:
+                s.sendall(bytes([0, 0, 0, 4, 1, 0, 0, 0, 0]))
+            elif kind == 6 and not flags & 1:
+                s.sendall(bytes([0, 0, 8, 6, 1, 0, 0, 0, 0]) + payload)
+            elif kind == 7:
+                goaway = True
+except socket.timeout:
+    pass
+except (ssl.SSLError, OSError):
+    closed = True
+finish({"alpn": alpn, "served": served, "goaway": goaway, "closed": closed}, served and closed)
+"#
+);

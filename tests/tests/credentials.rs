@@ -363,7 +363,8 @@ fn hmac_signatures_are_computed_at_the_edge_and_verify_independently() {
     assert_ne!(signature, placeholder);
 
     // Verified outside Sluice, with Python's hmac.
-    let message = format!("GET\napi.test\n/echo\n{timestamp}");
+    // `{host}` is the Host header as sent: the port is not the default.
+    let message = format!("GET\napi.test:{port}\n/echo\n{timestamp}");
     let script = "import hmac,hashlib,sys; print(hmac.new(sys.argv[1].encode(), sys.argv[2].encode(), hashlib.sha256).hexdigest())";
     let python = sluice_e2e::python3();
     let out = sluice_e2e::run::host(

@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sluice_e2e::{
-    HttpsUpstream, RequestRecord, TestCa, UpstreamOptions, WAIT,
+    HttpsUpstream, RequestRecord, TestCa, UpstreamOptions, WAIT, in_cgroup,
     interception::{LOCALHOST, World, allow_loopback, curl_args, intercepting_policy},
     pki::Validity,
     scripts::{self, hex},
     stream_body::pattern_sha256,
-    tls_scripts, wait_until,
+    tls_scripts, wait_until, write_policy,
 };
 
 /// The request (by a header the test set on it) among what the upstream saw.
@@ -210,6 +210,40 @@ fn an_idle_intercepted_tls_connection_is_closed() {
     let out = world.python(tls_scripts::IDLE_TLS, &spec, WAIT * 2);
     out.expect_success("the gateway closes an idle HTTP/2 connection");
     assert_eq!(out.json()["alpn"], "h2", "{out}");
+}
+
+/// A connection is decided when it opens; a policy edit must still reach
+/// one kept open. The gateway closes it once its request in flight is
+/// answered, and the client's next connection is decided afresh.
+#[test]
+fn a_policy_edit_closes_connections_admitted_under_the_old_policy() {
+    let ca = TestCa::upstream();
+    let (upstream, world) = World::intercepting(&ca, "upstream.test");
+    let dir = world.daemon.dir();
+    let (ready, go) = (dir.join("ready"), dir.join("go"));
+    let spec = json!({
+        "host": "upstream.test", "port": upstream.port(), "cafile": world.sluice_ca,
+        "ready": ready, "go": go, "wait": WAIT.as_secs(),
+    });
+    let running = in_cgroup(&world.sb1)
+        .timeout(WAIT * 4)
+        .spawn_python(tls_scripts::KEEPALIVE_ACROSS_A_CHANGE, &[&spec.to_string()]);
+    wait_until("the first request", WAIT, || ready.exists());
+
+    let denying = intercepting_policy(&[], json!({}));
+    write_policy(&world.daemon.policy_dir(), "p", &denying);
+    world
+        .daemon
+        .wait_metric_at_least("sluice_policy_reloads_total{result=\"ok\"}", 1.0);
+    std::fs::write(&go, "").expect("go");
+
+    let out = running.wait();
+    out.expect_success("a keep-alive connection across a policy edit");
+    assert_eq!(out.json()["alpn"], "h2", "{out}");
+    world.daemon.wait_metric_at_least(
+        "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}",
+        1.0,
+    );
 }
 
 #[test]

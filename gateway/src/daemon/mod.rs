@@ -43,7 +43,7 @@ use crate::{
     netns,
     pipeline::Pipeline,
     policy::store::{self, PolicyStore},
-    proxy::{Identities, Limits, Proxy, Who},
+    proxy::{Identities, Limits, Proxy, Standing, Who},
     registry::Registry,
     resolve::Resolver,
     sandbox_dns::SandboxDns,
@@ -57,6 +57,43 @@ struct Directory {
     store: Arc<PolicyStore>,
     /// sandbox id → its DNS gate.
     dns: RwLock<HashMap<String, Arc<SandboxDns>>>,
+    /// Bumped after a policy reload and a removal ([`Standing`]).
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl Directory {
+    /// Tells open connections to check that they still hold.
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+impl Standing for Directory {
+    fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn holds(&self, who: &Who) -> bool {
+        let current = |name: &str| {
+            self.store
+                .current()
+                .get(name)
+                .is_some_and(|policy| Arc::ptr_eq(policy, &who.policy))
+        };
+        let Some(identity) = who.identity else {
+            // The explicit proxy: the token's sandbox is in the config.
+            return current(&who.policy.name);
+        };
+        let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
+        let Some(owner) = registry.owner(identity) else {
+            return false;
+        };
+        owner.sandbox == *who.sandbox
+            && owner.session.as_deref() == who.session.as_deref()
+            && registry
+                .get(&owner.sandbox)
+                .is_some_and(|sandbox| current(&sandbox.policy))
+    }
 }
 
 impl Identities for Directory {
@@ -77,6 +114,7 @@ impl Identities for Directory {
             policy,
             dns,
             dry_run: false,
+            identity: Some(identity),
         })
     }
 }
@@ -163,6 +201,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         )),
         store: Arc::new(store),
         dns: RwLock::new(HashMap::new()),
+        changes: tokio::sync::watch::Sender::new(0),
     });
 
     let steering = Arc::new(
@@ -187,7 +226,13 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
 
     let drain = Drain::new();
     let interceptor = Arc::new(interceptor(
-        &config, catalogue, &metrics, &audit, &drain, &resolver,
+        &config,
+        catalogue,
+        &metrics,
+        &audit,
+        &drain,
+        &resolver,
+        directory.clone(),
     )?);
     let ca_pem = interceptor.minter.ca_pem().to_owned();
     let approvals = interceptor.approvals.clone();
@@ -306,6 +351,7 @@ fn interceptor(
     audit: &Audit,
     drain: &Drain,
     resolver: &Arc<Resolver>,
+    standing: Arc<dyn Standing>,
 ) -> anyhow::Result<Interceptor> {
     let tls = &config.tls;
     let (ca, created) = Ca::load_or_init(&tls.ca_dir)?;
@@ -364,6 +410,7 @@ fn interceptor(
         }
     });
     Ok(Interceptor {
+        standing,
         minter: Arc::new(minter),
         credentials,
         pipeline: Pipeline::default(),
@@ -475,7 +522,9 @@ impl Daemon {
             .sandboxes()
             .map(|s| s.policy.clone())
             .collect();
-        let _ = self.directory.store.reload(&required);
+        if self.directory.store.reload(&required).is_ok() {
+            self.directory.changed();
+        }
     }
 
     fn read_registry(&self) -> std::sync::RwLockReadGuard<'_, Registry> {

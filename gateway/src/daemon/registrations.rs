@@ -282,6 +282,7 @@ impl Daemon {
                 self.leave_namespace(id, cookie);
             }
         }
+        self.directory.changed();
         Some(sandbox)
     }
 
@@ -296,6 +297,7 @@ impl Daemon {
             .map_err(|e| AdminError::NotFound(e.to_string()))?;
         self.steering.unregister(removed.cgroup_id);
         self.approvals().forget_session(sandbox, session);
+        self.directory.changed();
         Ok(removed)
     }
 

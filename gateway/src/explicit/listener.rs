@@ -240,6 +240,7 @@ impl ExplicitProxy {
             });
         }
         let who = Who {
+            identity: None,
             sandbox: Arc::from(claims.sub.as_str()),
             session: claims.session.as_deref().map(Arc::from),
             policy,

@@ -38,7 +38,7 @@ use crate::{
     drain::Drain,
     metrics::Metrics,
     pipeline::{Pipeline, RequestHead, Verdict},
-    proxy::Who,
+    proxy::{Standing, Who},
     redact::RedactedBody,
     tls::mint::Minter,
 };
@@ -57,6 +57,9 @@ pub struct Limits {
 }
 
 pub struct Interceptor {
+    /// Whether a connection's sandbox and policy still hold: one that no
+    /// longer does closes after its requests in flight.
+    pub standing: Arc<dyn Standing>,
     pub minter: Arc<Minter>,
     /// Placeholders swapped for secrets, last, and secrets redacted back.
     pub credentials: Arc<credential::Credentials>,
@@ -210,6 +213,18 @@ impl Interceptor {
         self.serve(TokioIo::new(io), conn, in_flight).await;
     }
 
+    /// Resolves once what `conn` was admitted under no longer holds
+    /// (a policy reload, its sandbox or session removed): [`Standing`].
+    async fn revoked(&self, conn: &Conn) {
+        let mut changes = self.standing.changes();
+        while changes.changed().await.is_ok() {
+            if !self.standing.holds(&conn.who) {
+                return;
+            }
+        }
+        std::future::pending().await
+    }
+
     async fn serve<I>(self: Arc<Self>, io: I, conn: Conn, in_flight: InFlight)
     where
         I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
@@ -222,8 +237,9 @@ impl Interceptor {
             .max_buf_size(self.limits.max_header_bytes.max(8192));
         builder.http2().timer(TokioTimer::new());
         let this = self.clone();
+        let served = conn.clone();
         let service = service_fn(move |request| {
-            let (this, conn) = (this.clone(), conn.clone());
+            let (this, conn) = (this.clone(), served.clone());
             let busy = in_flight.start();
             async move {
                 let started = std::time::Instant::now();
@@ -244,6 +260,16 @@ impl Interceptor {
             result = connection.as_mut() => result,
             () = self.drain.started() => {
                 // Finish what is in flight (a streamed body included), then close.
+                connection.as_mut().graceful_shutdown();
+                connection.await
+            }
+            () = self.revoked(&conn) => {
+                tracing::debug!(sandbox = %conn.who.sandbox, name = %conn.key.name,
+                    "policy or registration changed; closing after the requests in flight");
+                self.metrics
+                    .connections
+                    .with_label_values(&["closed", "revoked"])
+                    .inc();
                 connection.as_mut().graceful_shutdown();
                 connection.await
             }

@@ -1,7 +1,10 @@
 //! The live policy set and its reloads.
 //!
 //! Readers take an `Arc` snapshot per connection, so a reload is atomic for
-//! new connections and never changes a decision half-way. A reload that
+//! new connections and never changes a decision half-way; intercepted
+//! connections opened before it close once their requests in flight are
+//! answered (`proxy::Standing`), so none keeps an old policy for long. A
+//! reload that
 //! fails (a broken file, or a policy a sandbox names gone missing) keeps the
 //! previous set, logs every error, and holds `sluice_policy_synchronized` at
 //! 0 until a later reload succeeds.

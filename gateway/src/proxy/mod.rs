@@ -49,11 +49,28 @@ pub struct Who {
     /// Answer writes with a preview whatever the policy says (a capability
     /// token's dry-run flag).
     pub dry_run: bool,
+    /// The cgroup id the connection came from; `None` on the explicit
+    /// proxy, whose token names the sandbox.
+    pub identity: Option<u64>,
 }
 
 /// Maps a registered cgroup id to its owner.
 pub trait Identities: Send + Sync + 'static {
     fn who(&self, identity: u64) -> Option<Who>;
+}
+
+/// Whether what a connection was admitted under still holds. A connection
+/// is decided once, at its start; a policy reload or the removal of its
+/// sandbox (or session) must still reach one kept open, so intercepted
+/// connections watch for changes and close, once their requests in flight
+/// are answered, when their owner or policy is no longer current. Clients
+/// reconnect, and the new connection is decided afresh.
+pub trait Standing: Send + Sync + 'static {
+    /// Ticks after every change that may revoke a connection.
+    fn changes(&self) -> tokio::sync::watch::Receiver<u64>;
+    /// Whether `who`'s sandbox and session are still registered under the
+    /// same cgroup and its policy is the one in force.
+    fn holds(&self, who: &Who) -> bool;
 }
 
 /// Timeouts for one connection.

@@ -33,6 +33,7 @@ struct OneSandbox(Arc<CompiledPolicy>);
 impl Identities for OneSandbox {
     fn who(&self, identity: u64) -> Option<Who> {
         (identity == IDENTITY).then(|| Who {
+            identity: Some(IDENTITY),
             sandbox: Arc::from("sb1"),
             session: None,
             policy: self.0.clone(),
