@@ -299,3 +299,39 @@ fn sandbox_cannot_reach_admin_socket_or_metrics() {
             && e["dst"] == daemon.metrics_addr().to_string()
     });
 }
+
+/// Registrations and removals may arrive together from the control plane.
+/// A registration awaits its namespace's listeners between entering the
+/// registry and the kernel; a removal in that gap must not leave a kernel
+/// entry that nothing owns. Whatever order they ran in, the identity map
+/// ends holding exactly the cgroups the registry lists.
+#[test]
+fn concurrent_registrations_and_removals_leave_the_kernel_as_the_registry() {
+    let (daemon, _sb1) = sluice_e2e::Daemon::with_sandbox(vec![]);
+    let netns = sluice_e2e::TestNetns::new();
+    let netns = netns.path().to_str().expect("utf-8 path").to_owned();
+    let ids: Vec<String> = (0..12).map(|i| format!("race{i}")).collect();
+    let _cgroups: Vec<TestCgroup> = ids.iter().map(|id| daemon.root().child(id)).collect();
+    std::thread::scope(|scope| {
+        for id in &ids {
+            let (daemon, netns) = (&daemon, &netns);
+            scope.spawn(move || {
+                daemon.cli(&[
+                    "sandbox", "add", id, "--cgroup", id, "--netns", netns, "--policy", "default",
+                ])
+            });
+            scope.spawn(move || daemon.cli(&["sandbox", "rm", id]));
+        }
+    });
+    let status = daemon.cli(&["status"]);
+    status.expect_success("sluice status");
+    let status: Value = serde_json::from_str(&status.stdout_str()).expect("status JSON");
+    let registered = &status["registered_cgroups"];
+    let maps = status["maps"].as_array().expect("maps");
+    let identity = maps
+        .iter()
+        .find(|m| m["name"] == "SLUICE_IDENTITY")
+        .map(|m| &m["entries"])
+        .expect("the identity map");
+    assert_eq!(identity, registered, "{status}");
+}

@@ -113,6 +113,7 @@ impl Backend for Daemon {
                 "the daemon is draining; register the sandbox with the next one".to_owned(),
             ));
         }
+        let _registering = self.registering.lock().await;
         let info = self.register_sandbox(spec, Source::Api).await?;
         if let Err(err) = self.persist() {
             self.forget_sandbox(&info.id);
@@ -122,6 +123,7 @@ impl Backend for Daemon {
     }
 
     async fn remove_sandbox(&self, id: &str) -> Result<(), AdminError> {
+        let _registering = self.registering.lock().await;
         let sandbox = self
             .forget_sandbox(id)
             .ok_or_else(|| AdminError::NotFound(format!("no sandbox `{id}`")))?;
@@ -135,6 +137,7 @@ impl Backend for Daemon {
         spec: SessionSpec,
     ) -> Result<SessionInfo, AdminError> {
         spec.validate()?;
+        let _registering = self.registering.lock().await;
         if self.read_registry().get(sandbox).is_none() {
             return Err(AdminError::NotFound(format!("no sandbox `{sandbox}`")));
         }
@@ -147,6 +150,7 @@ impl Backend for Daemon {
     }
 
     async fn remove_session(&self, sandbox: &str, session: &str) -> Result<(), AdminError> {
+        let _registering = self.registering.lock().await;
         let removed = self.forget_session(sandbox, session)?;
         self.audit_registration("remove", sandbox, Some(session), &removed.cgroup);
         self.persist()

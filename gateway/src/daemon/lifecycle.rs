@@ -232,6 +232,7 @@ impl Daemon {
                 "changed in the config file; applied at the next start only"
             );
         }
+        let _registering = self.registering.lock().await;
         let old = lock(&self.config_sandboxes).clone();
         let plan = plan_sandboxes(&old, &new.sandboxes);
         // Removals first, so a policy only they used may go in this reload.

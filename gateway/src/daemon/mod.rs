@@ -164,6 +164,13 @@ pub struct Daemon {
     /// Held from reading the registry to renaming the state file, so the
     /// save that lands last holds the newest registrations.
     saving: Mutex<()>,
+    /// Held by each change of registrations (the admin API, a config
+    /// reload, the restore at start) from its first step to its last: a
+    /// registration awaits its namespace and DNS listener between putting
+    /// the sandbox in the registry and in the kernel, and a removal that
+    /// ran in that gap found nothing to undo in the kernel, leaving an
+    /// entry steering to a listener nothing owned.
+    registering: tokio::sync::Mutex<()>,
     drain: Drain,
     /// Parked requests, session grants and task runs (the interceptor's).
     approvals: Arc<crate::approvals::Approvals>,
@@ -281,6 +288,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         host_tasks: Mutex::new(Vec::new()),
         restored: AtomicBool::new(false),
         saving: Mutex::new(()),
+        registering: tokio::sync::Mutex::new(()),
         drain,
         approvals,
         explicit_addr,

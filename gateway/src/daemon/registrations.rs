@@ -30,6 +30,7 @@ impl Daemon {
     /// wrote them), then the persisted run-time ones (an error drops that
     /// registration with a warning), then clears kernel entries nobody owns.
     pub(super) async fn restore_registrations(&self) -> anyhow::Result<()> {
+        let _registering = self.registering.lock().await;
         for sandbox in self.config.sandboxes.clone() {
             let spec = SandboxSpec {
                 id: sandbox.id.clone(),
