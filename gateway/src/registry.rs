@@ -286,7 +286,25 @@ impl Registry {
         state
     }
 
+    /// The cgroup is neither registered by id nor by path: a cgroup
+    /// deleted and made again at the same path has a new id, and two
+    /// registrations of one path would, re-resolved by path after a
+    /// restart, race for it (the stale one's policy and placeholders
+    /// winning when its id sorts first).
     fn check_cgroup_free(&self, cgroup_id: u64, path: &Path) -> Result<(), RegistryError> {
+        let same_path = self.sandboxes.values().find_map(|sandbox| {
+            if sandbox.cgroup == path {
+                return Some(sandbox.id.clone());
+            }
+            let session = sandbox.sessions.values().find(|s| s.cgroup == path)?;
+            Some(format!("{}/{}", sandbox.id, session.id))
+        });
+        if let Some(owner) = same_path {
+            return Err(RegistryError::CgroupTaken {
+                path: path.to_owned(),
+                owner,
+            });
+        }
         match self.by_cgroup.get(&cgroup_id) {
             Some(owner) => Err(RegistryError::CgroupTaken {
                 path: path.to_owned(),
@@ -379,6 +397,41 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_registered_under_an_older_cgroup_id_is_taken() {
+        let mut registry = Registry::default();
+        registry
+            .insert_sandbox(sandbox("old", "/r/x", 10))
+            .expect("insert");
+        // The cgroup was deleted and made again: same path, new id.
+        let err = registry
+            .insert_sandbox(sandbox("new", "/r/x", 11))
+            .expect_err("the path is taken");
+        assert!(
+            matches!(err, RegistryError::CgroupTaken { ref owner, .. } if owner == "old"),
+            "{err}"
+        );
+        let session = Session {
+            id: "s1".to_owned(),
+            cgroup: PathBuf::from("/r/x/s1"),
+            cgroup_id: 12,
+            task: None,
+        };
+        registry
+            .insert_session("old", session.clone())
+            .expect("session");
+        let again = Session {
+            cgroup_id: 13,
+            id: "s2".to_owned(),
+            ..session
+        };
+        let err = registry.insert_session("old", again).expect_err("taken");
+        assert!(
+            matches!(err, RegistryError::CgroupTaken { ref owner, .. } if owner == "old/s1"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn concurrent_saves_each_land_whole() {
