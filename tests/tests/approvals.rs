@@ -434,6 +434,11 @@ fn capability_tokens_gate_the_explicit_proxy() {
     let upstream = HttpsUpstream::v4(&["api.test", "other.test", "pass.test"], &ca);
     let plain = HttpsUpstream::plain_v4();
     let (port, plain_port) = (upstream.port(), plain.port());
+    // A port nothing listens on (taken from the kernel, then let go).
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
     let mut policy = intercepting_policy(
         &[
             "api.test".to_owned(),
@@ -442,6 +447,7 @@ fn capability_tokens_gate_the_explicit_proxy() {
             "pass.test".to_owned(),
             format!("127.0.0.0/8:{port}"),
             format!("127.0.0.0/8:{plain_port}"),
+            format!("127.0.0.0/8:{closed_port}"),
         ],
         json!({ "passthrough": ["pass.test"] }),
     );
@@ -491,6 +497,7 @@ fn capability_tokens_gate_the_explicit_proxy() {
         let api = format!("api.test:{port}");
         let plain = format!("plain.test:{plain_port}");
         let pass = format!("pass.test:{port}");
+        let closed = format!("pass.test:{closed_port}");
         let mut args = vec![
             sluice.as_str(),
             "token",
@@ -505,6 +512,8 @@ fn capability_tokens_gate_the_explicit_proxy() {
             &plain,
             "--connection",
             &pass,
+            "--connection",
+            &closed,
         ];
         args.extend_from_slice(extra);
         let out = sluice_e2e::run::host(&args, WAIT);
@@ -610,6 +619,14 @@ fn capability_tokens_gate_the_explicit_proxy() {
             && e["reason"] == "domain_fronting"
             && e["host"] == "pass.test"
     });
+    // An upstream that refuses after the 200: counted, the client reset.
+    let closed = format!("https://pass.test:{closed_port}/echo");
+    let curl = via(&valid, &closed, &["-k"]);
+    assert_ne!(curl.code, 200, "{curl}");
+    world.daemon.wait_metric_at_least(
+        "sluice_connections_total{verdict=\"error\",reason=\"upstream_refused\"}",
+        1.0,
+    );
     // A proxy head that never ends within the limit gets 431, audited.
     let big = format!("x-big: {}", "a".repeat(70 << 10));
     let url = format!("http://plain.test:{plain_port}/echo");

@@ -311,13 +311,26 @@ impl ExplicitProxy {
                 interceptor.plain(stream, who, dst, name, true).await;
             }
             _ if !intercepts && !buf.is_empty() => {
-                let upstream =
-                    match tokio::time::timeout(self.connect_timeout, TcpStream::connect(dst)).await
-                    {
-                        Ok(Ok(upstream)) => upstream,
-                        _ => return,
-                    };
-                relay::relay(client, upstream, &buf).await;
+                let connected =
+                    tokio::time::timeout(self.connect_timeout, TcpStream::connect(dst)).await;
+                let reason = match connected {
+                    Ok(Ok(upstream)) => {
+                        relay::relay(client, upstream, &buf).await;
+                        return;
+                    }
+                    Ok(Err(err)) => {
+                        tracing::debug!(%dst, %err, "upstream connect failed");
+                        "upstream_refused"
+                    }
+                    Err(_) => "upstream_timeout",
+                };
+                // Past the 200 there is no status to send: counted as the
+                // steered path counts it, and the client reset.
+                self.metrics
+                    .connections
+                    .with_label_values(&["error", reason])
+                    .inc();
+                crate::proxy::reset(&client);
             }
             // Opaque bytes under an intercepting policy: nothing to inspect.
             _ => {}

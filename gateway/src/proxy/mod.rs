@@ -427,7 +427,7 @@ async fn forbidden(
     deprecated,
     reason = "tokio warns that SO_LINGER blocks on drop; a zero linger does not block, it resets"
 )]
-fn reset(stream: &TcpStream) {
+pub(crate) fn reset(stream: &TcpStream) {
     let _ = stream.set_linger(Some(Duration::ZERO));
 }
 
