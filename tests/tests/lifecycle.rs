@@ -198,3 +198,55 @@ fn sandboxes_are_added_and_removed_through_the_api() {
         "sbx still listed after rm"
     );
 }
+
+/// A saved registration that cannot be restored at a start (its policy
+/// missing for now) is not lost: it stays saved, comes back at the start
+/// after the policy returns, and `sandbox rm` can still drop it.
+#[test]
+fn a_saved_registration_that_cannot_be_restored_yet_is_kept() {
+    let upstream = EchoServer::v4();
+    let mut builder = DaemonBuilder::new();
+    let sbx = builder.cgroup("sbx");
+    builder
+        .policy("default", vec![Rule::exact(upstream.addr())])
+        .policy("other", vec![Rule::exact(upstream.addr())]);
+    let mut daemon = builder.start();
+    let listed = |daemon: &Daemon| daemon.sandboxes().iter().any(|s| s["id"] == "sbx");
+    daemon
+        .cli(&[
+            "sandbox",
+            "add",
+            "sbx",
+            "--cgroup",
+            &sbx.path_str(),
+            "--policy",
+            "other",
+        ])
+        .expect_success("sluice sandbox add");
+
+    daemon.kill9();
+    let file = daemon.policy_dir().join("other.yaml");
+    let policy = std::fs::read(&file).expect("read policy");
+    std::fs::remove_file(&file).expect("remove policy");
+    daemon.restart();
+    assert!(!listed(&daemon), "restored without its policy");
+    let (ok, _) = probe(&sbx, &upstream, "unrestored\n");
+    assert!(!ok, "an unrestored sandbox is refused");
+
+    std::fs::write(&file, &policy).expect("write policy");
+    daemon.restart();
+    assert!(listed(&daemon), "back once its policy is");
+    let (ok, result) = probe(&sbx, &upstream, "restored\n");
+    assert!(ok, "{result}");
+
+    // Unrestorable again, then removed while so: gone for good.
+    daemon.kill9();
+    std::fs::remove_file(&file).expect("remove policy");
+    daemon.restart();
+    daemon
+        .cli(&["sandbox", "rm", "sbx"])
+        .expect_success("sluice sandbox rm of an unrestored registration");
+    std::fs::write(&file, &policy).expect("write policy");
+    daemon.restart();
+    assert!(!listed(&daemon), "removed while unrestored");
+}

@@ -124,6 +124,9 @@ impl Backend for Daemon {
 
     async fn remove_sandbox(&self, id: &str) -> Result<(), AdminError> {
         let _registering = self.registering.lock().await;
+        if self.forget_unrestored(id) {
+            return self.persist();
+        }
         let sandbox = self
             .forget_sandbox(id)
             .ok_or_else(|| AdminError::NotFound(format!("no sandbox `{id}`")))?;

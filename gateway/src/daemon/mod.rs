@@ -171,6 +171,10 @@ pub struct Daemon {
     /// ran in that gap found nothing to undo in the kernel, leaving an
     /// entry steering to a listener nothing owned.
     registering: tokio::sync::Mutex<()>,
+    /// Saved registrations the start could not restore (a policy or a
+    /// namespace missing for now): kept in the state file for the next
+    /// start until `sandbox rm` drops them or a registration replaces them.
+    unrestored: Mutex<crate::registry::State>,
     drain: Drain,
     /// Parked requests, session grants and task runs (the interceptor's).
     approvals: Arc<crate::approvals::Approvals>,
@@ -289,6 +293,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         restored: AtomicBool::new(false),
         saving: Mutex::new(()),
         registering: tokio::sync::Mutex::new(()),
+        unrestored: Mutex::default(),
         drain,
         approvals,
         explicit_addr,

@@ -44,29 +44,44 @@ impl Daemon {
                 .with_context(|| format!("sandbox `{}` from the config", sandbox.id))?;
         }
         let state = State::load(&self.config.state_dir)?;
-        for sandbox in state.sandboxes {
-            let id = sandbox.id.clone();
+        let mut kept = State::default();
+        for saved in state.sandboxes {
             let spec = SandboxSpec {
-                id: sandbox.id,
-                cgroup: sandbox.cgroup,
-                netns: sandbox.netns,
-                policy: Some(sandbox.policy),
-                ca_bundle: sandbox.ca_bundle,
+                id: saved.id.clone(),
+                cgroup: saved.cgroup.clone(),
+                netns: saved.netns.clone(),
+                policy: Some(saved.policy.clone()),
+                ca_bundle: saved.ca_bundle.clone(),
             };
             if let Err(err) = self.register_sandbox(spec, Source::Api).await {
-                tracing::warn!(sandbox = %id, %err, "dropping a saved registration");
+                // A cgroup that is gone is a sandbox torn down meanwhile.
+                // Anything else (its policy or namespace missing for now)
+                // may pass at the next start: the entry is kept, not lost.
+                if self.root.member(&saved.cgroup).is_err() {
+                    tracing::warn!(sandbox = %saved.id, %err, "dropping a saved registration: its cgroup is gone");
+                } else {
+                    tracing::warn!(sandbox = %saved.id, %err, "a saved registration cannot be restored; kept for the next start (`sluice sandbox rm` drops it)");
+                    kept.sandboxes.push(saved);
+                }
             }
         }
-        for session in state.sessions {
+        for saved in state.sessions {
             let spec = SessionSpec {
-                id: session.id.clone(),
-                cgroup: session.cgroup,
-                task: session.task,
+                id: saved.id.clone(),
+                cgroup: saved.cgroup.clone(),
+                task: saved.task.clone(),
             };
-            if let Err(err) = self.register_session(&session.sandbox, spec) {
-                tracing::warn!(sandbox = %session.sandbox, session = %session.id, %err, "dropping a saved session");
+            if let Err(err) = self.register_session(&saved.sandbox, spec) {
+                let owner_kept = kept.sandboxes.iter().any(|s| s.id == saved.sandbox);
+                if owner_kept || self.root.member(&saved.cgroup).is_ok() {
+                    tracing::warn!(sandbox = %saved.sandbox, session = %saved.id, %err, "a saved session cannot be restored; kept for the next start");
+                    kept.sessions.push(saved);
+                } else {
+                    tracing::warn!(sandbox = %saved.sandbox, session = %saved.id, %err, "dropping a saved session: its cgroup is gone");
+                }
             }
         }
+        *lock(&self.unrestored) = kept;
         self.persist().map_err(|e| anyhow::anyhow!("{e}"))?;
 
         let owned: BTreeSet<u64> = self
@@ -393,9 +408,46 @@ impl Daemon {
             .collect()
     }
 
+    /// Drops a saved registration the start could not restore (and its
+    /// sessions); true when there was one and it is not registered now.
+    pub(super) fn forget_unrestored(&self, id: &str) -> bool {
+        if self.read_registry().get(id).is_some() {
+            return false;
+        }
+        let mut unrestored = lock(&self.unrestored);
+        let before = unrestored.sandboxes.len();
+        unrestored.sandboxes.retain(|s| s.id != id);
+        unrestored.sessions.retain(|s| s.sandbox != id);
+        unrestored.sandboxes.len() < before
+    }
+
     pub(super) fn persist(&self) -> Result<(), AdminError> {
         let _saving = lock(&self.saving);
-        let state = self.read_registry().state();
+        let mut state = self.read_registry().state();
+        // Saved entries the start could not restore stay saved, unless a
+        // registration of the same id has replaced them.
+        let unrestored = lock(&self.unrestored);
+        let taken: BTreeSet<&str> = state.sandboxes.iter().map(|s| s.id.as_str()).collect();
+        let sandboxes: Vec<_> = unrestored
+            .sandboxes
+            .iter()
+            .filter(|s| !taken.contains(s.id.as_str()))
+            .cloned()
+            .collect();
+        let sessions: Vec<_> = unrestored
+            .sessions
+            .iter()
+            .filter(|s| {
+                !state
+                    .sessions
+                    .iter()
+                    .any(|t| t.sandbox == s.sandbox && t.id == s.id)
+            })
+            .cloned()
+            .collect();
+        drop(unrestored);
+        state.sandboxes.extend(sandboxes);
+        state.sessions.extend(sessions);
         state.save(&self.config.state_dir).map_err(|e| {
             AdminError::Internal(format!(
                 "saving registrations in {}: {e}",
