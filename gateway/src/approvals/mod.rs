@@ -477,7 +477,9 @@ impl Drop for Unpark<'_> {
 }
 
 /// Delivers a card to the webhook, retrying with exponential backoff while
-/// the request is still parked.
+/// the request is still parked. Each attempt first waits for a delivery
+/// slot and checks the request is still parked: a card whose client went
+/// away (or that was decided) before it was sent is never sent.
 async fn notify(approvals: std::sync::Weak<Approvals>, webhook: Arc<Webhook>, card: ApprovalCard) {
     let body = match serde_json::to_vec(&card) {
         Ok(body) => body,
@@ -488,17 +490,22 @@ async fn notify(approvals: std::sync::Weak<Approvals>, webhook: Arc<Webhook>, ca
     };
     let mut backoff = webhook.initial_backoff();
     for attempt in 1..=webhook.attempts() {
+        if attempt > 1 {
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(webhook::MAX_BACKOFF);
+        }
+        let Ok(_slot) = webhook.in_flight.acquire().await else {
+            return;
+        };
+        match approvals.upgrade() {
+            Some(approvals) if approvals.is_parked(&card.id) => {}
+            _ => return,
+        }
         match webhook.post(&body).await {
             Ok(()) => return,
             Err(err) => {
                 tracing::warn!(id = %card.id, attempt, %err, "approval webhook failed");
             }
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(webhook::MAX_BACKOFF);
-        match approvals.upgrade() {
-            Some(approvals) if approvals.is_parked(&card.id) => {}
-            _ => return,
         }
     }
 }

@@ -77,7 +77,13 @@ pub struct Webhook {
     attempts: u32,
     backoff: Duration,
     timeout: Duration,
+    /// Deliveries in flight at once: a client that parks and resets
+    /// requests in a loop would otherwise have a post started for each.
+    pub(super) in_flight: tokio::sync::Semaphore,
 }
+
+/// Deliveries in flight at once, across all cards.
+const MAX_IN_FLIGHT: usize = 64;
 
 /// Checks a webhook URL without building a client (config validation).
 pub fn check_url(url: &str) -> Result<(), WebhookError> {
@@ -140,6 +146,7 @@ impl Webhook {
     ) -> Result<Webhook, WebhookError> {
         let (uri, host, port, is_tls) = parse(&config.url)?;
         Ok(Webhook {
+            in_flight: tokio::sync::Semaphore::new(MAX_IN_FLIGHT),
             shown: without_secrets(&config.url),
             uri,
             host,
@@ -300,6 +307,38 @@ mod tests {
             let _ = tcp.read(&mut buf).await;
         });
         port
+    }
+
+    #[tokio::test]
+    async fn a_card_no_longer_parked_is_never_sent() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let port = listener.local_addr().expect("addr").port();
+        let hook = webhook(&format!("http://127.0.0.1:{port}/hook"), 500).expect("webhook");
+        let card = crate::approvals::ApprovalCard {
+            id: "gone".to_owned(),
+            sandbox: "sb1".to_owned(),
+            session: None,
+            app: "tracker".to_owned(),
+            action: None,
+            method: "GET".to_owned(),
+            host: "api.test".to_owned(),
+            path: "/".to_owned(),
+            headers: Vec::new(),
+            parked_at_ms: 0,
+            expires_at_ms: 0,
+        };
+        // The client went away before the delivery started: unparked.
+        let approvals = Arc::new(crate::approvals::Approvals::disabled(Arc::new(
+            crate::metrics::Metrics::new(),
+        )));
+        super::super::notify(Arc::downgrade(&approvals), Arc::new(hook), card).await;
+        let accepted = listener.accept().map(|_| ());
+        assert_eq!(
+            accepted.map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::WouldBlock),
+            "nothing was posted"
+        );
     }
 
     #[tokio::test]
