@@ -318,6 +318,34 @@ fn undecided_requests_expire_closed() {
     });
 }
 
+/// A parked request whose client leaves (a closed connection, a reset
+/// stream) is unparked, and that outcome is audited like the others.
+#[test]
+fn a_parked_request_whose_client_leaves_is_unparked_and_audited() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test"], &ca);
+    let port = upstream.port();
+    let world = world(&ca, port, json!({ "timeout_ms": 60_000 }));
+    let bearer = format!("Authorization: Bearer {}", placeholder(&world));
+    let url = format!("https://api.test:{port}/echo");
+    for (n, http) in ["--http1.1", "--http2"].into_iter().enumerate() {
+        let args = world.curl_https(&url, &[http, "-X", "POST", "-H", &bearer, "-d", "{}"]);
+        let running = in_cgroup(&world.sb1).spawn(&args);
+        wait_until("the request to park", WAIT, || parked(&world).len() == 1);
+        let pid = i32::try_from(running.pid()).expect("pid");
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL)
+            .expect("kill curl");
+        let _ = running.wait();
+        wait_until("the request to be unparked", WAIT, || {
+            parked(&world).is_empty()
+        });
+        world.daemon.wait_audit("the client gone", n + 1, |e| {
+            e["event"] == "approval" && e["reason"] == "client_gone" && e["verdict"] == "deny"
+        });
+    }
+    assert_eq!(upstream.request_count(), 0);
+}
+
 /// Opens N TLS connections to HOST:PORT (HOST resolved once; 64 handshakes at a time) and
 /// sends one POST /echo on each, then waits for the answers.
 const PARK_MANY: &str = r#"

@@ -101,18 +101,27 @@ impl Interceptor {
                     parked_at_ms: 0,
                     expires_at_ms: 0,
                 };
+                let abandoned = Abandoned {
+                    interceptor: self,
+                    conn,
+                    rule: &rule,
+                    parked: std::sync::Mutex::new(None),
+                };
                 let (card, waited) = approvals
                     .park_with(card, |card| {
+                        let detail = format!("{} {}; id {}", parts.method, path, card.id);
                         self.approval_event(
                             conn,
                             "park",
                             "approval_requested",
                             &rule,
                             None,
-                            format!("{} {}; id {}", parts.method, path, card.id),
+                            detail.clone(),
                         );
+                        abandoned.arm(detail);
                     })
                     .await;
+                abandoned.disarm();
                 let id = format!("{} {}; id {}", parts.method, path, card.id);
                 match waited {
                     Waited::Approved { verdict, by } => {
@@ -240,5 +249,42 @@ impl Interceptor {
             detail: Some(detail),
             ..Event::default()
         });
+    }
+}
+
+/// Audits a parked request whose client went away before it was decided
+/// (a reset stream, a closed connection): its future is dropped while it
+/// waits, so the match that records every other outcome never runs.
+struct Abandoned<'a> {
+    interceptor: &'a Interceptor,
+    conn: &'a Conn,
+    rule: &'a str,
+    /// The parked request's detail, from its parking to its outcome.
+    parked: std::sync::Mutex<Option<String>>,
+}
+
+impl Abandoned<'_> {
+    fn arm(&self, detail: String) {
+        *self.parked.lock().unwrap_or_else(|e| e.into_inner()) = Some(detail);
+    }
+
+    fn disarm(&self) {
+        self.parked.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        let parked = self.parked.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(detail) = parked.take() {
+            self.interceptor.approval_event(
+                self.conn,
+                "deny",
+                "client_gone",
+                self.rule,
+                None,
+                detail,
+            );
+        }
     }
 }
