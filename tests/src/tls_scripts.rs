@@ -55,6 +55,38 @@ def ws_upgrade(spec, extra=""):
         buf += c
     head, _, rest = buf.partition(b"\r\n\r\n")
     return s, key, head.decode("latin-1").split("\r\n"), rest
+def h2_open(spec):
+    """TLS to spec's host offering only h2, the client preface and an
+    empty SETTINGS sent: the socket and the protocol agreed."""
+    s = socket.create_connection((spec.get("connect", spec["host"]), spec["port"]), timeout=15)
+    s = context(spec["cafile"], ["h2"]).wrap_socket(s, server_hostname=spec["host"])
+    s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
+    return s, s.selected_alpn_protocol()
+def h2_until_closed(s, wait, buf=b""):
+    """Reads HTTP/2 frames as a client would (SETTINGS and PINGs
+    acknowledged: a graceful close waits for a PING's answer) until the
+    server closes or `wait` seconds pass with nothing: (closed, goaway)."""
+    s.settimeout(wait)
+    goaway = False
+    try:
+        while True:
+            c = s.recv(65536)
+            if c == b"":
+                return True, goaway
+            buf += c
+            while len(buf) >= 9 and len(buf) >= 9 + int.from_bytes(buf[:3], "big"):
+                n, kind, flags = int.from_bytes(buf[:3], "big"), buf[3], buf[4]
+                payload, buf = buf[9:9 + n], buf[9 + n:]
+                if kind == 4 and not flags & 1:
+                    s.sendall(bytes([0, 0, 0, 4, 1, 0, 0, 0, 0]))
+                elif kind == 6 and not flags & 1:
+                    s.sendall(bytes([0, 0, 8, 6, 1, 0, 0, 0, 0]) + payload)
+                elif kind == 7:
+                    goaway = True
+    except socket.timeout:
+        return False, goaway
+    except (ssl.SSLError, OSError):
+        return True, goaway
 class Conn(http.client.HTTPSConnection):
     """HTTPS to spec's host (or `connect`, an address) with SNI = host."""
     def __init__(self, host, port, cafile, connect=None, timeout=30):
@@ -431,75 +463,36 @@ pub fn spec_arg(spec: &serde_json::Value, dir: &std::path::Path) -> String {
 }
 
 /// Spec `{host, port, cafile, wait}`: an HTTP/2 connection over TLS that
-/// sends its preface and SETTINGS, then nothing: prints whether the
-/// gateway closed it (`closed`) within `wait` seconds. Succeeds when it
-/// did. (An idle HTTP/1 connection is also ended by hyper's header read
-/// timeout; HTTP/2 has no such timer.)
+/// sends its preface and SETTINGS, then nothing but acknowledgements:
+/// prints whether the gateway closed it (`closed`) within `wait` seconds.
+/// Succeeds when it did. (An idle HTTP/1 connection is also ended by
+/// hyper's header read timeout; HTTP/2 has no such timer.)
 pub const IDLE_TLS: &str = concat!(
     prelude!(),
     r#"
-s = socket.create_connection((spec.get("connect", spec["host"]), spec["port"]), timeout=15)
-s = context(spec["cafile"], ["h2"]).wrap_socket(s, server_hostname=spec["host"])
-alpn = s.selected_alpn_protocol()
-s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
-s.settimeout(spec["wait"])
-closed = False
-try:
-    while True:
-        if s.recv(65536) == b"":
-            closed = True
-            break
-except socket.timeout:
-    pass
-except (ssl.SSLError, OSError):
-    closed = True
+s, alpn = h2_open(spec)
+closed, _ = h2_until_closed(s, spec["wait"])
 finish({"alpn": alpn, "closed": closed}, closed)
 "#
 );
 
 /// Spec `{host, port, cafile, ready, go, wait}`: an HTTP/2 connection
-/// over TLS (preface and SETTINGS sent, so it is open and served), then
-/// creates the file `ready` and waits for the file `go` (the test's change
-/// made meanwhile), then up to `wait` seconds for the gateway to close it
-/// (`closed`, after a GOAWAY: `goaway`; HTTP/2 has no header timer that
-/// would close it anyway). Succeeds when it was closed.
+/// over TLS (preface and SETTINGS sent, the server's SETTINGS read, so it
+/// is open and served), then creates the file `ready` and waits for the
+/// file `go` (the test's change made meanwhile), then up to `wait` seconds
+/// for the gateway to close it (`closed`, after a GOAWAY: `goaway`).
+/// Succeeds when it was closed.
 pub const KEEPALIVE_ACROSS_A_CHANGE: &str = concat!(
     prelude!(),
     r#"
-s = socket.create_connection((spec.get("connect", spec["host"]), spec["port"]), timeout=15)
-s = context(spec["cafile"], ["h2"]).wrap_socket(s, server_hostname=spec["host"])
-alpn = s.selected_alpn_protocol()
-s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
-# The server's SETTINGS: the connection is being served.
-served = len(s.recv(65536)) > 0
+s, alpn = h2_open(spec)
+first = s.recv(65536)
 open(spec["ready"], "w").close()
 deadline = time.time() + 30
 while not os.path.exists(spec["go"]) and time.time() < deadline:
     time.sleep(0.02)
-s.settimeout(spec["wait"])
-# As a client would: SETTINGS and PINGs acknowledged (a graceful close
-# waits for a PING's answer), until the server closes.
-closed, goaway, buf = False, False, b""
-try:
-    while True:
-        c = s.recv(65536)
-        if c == b"":
-            closed = True
-            break
-        buf += c
-        while len(buf) >= 9 and len(buf) >= 9 + int.from_bytes(buf[:3], "big"):
-            n, kind, flags = int.from_bytes(buf[:3], "big"), buf[3], buf[4]
-            payload, buf = buf[9:9 + n], buf[9 + n:]
-            if kind == 4 and not flags & 1:
-                s.sendall(bytes([0, 0, 0, 4, 1, 0, 0, 0, 0]))
-            elif kind == 6 and not flags & 1:
-                s.sendall(bytes([0, 0, 8, 6, 1, 0, 0, 0, 0]) + payload)
-            elif kind == 7:
-                goaway = True
-except socket.timeout:
-    pass
-except (ssl.SSLError, OSError):
-    closed = True
-finish({"alpn": alpn, "served": served, "goaway": goaway, "closed": closed}, served and closed)
+closed, goaway = h2_until_closed(s, spec["wait"], first)
+finish({"alpn": alpn, "served": len(first) > 0, "goaway": goaway, "closed": closed},
+       len(first) > 0 and closed)
 "#
 );
