@@ -197,12 +197,13 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
             anyhow::anyhow!("the app catalogue does not load:\n{}", errors.join("\n"))
         })?,
     );
-    let store = PolicyStore::load(&config.policy_dir, catalogue.clone(), metrics.clone()).map_err(
-        |diagnostics| {
-            let all: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
-            anyhow::anyhow!("the policies do not load:\n{}", all.join("\n"))
-        },
-    )?;
+    let store = PolicyStore::load(
+        &config.policy_dir,
+        catalogue.clone(),
+        config.credentials.clone().into(),
+        metrics.clone(),
+    )
+    .map_err(|errors| anyhow::anyhow!("the policies do not load:\n{}", errors.join("\n")))?;
     let directory = Arc::new(Directory {
         registry: RwLock::new(Registry::reserving(
             config

@@ -17,14 +17,24 @@ use std::{
 
 use arc_swap::ArcSwap;
 
-use super::load::{Diagnostic, PolicySet, load_dir};
-use crate::{apps::Catalogue, metrics::Metrics};
+use super::load::{PolicySet, load_dir};
+use crate::{
+    apps::Catalogue,
+    credentials::{Bindings, CredentialConfig},
+    metrics::Metrics,
+};
 
 pub struct PolicyStore {
     dir: PathBuf,
     /// The daemon's app catalogue (fixed at start), which every policy's
     /// `apps` must name.
     apps: Arc<Catalogue>,
+    /// The daemon's credentials (fixed at start), which every policy's
+    /// bindings must compile against: a binding that does not (an unknown
+    /// credential, a bad host) would leave each of the policy's
+    /// placeholders refused, request by request, with no error anywhere
+    /// an operator looks first.
+    credentials: Arc<[CredentialConfig]>,
     current: ArcSwap<PolicySet>,
     metrics: Arc<Metrics>,
 }
@@ -35,13 +45,24 @@ impl PolicyStore {
     pub fn load(
         dir: &Path,
         apps: Arc<Catalogue>,
+        credentials: Arc<[CredentialConfig]>,
         metrics: Arc<Metrics>,
-    ) -> Result<PolicyStore, Vec<Diagnostic>> {
-        let set = load_dir(dir, Some(&apps))?;
+    ) -> Result<PolicyStore, Vec<String>> {
+        let set = load_dir(dir, Some(&apps)).map_err(|diagnostics| {
+            diagnostics
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        })?;
+        let errors = binding_errors(dir, &set, &credentials);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
         metrics.policy_synchronized.set(1);
         Ok(PolicyStore {
             dir: dir.to_owned(),
             apps,
+            credentials,
             current: ArcSwap::from_pointee(set),
             metrics,
         })
@@ -61,6 +82,10 @@ impl PolicyStore {
     pub fn reload(&self, required: &[String]) -> Result<(), Vec<String>> {
         let result = load_dir(&self.dir, Some(&self.apps))
             .map_err(|diagnostics| diagnostics.iter().map(ToString::to_string).collect())
+            .and_then(|set| {
+                let errors = binding_errors(&self.dir, &set, &self.credentials);
+                if errors.is_empty() { Ok(set) } else { Err(errors) }
+            })
             .and_then(|set| {
                 let missing: Vec<String> = required
                     .iter()
@@ -101,6 +126,21 @@ impl PolicyStore {
     }
 }
 
+/// Each policy's credential bindings compiled against the daemon's
+/// credentials: what would fail, one line per error naming the policy.
+fn binding_errors(dir: &Path, set: &PolicySet, credentials: &[CredentialConfig]) -> Vec<String> {
+    set.names()
+        .filter_map(|name| Some((name, set.get(name)?)))
+        .flat_map(|(name, policy)| {
+            Bindings::compile(credentials, &policy.credentials)
+                .err()
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |err| format!("{}: policy `{name}`: {err}", dir.display()))
+        })
+        .collect()
+}
+
 /// How long the directory must be quiet before a reload: editors write a
 /// file in several steps (truncate, write, rename).
 pub const SETTLE: Duration = Duration::from_millis(200);
@@ -133,4 +173,41 @@ pub fn watch(
         }
     });
     Ok(watcher)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bindings_that_cannot_compile_are_refused_at_start_and_reload() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let write = |text: &str| std::fs::write(dir.path().join("p.yaml"), text).expect("write");
+        let store = |credentials: Vec<CredentialConfig>| {
+            PolicyStore::load(
+                dir.path(),
+                Arc::default(),
+                credentials.into(),
+                Arc::new(Metrics::new()),
+            )
+        };
+        let binding = "credentials:\n  - credential: nope\n";
+        write(binding);
+        let errors = store(Vec::new()).err().expect("refused at start");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("policy `p`") && e.contains("\"nope\"")),
+            "{errors:?}"
+        );
+
+        // Loaded without it; an edit adding it is refused, the old stays.
+        write("network:\n  deny_out: [ALL_TRAFFIC]\n");
+        let store = store(Vec::new()).expect("loads");
+        write(binding);
+        let errors = store.reload(&[]).expect_err("refused on reload");
+        assert!(errors.iter().any(|e| e.contains("\"nope\"")), "{errors:?}");
+        let current = store.current();
+        assert!(current.get("p").expect("p").credentials.is_empty());
+    }
 }
