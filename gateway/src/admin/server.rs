@@ -31,6 +31,16 @@ pub const MAX_BODY: usize = 64 * 1024;
 /// idle or refused peer can hold a connection.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a client may take to send its request body, for the same
+/// reason: a head followed by a body that never comes held the
+/// connection (and its task) for as long as the client liked.
+const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connections served at once; past it, accepting waits. The socket is
+/// root's alone, but a stuck client loop should not take every file
+/// descriptor the data path shares.
+const MAX_CONNECTIONS: usize = 256;
+
 /// Pause after running out of file descriptors, so the accept loop does not
 /// spin while the condition lasts.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
@@ -42,6 +52,8 @@ enum RequestError {
     Admin(#[from] AdminError),
     #[error("request body is larger than {MAX_BODY} bytes")]
     TooLarge,
+    #[error("request body not received within {BODY_READ_TIMEOUT:?}")]
+    SlowBody,
     #[error("no such endpoint: {0}")]
     NoRoute(String),
     #[error("method {method} is not allowed on {path} (allowed: {allow})")]
@@ -59,6 +71,7 @@ impl RequestError {
                 StatusCode::from_u16(err.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
             }
             RequestError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            RequestError::SlowBody => StatusCode::REQUEST_TIMEOUT,
             RequestError::NoRoute(_) => StatusCode::NOT_FOUND,
             RequestError::Method { .. } => StatusCode::METHOD_NOT_ALLOWED,
         }
@@ -67,7 +80,9 @@ impl RequestError {
     fn kind(&self) -> &'static str {
         match self {
             RequestError::Admin(err) => err.kind(),
-            RequestError::TooLarge | RequestError::Method { .. } => "invalid",
+            RequestError::TooLarge | RequestError::SlowBody | RequestError::Method { .. } => {
+                "invalid"
+            }
             RequestError::NoRoute(_) => "not_found",
         }
     }
@@ -210,7 +225,11 @@ pub async fn serve<B: Backend>(
     guard: PeerGuard,
 ) -> io::Result<()> {
     let guard = Arc::new(guard);
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            return Ok(());
+        };
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(err) => match err.raw_os_error() {
@@ -223,7 +242,11 @@ pub async fn serve<B: Backend>(
                 _ => return Err(err),
             },
         };
-        tokio::spawn(serve_connection(stream, backend.clone(), guard.clone()));
+        let (backend, guard) = (backend.clone(), guard.clone());
+        tokio::spawn(async move {
+            serve_connection(stream, backend, guard).await;
+            drop(slot);
+        });
     }
 }
 
@@ -338,7 +361,8 @@ async fn dispatch<B: Backend>(
 /// Reads at most [`MAX_BODY`] bytes and decodes them; serde's message (which
 /// names the offending field) becomes the 400's message.
 async fn read_json<T: DeserializeOwned>(body: Incoming) -> Result<T, RequestError> {
-    let bytes = match Limited::new(body, MAX_BODY).collect().await {
+    let read = tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, MAX_BODY).collect());
+    let bytes = match read.await.map_err(|_| RequestError::SlowBody)? {
         Ok(collected) => collected.to_bytes(),
         Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => {
             return Err(RequestError::TooLarge);

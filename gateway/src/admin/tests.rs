@@ -362,6 +362,19 @@ async fn malformed_json_is_400_with_serde_message() {
     }
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_body_that_never_comes_is_408() {
+    let harness = start(open_guard());
+    // A head promising a body, then nothing: paused time runs ahead to
+    // the read timeout once every task waits.
+    let (status, body) = raw(
+        &harness.socket,
+        b"POST /v1/sandboxes HTTP/1.1\r\nHost: sluice\r\nContent-Length: 10\r\nConnection: close\r\n\r\n{",
+    )
+    .await;
+    assert_eq!(status, 408, "{body}");
+}
+
 #[tokio::test]
 async fn unknown_route_404_wrong_method_405_big_body_413() {
     let harness = start(open_guard());
