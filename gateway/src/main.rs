@@ -337,18 +337,7 @@ fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()>
                 // Bindings the daemon could not compile leave every
                 // placeholder of the policy refused: say so before it runs.
                 if let Some(credentials) = &credentials {
-                    for name in set.names() {
-                        let Some(policy) = set.get(name) else {
-                            continue;
-                        };
-                        let compiled = sluice::credentials::Bindings::compile(
-                            credentials,
-                            &policy.credentials,
-                        );
-                        for err in compiled.err().unwrap_or_default() {
-                            problems.push(format!("policy `{name}`: {err}"));
-                        }
-                    }
+                    problems.extend(sluice::policy::store::binding_errors(&set, credentials));
                 }
                 for sandbox in &sandboxes {
                     if set.get(&sandbox.policy).is_none() {

@@ -48,16 +48,7 @@ impl PolicyStore {
         credentials: Arc<[CredentialConfig]>,
         metrics: Arc<Metrics>,
     ) -> Result<PolicyStore, Vec<String>> {
-        let set = load_dir(dir, Some(&apps)).map_err(|diagnostics| {
-            diagnostics
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-        })?;
-        let errors = binding_errors(dir, &set, &credentials);
-        if !errors.is_empty() {
-            return Err(errors);
-        }
+        let set = load_checked(dir, &apps, &credentials)?;
         metrics.policy_synchronized.set(1);
         Ok(PolicyStore {
             dir: dir.to_owned(),
@@ -80,29 +71,23 @@ impl PolicyStore {
     /// Re-reads the directory. `required` names policies that registered
     /// sandboxes use: a new set without one of them is refused too.
     pub fn reload(&self, required: &[String]) -> Result<(), Vec<String>> {
-        let result = load_dir(&self.dir, Some(&self.apps))
-            .map_err(|diagnostics| diagnostics.iter().map(ToString::to_string).collect())
-            .and_then(|set| {
-                let errors = binding_errors(&self.dir, &set, &self.credentials);
-                if errors.is_empty() { Ok(set) } else { Err(errors) }
-            })
-            .and_then(|set| {
-                let missing: Vec<String> = required
-                    .iter()
-                    .filter(|name| set.get(name).is_none())
-                    .map(|name| {
-                        format!(
-                            "{}: policy `{name}` is used by a registered sandbox but no longer exists",
-                            self.dir.display()
-                        )
-                    })
-                    .collect();
-                if missing.is_empty() {
-                    Ok(set)
-                } else {
-                    Err(missing)
-                }
-            });
+        let result = load_checked(&self.dir, &self.apps, &self.credentials).and_then(|set| {
+            let missing: Vec<String> = required
+                .iter()
+                .filter(|name| set.get(name).is_none())
+                .map(|name| {
+                    format!(
+                        "{}: policy `{name}` is used by a registered sandbox but no longer exists",
+                        self.dir.display()
+                    )
+                })
+                .collect();
+            if missing.is_empty() {
+                Ok(set)
+            } else {
+                Err(missing)
+            }
+        });
         match result {
             Ok(set) => {
                 tracing::info!(dir = %self.dir.display(), policies = set.len(), "policies reloaded");
@@ -126,9 +111,35 @@ impl PolicyStore {
     }
 }
 
+/// The directory's policies, each checked against the catalogue while it
+/// loads and its bindings then compiled against the credentials: at start
+/// and on every reload alike.
+fn load_checked(
+    dir: &Path,
+    apps: &Catalogue,
+    credentials: &[CredentialConfig],
+) -> Result<PolicySet, Vec<String>> {
+    let set = load_dir(dir, Some(apps)).map_err(|diagnostics| {
+        diagnostics
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    })?;
+    let errors: Vec<String> = binding_errors(&set, credentials)
+        .into_iter()
+        .map(|err| format!("{}: {err}", dir.display()))
+        .collect();
+    if errors.is_empty() {
+        Ok(set)
+    } else {
+        Err(errors)
+    }
+}
+
 /// Each policy's credential bindings compiled against the daemon's
 /// credentials: what would fail, one line per error naming the policy.
-fn binding_errors(dir: &Path, set: &PolicySet, credentials: &[CredentialConfig]) -> Vec<String> {
+/// (`sluice check --config` reports the same.)
+pub fn binding_errors(set: &PolicySet, credentials: &[CredentialConfig]) -> Vec<String> {
     set.names()
         .filter_map(|name| Some((name, set.get(name)?)))
         .flat_map(|(name, policy)| {
@@ -136,7 +147,7 @@ fn binding_errors(dir: &Path, set: &PolicySet, credentials: &[CredentialConfig])
                 .err()
                 .unwrap_or_default()
                 .into_iter()
-                .map(move |err| format!("{}: policy `{name}`: {err}", dir.display()))
+                .map(move |err| format!("policy `{name}`: {err}"))
         })
         .collect()
 }
