@@ -30,5 +30,6 @@ pub mod registry;
 pub mod resolve;
 pub mod sandbox_dns;
 pub mod scan;
+pub mod shown_url;
 pub mod steer;
 pub mod tls;

@@ -33,6 +33,7 @@ use zeroize::Zeroizing;
 use super::config::{ClientAuth, OAuth2Config, OAuthGrant};
 use super::scheme::{SchemeError, pct_encode};
 use super::secret::Secret;
+use crate::shown_url::shown_url;
 
 /// Lifetime assumed when the token endpoint does not say (`expires_in`).
 pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
@@ -83,26 +84,12 @@ impl std::fmt::Display for TokenUrl {
     }
 }
 
-/// A configured URL as an error may quote it: no userinfo, query or
-/// fragment, any of which may hold a secret.
-fn shown(url: &str) -> String {
-    let url = url.split(['?', '#']).next().unwrap_or("");
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let host = authority.rsplit('@').next().unwrap_or(authority);
-    if scheme.is_empty() {
-        format!("{host}{path}")
-    } else {
-        format!("{scheme}://{host}{path}")
-    }
-}
-
 impl OAuth2Scheme {
     pub fn compile(c: &OAuth2Config) -> Result<Self, SchemeError> {
-        let bad_url = || SchemeError::OAuthBadUrl(shown(&c.token_url));
+        let bad_url = || SchemeError::OAuthBadUrl(shown_url(&c.token_url));
         let uri: Uri = c.token_url.parse().map_err(|_| bad_url())?;
         if uri.scheme_str() != Some("https") {
-            return Err(SchemeError::OAuthNotHttps(shown(&c.token_url)));
+            return Err(SchemeError::OAuthNotHttps(shown_url(&c.token_url)));
         }
         let host = uri.host().ok_or_else(bad_url)?;
         let host = host
