@@ -161,15 +161,13 @@ pub struct Daemon {
     host_tasks: Mutex<Vec<JoinHandle<()>>>,
     /// Set once the registrations of the previous run are restored.
     restored: AtomicBool,
-    /// Held from reading the registry to renaming the state file, so the
-    /// save that lands last holds the newest registrations.
-    saving: Mutex<()>,
     /// Held by each change of registrations (the admin API, a config
     /// reload, the restore at start) from its first step to its last: a
     /// registration awaits its namespace and DNS listener between putting
     /// the sandbox in the registry and in the kernel, and a removal that
     /// ran in that gap found nothing to undo in the kernel, leaving an
-    /// entry steering to a listener nothing owned.
+    /// entry steering to a listener nothing owned. It orders the state
+    /// file's saves too, each made under it: the last to land is the newest.
     registering: tokio::sync::Mutex<()>,
     /// Saved registrations the start could not restore (a policy or a
     /// namespace missing for now): kept in the state file for the next
@@ -292,7 +290,6 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         config_sandboxes: Mutex::new(config.sandboxes.clone()),
         host_tasks: Mutex::new(Vec::new()),
         restored: AtomicBool::new(false),
-        saving: Mutex::new(()),
         registering: tokio::sync::Mutex::new(()),
         unrestored: Mutex::default(),
         drain,

@@ -421,8 +421,13 @@ impl Daemon {
         unrestored.sandboxes.len() < before
     }
 
+    /// Saves the registrations; the caller holds `registering`, which
+    /// orders saves as it orders the changes they record.
     pub(super) fn persist(&self) -> Result<(), AdminError> {
-        let _saving = lock(&self.saving);
+        debug_assert!(
+            self.registering.try_lock().is_err(),
+            "persist runs under `registering`"
+        );
         let mut state = self.read_registry().state();
         // Saved entries the start could not restore stay saved, unless a
         // registration of the same id has replaced them.
