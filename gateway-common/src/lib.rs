@@ -11,8 +11,8 @@
 
 /// Bumped whenever a map's key or value layout changes. Maps are pinned under
 /// `maps-v{LAYOUT_VERSION}`, so a new build never reads an old build's maps
-/// with the wrong layout.
-pub const LAYOUT_VERSION: u32 = 2;
+/// with the wrong layout (or size: 3 added a [`Refusal`], a counter slot).
+pub const LAYOUT_VERSION: u32 = 3;
 
 /// Names of the maps, as the eBPF object declares them and the daemon opens them.
 pub mod maps {
@@ -47,6 +47,8 @@ pub mod programs {
     pub const RECVMSG6: &str = "sluice_recvmsg6";
     pub const SOCK_CREATE: &str = "sluice_sock_create";
     pub const SOCKOPS: &str = "sluice_sockops";
+    pub const POST_BIND4: &str = "sluice_post_bind4";
+    pub const POST_BIND6: &str = "sluice_post_bind6";
     /// cgroup BPF LSM on `socket_create`; attached only where the kernel runs
     /// the BPF LSM (`bpf` in /sys/kernel/security/lsm).
     pub const SOCKET_CREATE_LSM: &str = "sluice_socket_create";
@@ -170,10 +172,12 @@ pub enum Refusal {
     RawSocket = 4,
     /// The connection table was full.
     MapFull = 5,
+    /// A TCP bind to the port of the namespace's Sluice listener.
+    ListenerPort = 6,
 }
 
 impl Refusal {
-    pub const COUNT: u32 = 6;
+    pub const COUNT: u32 = 7;
     pub const ALL: [Refusal; Self::COUNT as usize] = [
         Refusal::Unregistered,
         Refusal::NoListener,
@@ -181,6 +185,7 @@ impl Refusal {
         Refusal::Protocol,
         Refusal::RawSocket,
         Refusal::MapFull,
+        Refusal::ListenerPort,
     ];
 
     /// The label used in metrics and audit events.
@@ -192,6 +197,7 @@ impl Refusal {
             Refusal::Protocol => "protocol",
             Refusal::RawSocket => "raw_socket",
             Refusal::MapFull => "map_full",
+            Refusal::ListenerPort => "listener_port",
         }
     }
 }
@@ -202,6 +208,8 @@ impl Refusal {
 pub struct RefusalEvent {
     /// The calling process's cgroup id.
     pub cgroup: u64,
+    /// The address refused: where the socket was going, or for
+    /// [`Refusal::ListenerPort`] the address it bound.
     pub addr: [u32; 4],
     pub port: u16,
     pub family: u16,

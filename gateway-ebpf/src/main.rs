@@ -6,6 +6,8 @@
 //! Fail closed everywhere: a cgroup with no registered ancestor, a namespace
 //! with no known listener, a transport other than TCP/UDP, UDP to any port but
 //! 53, and raw/packet/ICMP sockets are refused (`connect`/`sendmsg` get EPERM).
+//! No socket under the root may bind the listener's port, so none can stand
+//! in for Sluice while the daemon is down.
 //! The one program that cannot refuse, `recvmsg`, only ever rewrites the source
 //! of a reply that came from Sluice's own DNS listener.
 #![no_std]
@@ -151,6 +153,71 @@ pub fn sluice_sock_create(ctx: SockContext) -> i32 {
         port: 0,
         family: family as u16,
         reason: refusal as u32,
+        sock_type,
+        protocol,
+    });
+    REFUSE
+}
+
+/// TCP `bind()` over IPv4, once the port is chosen (`bind(0)` included): no
+/// socket under the root may hold the port of its namespace's Sluice
+/// listener, on any address. While the daemon is down (stopped, upgrading)
+/// the pinned programs still steer every connect of the namespace to that
+/// port; a sandbox bound to it would be handed the other sandboxes'
+/// connections. Refused, the bind fails with EPERM and the port is free.
+#[cgroup_sock(post_bind4)]
+pub fn sluice_post_bind4(ctx: SockContext) -> i32 {
+    post_bind(&ctx, Family::V4)
+}
+
+/// As [`sluice_post_bind4`], for IPv6 (a dual-stack `[::]` bind included).
+#[cgroup_sock(post_bind6)]
+pub fn sluice_post_bind6(ctx: SockContext) -> i32 {
+    post_bind(&ctx, Family::V6)
+}
+
+#[inline(always)]
+fn post_bind(ctx: &SockContext, family: Family) -> i32 {
+    let sk = ctx.sock;
+    // SAFETY: the kernel hands a valid `bpf_sock` to post_bind programs;
+    // one 4-byte volatile load per field, as the verifier wants.
+    let (sock_type, protocol, port) = unsafe {
+        (
+            read_volatile(addr_of!((*sk).type_)),
+            read_volatile(addr_of!((*sk).protocol)),
+            read_volatile(addr_of!((*sk).src_port)) as u16,
+        )
+    };
+    if sock_type != SOCK_STREAM || protocol != IPPROTO_TCP {
+        return ALLOW;
+    }
+    let netns = unsafe { bpf_get_netns_cookie(ctx.as_ptr()) };
+    // No listener in this namespace: nothing is steered to any port here.
+    let Some(listener) = (unsafe { LISTENERS.get(&netns) }) else {
+        return ALLOW;
+    };
+    if port != listener.tcp_port {
+        return ALLOW;
+    }
+    count(Refusal::ListenerPort);
+    // SAFETY: as above.
+    let addr = unsafe {
+        match family {
+            Family::V4 => [read_volatile(addr_of!((*sk).src_ip4)), 0, 0, 0],
+            Family::V6 => [
+                read_volatile(addr_of!((*sk).src_ip6[0])),
+                read_volatile(addr_of!((*sk).src_ip6[1])),
+                read_volatile(addr_of!((*sk).src_ip6[2])),
+                read_volatile(addr_of!((*sk).src_ip6[3])),
+            ],
+        }
+    };
+    emit(RefusalEvent {
+        cgroup: unsafe { bpf_get_current_cgroup_id() },
+        addr,
+        port,
+        family: family_code(family),
+        reason: Refusal::ListenerPort as u32,
         sock_type,
         protocol,
     });

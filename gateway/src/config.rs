@@ -70,7 +70,9 @@ pub struct Listen {
     /// TCP port of the steering listener in the host namespace (127.0.0.1 and
     /// ::1). 0 picks a free port at start. Inside sandbox namespaces Sluice
     /// always picks a free port, and every sandbox gets its own DNS listener
-    /// on a free port, so the daemon knows who asked.
+    /// on a free port, so the daemon knows who asked. No socket under the
+    /// sandbox root may bind the port (ARCHITECTURE.md, restarts); keep it
+    /// outside `net.ipv4.ip_local_port_range`, as 15001 is by default.
     #[serde(default = "default_tcp_port")]
     pub tcp_port: u16,
 }

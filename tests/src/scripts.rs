@@ -111,6 +111,31 @@ print(json.dumps({
 }))
 "#;
 
+/// `PORT`: binds a TCP socket to PORT on each loopback and wildcard
+/// address and listens; prints, per address, `ok` or the errno name, and
+/// under `any_port` what a bind to port 0 gave.
+pub const BIND_PORT: &str = r#"
+import errno, json, socket, sys
+port = int(sys.argv[1])
+def attempt(fam, host, port):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    try:
+        s.bind((host, port))
+        s.listen()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno)) if e.errno else type(e).__name__
+    finally:
+        s.close()
+print(json.dumps({
+    "127.0.0.1": attempt(socket.AF_INET, "127.0.0.1", port),
+    "0.0.0.0": attempt(socket.AF_INET, "0.0.0.0", port),
+    "::1": attempt(socket.AF_INET6, "::1", port),
+    "::": attempt(socket.AF_INET6, "::", port),
+    "any_port": attempt(socket.AF_INET, "127.0.0.1", 0),
+}))
+"#;
+
 /// `SERVER PORT NAME`: one DNS A query over unconnected UDP (`sendto` /
 /// `recvfrom`); prints the reply's source address and answers.
 pub const DNS_QUERY: &str = r#"

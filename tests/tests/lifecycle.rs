@@ -11,7 +11,9 @@ use sluice_e2e::{
 };
 
 /// The attach types Sluice uses, each exactly once on the root.
-const ATTACH_TYPES: [&str; 8] = [
+const ATTACH_TYPES: [&str; 10] = [
+    "post_bind4",
+    "post_bind6",
     "connect4",
     "connect6",
     "sendmsg4",
@@ -138,6 +140,48 @@ fn restart_after_kill9_resumes_steering_without_bypass() {
     // A second restart (clean this time) still leaves one program each.
     daemon.restart();
     assert_one_program_per_attach_type(&daemon, "after a second restart");
+}
+
+/// While the daemon is down its pinned programs still steer every connect
+/// to the listener's port: a sandbox that bound that port would be handed
+/// its neighbours' connections. No socket under the root may bind it.
+#[test]
+fn no_sandbox_can_take_the_listener_port_while_the_daemon_is_down() {
+    let upstream = EchoServer::v4();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    let stranger = builder.cgroup("stranger");
+    builder
+        .policy("default", vec![Rule::exact(upstream.addr())])
+        .sandbox("sb1", &sb1, None, "default");
+    let mut daemon = builder.start();
+    let port = daemon.tcp_port().to_string();
+    daemon.kill9();
+
+    for (cgroup, who) in [(&sb1, "sb1"), (&stranger, "an unregistered cgroup")] {
+        let out = in_cgroup(cgroup).python(scripts::BIND_PORT, &[&port]);
+        let result = out.json();
+        for addr in ["127.0.0.1", "0.0.0.0", "::1", "::"] {
+            assert_eq!(
+                result[addr], "EPERM",
+                "{who} bound {addr} port {port} while sluice was down: {result}"
+            );
+        }
+        assert_eq!(
+            result["any_port"], "ok",
+            "{who}: other binds work: {result}"
+        );
+    }
+
+    // Back up, the daemon counts and audits the refusals its programs
+    // made while it was down, and steers as before.
+    daemon.restart();
+    daemon.wait_metric_at_least("sluice_ebpf_refusals_total{reason=\"listener_port\"}", 8.0);
+    daemon.wait_audit("sb1's bind refused", 4, |e| {
+        e["event"] == "kernel_refusal" && e["reason"] == "listener_port" && e["sandbox"] == "sb1"
+    });
+    let (ok, result) = probe(&sb1, &upstream, "after\n");
+    assert!(ok, "sb1 after restart: {result}");
 }
 
 #[test]

@@ -35,9 +35,11 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/sl
 
 /// Every program, in attach order. sockops goes first so that it is in place
 /// before connect4|6 start recording sockets for it.
-pub const PROGRAMS: [&str; 8] = [
+pub const PROGRAMS: [&str; 10] = [
     programs::SOCKOPS,
     programs::SOCK_CREATE,
+    programs::POST_BIND4,
+    programs::POST_BIND6,
     programs::RECVMSG4,
     programs::RECVMSG6,
     programs::SENDMSG4,
