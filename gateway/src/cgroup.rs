@@ -16,6 +16,10 @@ pub enum CgroupError {
         "no cgroup2 filesystem is mounted (see /proc/self/mountinfo); mount one, e.g. `mount -t cgroup2 none /sys/fs/cgroup/unified`"
     )]
     NoMount,
+    #[error(
+        "cgroup2 is mounted at {mount} from the subtree {root}, not the whole hierarchy: the levels the eBPF programs count and the paths in /proc/PID/cgroup would not match the sandbox root; mount the whole cgroup2 hierarchy and run in the host's cgroup namespace"
+    )]
+    Subtree { mount: PathBuf, root: String },
     #[error("cannot read {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     #[error("cgroup {path} does not exist; create it (mkdir) before registering it")]
@@ -26,15 +30,35 @@ pub enum CgroupError {
     Traversal { path: PathBuf },
 }
 
-/// Finds the cgroup2 mount point in mountinfo text (pure, for tests).
-pub fn parse_mountinfo(text: &str) -> Option<PathBuf> {
-    text.lines().find_map(|line| {
+/// Finds the cgroup2 mount point in mountinfo text (pure, for tests): the
+/// first mount of the whole hierarchy (its root field `/`). A mount of a
+/// subtree alone is an error: the sandbox root's path relative to it would
+/// not be what /proc/PID/cgroup shows (so the admin API's peer guard could
+/// not place a sandbox's process), nor its depth what the programs count.
+pub fn parse_mountinfo(text: &str) -> Result<PathBuf, CgroupError> {
+    let mut subtree = None;
+    for line in text.lines() {
         // Fields: id parent major:minor root mountpoint options [optional...] - fstype source super
-        let (left, right) = line.split_once(" - ")?;
-        let fstype = right.split_whitespace().next()?;
-        let mountpoint = left.split_whitespace().nth(4)?;
-        (fstype == "cgroup2").then(|| PathBuf::from(unescape_mountinfo(mountpoint)))
-    })
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        if right.split_whitespace().next() != Some("cgroup2") {
+            continue;
+        }
+        let mut fields = left.split_whitespace().skip(3);
+        let (Some(root), Some(mountpoint)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        let mount = PathBuf::from(unescape_mountinfo(mountpoint));
+        if root == "/" {
+            return Ok(mount);
+        }
+        subtree.get_or_insert(CgroupError::Subtree {
+            mount,
+            root: unescape_mountinfo(root),
+        });
+    }
+    Err(subtree.unwrap_or(CgroupError::NoMount))
 }
 
 /// mountinfo escapes space, tab, newline and backslash as octal (`\040`).
@@ -65,7 +89,7 @@ fn unescape_mountinfo(field: &str) -> String {
 pub fn cgroup2_mount() -> Result<PathBuf, CgroupError> {
     let path = PathBuf::from("/proc/self/mountinfo");
     let text = std::fs::read_to_string(&path).map_err(|source| CgroupError::Io { path, source })?;
-    parse_mountinfo(&text).ok_or(CgroupError::NoMount)
+    parse_mountinfo(&text)
 }
 
 /// Joins `given` to `base` unless it is absolute; refuses `..` so a
@@ -202,19 +226,40 @@ mod tests {
 31 30 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
 41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
 ";
-        assert_eq!(
-            parse_mountinfo(hybrid),
-            Some(PathBuf::from("/sys/fs/cgroup/unified"))
-        );
+        let found = |text: &str| parse_mountinfo(text).ok();
+        assert_eq!(found(hybrid), Some(PathBuf::from("/sys/fs/cgroup/unified")));
         let unified = "35 24 0:30 / /sys/fs/cgroup rw shared:9 - cgroup2 cgroup2 rw,nsdelegate\n";
-        assert_eq!(
-            parse_mountinfo(unified),
-            Some(PathBuf::from("/sys/fs/cgroup"))
-        );
+        assert_eq!(found(unified), Some(PathBuf::from("/sys/fs/cgroup")));
         let none = "30 24 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n";
-        assert_eq!(parse_mountinfo(none), None);
+        assert!(matches!(parse_mountinfo(none), Err(CgroupError::NoMount)));
         let escaped = "41 31 0:38 / /mnt/my\\040cg rw - cgroup2 cgroup2 rw\n";
-        assert_eq!(parse_mountinfo(escaped), Some(PathBuf::from("/mnt/my cg")));
+        assert_eq!(found(escaped), Some(PathBuf::from("/mnt/my cg")));
+    }
+
+    /// A subtree mounted alone (a bind of one cgroup; a container's mount
+    /// read from outside its cgroup namespace) is refused: paths relative to
+    /// it are not the ones /proc/PID/cgroup shows. A whole-hierarchy mount
+    /// beside it is taken.
+    #[test]
+    fn a_subtree_mount_alone_is_refused() {
+        let bind = "50 30 0:30 /kubepods/pod1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        match parse_mountinfo(bind) {
+            Err(CgroupError::Subtree { mount, root }) => {
+                assert_eq!(mount, PathBuf::from("/sys/fs/cgroup"));
+                assert_eq!(root, "/kubepods/pod1");
+            }
+            other => panic!("a subtree mount was taken: {other:?}"),
+        }
+        let outside = "50 30 0:30 /../.. /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        assert!(matches!(
+            parse_mountinfo(outside),
+            Err(CgroupError::Subtree { .. })
+        ));
+        let both = format!("{bind}51 30 0:30 / /mnt/cgroup2 rw - cgroup2 cgroup2 rw\n");
+        assert_eq!(
+            parse_mountinfo(&both).ok(),
+            Some(PathBuf::from("/mnt/cgroup2"))
+        );
     }
 
     #[test]

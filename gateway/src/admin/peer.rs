@@ -65,7 +65,9 @@ pub(crate) enum Placement {
 
 impl PeerGuard {
     /// `sandbox_root_rel` is the sandbox root's cgroup path relative to the
-    /// cgroup2 mount, e.g. `/sluice`. A relative path is taken from the mount
+    /// cgroup2 mount, e.g. `/sluice`: the path /proc/PID/cgroup shows, since
+    /// the daemon only runs on a mount of the whole hierarchy
+    /// ([`crate::cgroup::parse_mountinfo`]). A relative path is taken from the mount
     /// root; one containing `..` becomes `/`, which refuses every peer, since
     /// guessing what it meant could open the API to sandboxes.
     pub fn new(sandbox_root_rel: PathBuf) -> PeerGuard {
