@@ -313,6 +313,11 @@ struct Flight {
 /// request at a time (the others wait for its result instead of asking
 /// the endpoint themselves).
 pub struct TokenCache {
+    shared: Arc<Shared>,
+}
+
+/// What the cache's fetches, each in a task of its own, share.
+struct Shared {
     /// Only the refresh grant keeps a rotated refresh token: on
     /// `client_credentials` the fetch's secret is the client secret, and
     /// a refresh token an endpoint hands out anyway must not replace it.
@@ -326,13 +331,15 @@ impl TokenCache {
     /// An empty cache for a credential of `grant`.
     pub fn new(grant: OAuthGrant) -> Self {
         TokenCache {
-            keeps_rotated: grant == OAuthGrant::RefreshToken,
-            current: Mutex::new(None),
-            finished: AtomicU64::new(0),
-            gate: tokio::sync::Mutex::new(Flight {
-                finished: 0,
-                failure: None,
-                refresh: None,
+            shared: Arc::new(Shared {
+                keeps_rotated: grant == OAuthGrant::RefreshToken,
+                current: Mutex::new(None),
+                finished: AtomicU64::new(0),
+                gate: tokio::sync::Mutex::new(Flight {
+                    finished: 0,
+                    failure: None,
+                    refresh: None,
+                }),
             }),
         }
     }
@@ -353,8 +360,53 @@ impl TokenCache {
     /// Single flight: concurrent callers queue on one async lock; the first
     /// fetches, and the others find its token, or, when it failed, return
     /// its failure without asking the endpoint again.
+    ///
+    /// The fetch runs in a task of its own, which holds the lock until the
+    /// answer is stored: the request that started it may go away mid-way
+    /// (its client left), and a refresh grant's endpoint has by then
+    /// rotated the refresh token; cut short, the answer carrying the new
+    /// one would be lost and the next fetch would send the one it replaced.
     pub async fn get<F, Fut>(
         &self,
+        source: &Arc<Secret>,
+        fetch: F,
+    ) -> Result<Arc<Secret>, TokenError>
+    where
+        F: FnOnce(Arc<Secret>) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Token, TokenError>> + Send + 'static,
+    {
+        if let Some(token) = self.shared.fresh() {
+            return Ok(token);
+        }
+        let seen = self.shared.finished.load(Ordering::Acquire);
+        let (shared, source) = (self.shared.clone(), source.clone());
+        tokio::spawn(async move { shared.fetch_once(seen, &source, fetch).await })
+            .await
+            .unwrap_or_else(|err| Err(TokenError::Unreachable(format!("the fetch failed: {err}"))))
+    }
+
+    /// An upstream answered 401 to a request carrying `used`: drops it
+    /// when it is still the cached token and older than [`REJECTED_GRACE`],
+    /// so the next [`TokenCache::get`] fetches anew (one request for all).
+    /// A 401 for a token already replaced changes nothing.
+    pub fn rejected(&self, used: &Arc<Secret>) {
+        let mut current = self.shared.lock();
+        let stale = current.as_ref().is_some_and(|cached| {
+            Arc::ptr_eq(&cached.access, used) && cached.fetched.elapsed() >= REJECTED_GRACE
+        });
+        if stale {
+            *current = None;
+        }
+    }
+}
+
+impl Shared {
+    /// [`TokenCache::get`] past its first look: waits its turn, then finds
+    /// the token the fetch before it got, or that fetch's failure (when
+    /// one finished since `seen`), or fetches.
+    async fn fetch_once<F, Fut>(
+        &self,
+        seen: u64,
         source: &Arc<Secret>,
         fetch: F,
     ) -> Result<Arc<Secret>, TokenError>
@@ -362,10 +414,6 @@ impl TokenCache {
         F: FnOnce(Arc<Secret>) -> Fut,
         Fut: Future<Output = Result<Token, TokenError>>,
     {
-        if let Some(token) = self.fresh() {
-            return Ok(token);
-        }
-        let seen = self.finished.load(Ordering::Acquire);
         let mut flight = self.gate.lock().await;
         if let Some(token) = self.fresh() {
             return Ok(token);
@@ -406,20 +454,6 @@ impl TokenCache {
                 flight.failure = Some(err.clone());
                 Err(err)
             }
-        }
-    }
-
-    /// An upstream answered 401 to a request carrying `used`: drops it
-    /// when it is still the cached token and older than [`REJECTED_GRACE`],
-    /// so the next [`TokenCache::get`] fetches anew (one request for all).
-    /// A 401 for a token already replaced changes nothing.
-    pub fn rejected(&self, used: &Arc<Secret>) {
-        let mut current = self.lock();
-        let stale = current.as_ref().is_some_and(|cached| {
-            Arc::ptr_eq(&cached.access, used) && cached.fetched.elapsed() >= REJECTED_GRACE
-        });
-        if stale {
-            *current = None;
         }
     }
 

@@ -226,7 +226,7 @@ async fn concurrent_requests_fetch_once_and_expiry_refetches_once() {
     let fetches = Arc::new(AtomicUsize::new(0));
     let get = |cache: Arc<TokenCache>, fetches: Arc<AtomicUsize>, source: Arc<Secret>| async move {
         cache
-            .get(&source, |_| async {
+            .get(&source, move |_| async move {
                 let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
                 // A slow endpoint, so the others really are waiting.
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -270,7 +270,7 @@ async fn a_failure_is_shared_by_the_waiters_then_retried() {
             let (cache, fetches, source) = (cache.clone(), fetches.clone(), source.clone());
             tokio::spawn(async move {
                 cache
-                    .get(&source, |_| async {
+                    .get(&source, move |_| async move {
                         fetches.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         Err(TokenError::Status(503))
@@ -304,15 +304,18 @@ async fn a_rotated_refresh_token_is_used_until_the_source_changes() {
     };
     cache.get(&source, rotated).await.expect("first");
     tokio::time::advance(Duration::from_secs(2)).await;
-    let used = Mutex::new(Vec::new());
-    let record = |r: Arc<Secret>| {
-        used.lock().expect("lock").push(text(r.expose()));
-        async { Ok(token("b", 1)) }
+    let used = Arc::new(Mutex::new(Vec::new()));
+    let record = |used: &Arc<Mutex<Vec<String>>>| {
+        let used = used.clone();
+        move |r: Arc<Secret>| {
+            used.lock().expect("lock").push(text(r.expose()));
+            async { Ok(token("b", 1)) }
+        }
     };
-    cache.get(&source, record).await.expect("second");
+    cache.get(&source, record(&used)).await.expect("second");
     tokio::time::advance(Duration::from_secs(2)).await;
     let new_source = Arc::new(Secret::from("r3"));
-    cache.get(&new_source, record).await.expect("third");
+    cache.get(&new_source, record(&used)).await.expect("third");
     assert_eq!(*used.lock().expect("lock"), ["r2", "r3"]);
 }
 
@@ -331,12 +334,15 @@ async fn client_credentials_never_send_a_refresh_token_as_the_client_secret() {
     };
     cache.get(&source, with_refresh).await.expect("first");
     tokio::time::advance(Duration::from_secs(2)).await;
-    let used = Mutex::new(Vec::new());
-    let record = |r: Arc<Secret>| {
-        used.lock().expect("lock").push(text(r.expose()));
-        async { Ok(token("b", 1)) }
+    let used = Arc::new(Mutex::new(Vec::new()));
+    let record = |used: &Arc<Mutex<Vec<String>>>| {
+        let used = used.clone();
+        move |r: Arc<Secret>| {
+            used.lock().expect("lock").push(text(r.expose()));
+            async { Ok(token("b", 1)) }
+        }
     };
-    cache.get(&source, record).await.expect("second");
+    cache.get(&source, record(&used)).await.expect("second");
     assert_eq!(*used.lock().expect("lock"), ["client-secret"]);
 }
 
@@ -388,9 +394,10 @@ fn a_token_url_is_shown_without_its_query_or_userinfo() {
 async fn a_rejected_token_is_dropped_once_and_not_while_fresh() {
     let cache = TokenCache::new(OAuthGrant::ClientCredentials);
     let source = Arc::new(Secret::from("s"));
-    let fetches = AtomicUsize::new(0);
+    let fetches = Arc::new(AtomicUsize::new(0));
     let get = || {
-        cache.get(&source, |_| {
+        let fetches = fetches.clone();
+        cache.get(&source, move |_| {
             let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
             async move { Ok(token(&format!("t{n}"), 3600)) }
         })
@@ -412,4 +419,39 @@ async fn a_rejected_token_is_dropped_once_and_not_while_fresh() {
     cache.rejected(&t1);
     assert_eq!(get().await.expect("t2 kept").expose(), b"t2");
     assert_eq!(fetches.load(Ordering::SeqCst), 2);
+}
+
+/// The request whose fetch reached the endpoint may go away mid-exchange
+/// (its client left). The endpoint has then rotated the refresh token: its
+/// answer must still land, or the next fetch sends the token it replaced.
+#[tokio::test(start_paused = true)]
+async fn a_fetch_whose_request_goes_away_still_keeps_the_rotated_token() {
+    let cache = TokenCache::new(OAuthGrant::RefreshToken);
+    let source = Arc::new(Secret::from("r1"));
+    let (started, at_endpoint) = tokio::sync::oneshot::channel();
+    let (answer, answered) = tokio::sync::oneshot::channel::<()>();
+    let first = cache.get(&source, move |_| async move {
+        let _ = started.send(());
+        let _ = answered.await;
+        Ok(Token {
+            access: Arc::new(Secret::from("a1")),
+            lifetime: Duration::ZERO,
+            refresh: Some(Arc::new(Secret::from("r2"))),
+        })
+    });
+    tokio::select! {
+        _ = first => panic!("answered before the endpoint did"),
+        _ = at_endpoint => {}
+    }
+    // The request is gone; the endpoint answers all the same.
+    let _ = answer.send(());
+
+    let used = Arc::new(Mutex::new(Vec::new()));
+    let seen = used.clone();
+    let second = cache.get(&source, move |r: Arc<Secret>| async move {
+        seen.lock().expect("lock").push(text(r.expose()));
+        Ok(token("a2", 60))
+    });
+    assert_eq!(second.await.expect("second").expose(), b"a2");
+    assert_eq!(*used.lock().expect("lock"), ["r2"]);
 }

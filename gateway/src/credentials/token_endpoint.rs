@@ -29,6 +29,7 @@ use crate::resolve::Resolver;
 pub const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Talks to token endpoints.
+#[derive(Clone)]
 pub struct TokenEndpoint {
     resolver: Arc<Resolver>,
     /// ALPN `http/1.1`, the daemon's upstream roots.

@@ -50,7 +50,7 @@ pub const TOKEN_ENDPOINT_FAILED: &str = "credential_token_endpoint_failed";
 pub const BODY_TOO_LARGE: &str = "credential_body_too_large";
 
 /// A token fetch in flight.
-type TokenFuture<'a> = Pin<Box<dyn Future<Output = Result<Token, TokenError>> + Send + 'a>>;
+type TokenFuture = Pin<Box<dyn Future<Output = Result<Token, TokenError>> + Send>>;
 
 pub struct Credentials {
     pub store: Arc<CredentialStore>,
@@ -266,12 +266,14 @@ impl Credentials {
                     return (token_failed(credential, oauth, &err), held.into_body());
                 };
                 let client_secret = self.store.extra(credential, CLIENT_SECRET);
+                // Owned: the fetch runs in a task of its own (TokenCache::get).
+                let (endpoint, scheme) = (endpoint.clone(), oauth.clone());
                 // Boxed with an explicit `Send`: the compiler cannot prove
                 // it through the generic closure of the cache on its own.
-                let fetch = |refresh: Arc<Secret>| -> TokenFuture<'_> {
+                let fetch = move |refresh: Arc<Secret>| -> TokenFuture {
                     Box::pin(async move {
                         endpoint
-                            .fetch(oauth, &refresh, client_secret.as_deref())
+                            .fetch(&scheme, &refresh, client_secret.as_deref())
                             .await
                     })
                 };
