@@ -7,6 +7,8 @@
 //!   counting from 1), `token_type: Bearer` and `expires_in` taken from
 //!   the `lifetimes` of [`TokenEndpoint::start`] (the n-th request gets
 //!   the n-th entry, the last entry repeating).
+//! - `/rotate`: as `/token`, with a new `refresh_token` (`rt-<n>`) each
+//!   time, as endpoints that rotate refresh tokens answer.
 //! - `/fail`: 503 with a JSON error body.
 //! - `/badjson`: 200 with a body that is not JSON.
 
@@ -168,7 +170,7 @@ async fn route(
         form,
     });
     let (status, body) = match path.as_str() {
-        "/token" => {
+        "/token" | "/rotate" => {
             let mut issued = state.issued.lock().expect("issued");
             let n = issued.len() + 1;
             let token = format!("tok-{n}-{}", crate::unique_name("x").replace('-', ""));
@@ -179,11 +181,14 @@ async fn route(
                 .or(state.lifetimes.last())
                 .copied()
                 .unwrap_or(3600);
-            let json = serde_json::json!({
+            let mut json = serde_json::json!({
                 "access_token": token,
                 "token_type": "Bearer",
                 "expires_in": lifetime,
             });
+            if path == "/rotate" {
+                json["refresh_token"] = format!("rt-{n}").into();
+            }
             (StatusCode::OK, json.to_string())
         }
         "/fail" => (

@@ -419,8 +419,13 @@ const RT_CLIENT_SECRET: &str = "rt-client-SECRET-5555555555-qqq";
 /// A world whose sandbox may reach api.test and other.test, with oauth2
 /// credentials: `cc` (client credentials at `/token` of `tokens`),
 /// `broken` (its endpoint answers 503) and `badjson` (not JSON), and `rt`
-/// (refresh token at `/token` of `refresh`).
-fn oauth_world(ca: &TestCa, port: u16, tokens: &TokenEndpoint, refresh: &TokenEndpoint) -> World {
+/// (refresh token at `rt_path` of `refresh`).
+fn oauth_world(
+    ca: &TestCa,
+    port: u16,
+    tokens: &TokenEndpoint,
+    (refresh, rt_path): (&TokenEndpoint, &str),
+) -> World {
     let mut policy = intercepting_policy(
         &[
             "api.test".to_owned(),
@@ -453,7 +458,7 @@ fn oauth_world(ca: &TestCa, port: u16, tokens: &TokenEndpoint, refresh: &TokenEn
             "name": "rt", "source": rt, "hosts": ["api.test"],
             "scheme": {
                 "type": "oauth2", "grant": "refresh_token",
-                "token_url": url(refresh, "/token"), "client_id": "rt-app",
+                "token_url": url(refresh, rt_path), "client_id": "rt-app",
                 "client_secret": rt_client, "client_auth": "body",
             },
         }));
@@ -477,7 +482,7 @@ fn oauth_client_credentials_fetch_one_token_for_many_requests_and_fail_loudly() 
     let port = upstream.port();
     let tokens = TokenEndpoint::start("auth.test", &ca, &[3600]);
     let refresh = TokenEndpoint::start("auth.test", &ca, &[3600]);
-    let world = oauth_world(&ca, port, &tokens, &refresh);
+    let world = oauth_world(&ca, port, &tokens, (&refresh, "/token"));
     let bearer = format!("Authorization: Bearer {}", placeholder_of(&world, "CC"));
 
     // 50 requests at once, on a cold cache: one token request.
@@ -569,7 +574,7 @@ fn oauth_refresh_tokens_are_refreshed_once_when_they_expire() {
     let tokens = TokenEndpoint::start("auth.test", &ca, &[3600]);
     // The first token expires in a second; the next ones do not.
     let refresh = TokenEndpoint::start("auth.test", &ca, &[1, 3600]);
-    let world = oauth_world(&ca, port, &tokens, &refresh);
+    let world = oauth_world(&ca, port, &tokens, (&refresh, "/token"));
     let bearer = format!("Authorization: Bearer {}", placeholder_of(&world, "RT"));
 
     let url = format!("https://api.test:{port}/echo");
@@ -608,6 +613,40 @@ fn oauth_refresh_tokens_are_refreshed_once_when_they_expire() {
     let mut secrets: Vec<&str> = issued.iter().map(String::as_str).collect();
     secrets.extend([REFRESH_TOKEN, RT_CLIENT_SECRET]);
     assert_nothing_leaked(&world, &secrets);
+}
+
+/// An endpoint that rotates refresh tokens retires each one it replaces:
+/// a restart must go on from the newest, not from the source file's.
+#[test]
+fn a_rotated_refresh_token_survives_a_restart() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test", "other.test"], &ca);
+    let port = upstream.port();
+    let tokens = TokenEndpoint::start("auth.test", &ca, &[3600]);
+    let refresh = TokenEndpoint::start("auth.test", &ca, &[3600]);
+    let mut world = oauth_world(&ca, port, &tokens, (&refresh, "/rotate"));
+    let bearer = format!("Authorization: Bearer {}", placeholder_of(&world, "RT"));
+    let url = format!("https://api.test:{port}/echo");
+
+    let curl = world.curl(&world.curl_https(&url, &["-H", &bearer]));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    world.daemon.restart();
+    let curl = world.curl(&world.curl_https(&url, &["-H", &bearer]));
+    assert_eq!(curl.code, 200, "after the restart: {}", curl.out);
+
+    let sent: Vec<Option<String>> = refresh
+        .requests()
+        .iter()
+        .map(|r| r.field("refresh_token"))
+        .collect();
+    assert_eq!(
+        sent,
+        [Some(REFRESH_TOKEN.to_owned()), Some("rt-1".to_owned())],
+        "the second fetch sends the token the first one rotated to"
+    );
+    let kept = world.daemon.dir().join("state/oauth_refresh.json");
+    let text = std::fs::read_to_string(&kept).expect("kept tokens file");
+    assert!(!text.contains(REFRESH_TOKEN), "only the newest is kept");
 }
 
 const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYzSLUICEKEY";

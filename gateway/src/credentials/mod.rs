@@ -16,6 +16,7 @@
 //! | [`sigv4`]       | the `aws_sigv4` scheme (signing through the `aws-sigv4` crate)   |
 //! | [`oauth`]       | the `oauth2` scheme: token requests, answers, the token cache   |
 //! | [`token_endpoint`] | the HTTPS client that asks token endpoints for tokens        |
+//! | [`kept`]        | rotated refresh tokens, kept in `state_dir` across restarts     |
 //! | [`body`]        | placeholders in request bodies: bounded buffering, replacement |
 //!
 //! Nothing here does I/O on the request path except [`CredentialStore::reload_changed`]
@@ -30,6 +31,7 @@ pub mod binding;
 pub mod body;
 pub mod config;
 pub mod hosts;
+pub mod kept;
 pub mod oauth;
 pub mod placeholder;
 pub mod scheme;

@@ -31,6 +31,7 @@ use tokio::time::Instant;
 use zeroize::Zeroizing;
 
 use super::config::{ClientAuth, OAuth2Config, OAuthGrant};
+use super::kept::digest;
 use super::scheme::{SchemeError, pct_encode};
 use super::secret::Secret;
 use crate::shown_url::shown_url;
@@ -305,8 +306,19 @@ struct Flight {
     /// The last fetch's failure, handed to requests that waited for it.
     failure: Option<TokenError>,
     /// A refresh token the endpoint rotated to (refresh grant only), and
-    /// the source secret it replaced: a rotated source file makes it stale.
-    refresh: Option<(Arc<Secret>, Arc<Secret>)>,
+    /// the digest of the source secret it descends from: a source file
+    /// rotated since makes it stale.
+    refresh: Option<(Arc<Secret>, [u8; 32])>,
+}
+
+/// Where a refresh grant's rotated token outlives the process (the
+/// daemon's `state_dir`, [`super::kept`]).
+pub trait Keep: Send + Sync {
+    /// The token an earlier run rotated to, and the digest
+    /// ([`super::kept::digest`]) of the source secret it descends from.
+    fn kept(&self) -> Option<(Arc<Secret>, [u8; 32])>;
+    /// Called after each rotation, with the fetch's lock held.
+    fn keep(&self, rotated: &Secret, source: [u8; 32]);
 }
 
 /// One credential's access token: cached until it expires, fetched by one
@@ -322,6 +334,8 @@ struct Shared {
     /// `client_credentials` the fetch's secret is the client secret, and
     /// a refresh token an endpoint hands out anyway must not replace it.
     keeps_rotated: bool,
+    /// Where a rotated token is kept beyond the process, if anywhere.
+    keep: Option<Box<dyn Keep>>,
     current: Mutex<Option<Cached>>,
     finished: AtomicU64,
     gate: tokio::sync::Mutex<Flight>,
@@ -330,15 +344,29 @@ struct Shared {
 impl TokenCache {
     /// An empty cache for a credential of `grant`.
     pub fn new(grant: OAuthGrant) -> Self {
+        TokenCache::with_keep(grant, None)
+    }
+
+    /// An empty cache for a credential of `grant` that keeps a rotated
+    /// refresh token through `keep`, starting from the one kept before.
+    pub fn keeping(grant: OAuthGrant, keep: Box<dyn Keep>) -> Self {
+        TokenCache::with_keep(grant, Some(keep))
+    }
+
+    fn with_keep(grant: OAuthGrant, keep: Option<Box<dyn Keep>>) -> Self {
+        let keeps_rotated = grant == OAuthGrant::RefreshToken;
+        let keep = keep.filter(|_| keeps_rotated);
+        let refresh = keep.as_ref().and_then(|keep| keep.kept());
         TokenCache {
             shared: Arc::new(Shared {
-                keeps_rotated: grant == OAuthGrant::RefreshToken,
+                keeps_rotated,
+                keep,
                 current: Mutex::new(None),
                 finished: AtomicU64::new(0),
                 gate: tokio::sync::Mutex::new(Flight {
                     finished: 0,
                     failure: None,
-                    refresh: None,
+                    refresh,
                 }),
             }),
         }
@@ -423,8 +451,9 @@ impl Shared {
         {
             return Err(failure.clone());
         }
+        let lineage = digest(source);
         let refresh = match &flight.refresh {
-            Some((rotated, replaced)) if Arc::ptr_eq(replaced, source) => rotated.clone(),
+            Some((rotated, from)) if *from == lineage => rotated.clone(),
             _ => source.clone(),
         };
         let result = fetch(refresh).await;
@@ -436,7 +465,10 @@ impl Shared {
                 if let Some(rotated) = token.refresh
                     && self.keeps_rotated
                 {
-                    flight.refresh = Some((rotated, source.clone()));
+                    if let Some(keep) = &self.keep {
+                        keep.keep(&rotated, lineage);
+                    }
+                    flight.refresh = Some((rotated, lineage));
                 }
                 // Checked although the lifetime is capped: a clock near its
                 // end must not panic the request; the token then serves

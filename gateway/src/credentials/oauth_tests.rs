@@ -2,6 +2,7 @@ use std::sync::atomic::AtomicUsize;
 
 use super::*;
 use crate::credentials::config::Source;
+use crate::credentials::kept;
 
 fn config(grant: OAuthGrant) -> OAuth2Config {
     OAuth2Config {
@@ -454,4 +455,90 @@ async fn a_fetch_whose_request_goes_away_still_keeps_the_rotated_token() {
     });
     assert_eq!(second.await.expect("second").expose(), b"a2");
     assert_eq!(*used.lock().expect("lock"), ["r2"]);
+}
+
+/// What was handed on to be kept: the token and its source's digest.
+type Saved = Arc<Mutex<Vec<(String, [u8; 32])>>>;
+
+/// Keeps in memory what the daemon keeps in `state_dir`.
+struct FakeKeep {
+    kept: Option<(Arc<Secret>, [u8; 32])>,
+    saved: Saved,
+}
+
+impl Keep for FakeKeep {
+    fn kept(&self) -> Option<(Arc<Secret>, [u8; 32])> {
+        self.kept.clone()
+    }
+
+    fn keep(&self, rotated: &Secret, source: [u8; 32]) {
+        let entry = (text(rotated.expose()), source);
+        self.saved.lock().expect("lock").push(entry);
+    }
+}
+
+/// A restart starts from the refresh token the last run rotated to, while
+/// the source file still holds the one it descends from; every rotation is
+/// handed on to be kept. A new source wins.
+#[tokio::test(start_paused = true)]
+async fn a_kept_rotated_token_is_used_after_a_restart_until_the_source_changes() {
+    let source = Arc::new(Secret::from("r1"));
+    let saved = Saved::default();
+    let keep = FakeKeep {
+        kept: Some((Arc::new(Secret::from("r2")), kept::digest(&source))),
+        saved: saved.clone(),
+    };
+    let cache = TokenCache::keeping(OAuthGrant::RefreshToken, Box::new(keep));
+    let used = Arc::new(Mutex::new(Vec::new()));
+    let rotating = |used: &Arc<Mutex<Vec<String>>>, next: &'static str| {
+        let used = used.clone();
+        move |r: Arc<Secret>| async move {
+            used.lock().expect("lock").push(text(r.expose()));
+            Ok(Token {
+                access: Arc::new(Secret::from("a")),
+                lifetime: Duration::from_secs(1),
+                refresh: Some(Arc::new(Secret::from(next))),
+            })
+        }
+    };
+    cache
+        .get(&source, rotating(&used, "r3"))
+        .await
+        .expect("first");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    // The file was rewritten with the same token: still the same lineage.
+    let same = Arc::new(Secret::from("r1"));
+    cache
+        .get(&same, rotating(&used, "r4"))
+        .await
+        .expect("second");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let new_source = Arc::new(Secret::from("n1"));
+    cache
+        .get(&new_source, rotating(&used, "n2"))
+        .await
+        .expect("third");
+
+    assert_eq!(*used.lock().expect("lock"), ["r2", "r3", "n1"]);
+    let r1 = kept::digest(&source);
+    let n1 = kept::digest(&new_source);
+    assert_eq!(
+        *saved.lock().expect("lock"),
+        [
+            ("r3".to_owned(), r1),
+            ("r4".to_owned(), r1),
+            ("n2".to_owned(), n1)
+        ]
+    );
+
+    // client_credentials never keeps nor uses one.
+    let keep = FakeKeep {
+        kept: Some((Arc::new(Secret::from("r2")), kept::digest(&source))),
+        saved: saved.clone(),
+    };
+    let cache = TokenCache::keeping(OAuthGrant::ClientCredentials, Box::new(keep));
+    let used = Arc::new(Mutex::new(Vec::new()));
+    cache.get(&source, rotating(&used, "x")).await.expect("cc");
+    assert_eq!(*used.lock().expect("lock"), ["r1"]);
+    assert_eq!(saved.lock().expect("lock").len(), 3);
 }

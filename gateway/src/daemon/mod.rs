@@ -32,7 +32,7 @@ use crate::{
     cgroup::SandboxRoot,
     config::{Config, SandboxConfig},
     credentials::{
-        CredentialStore, Placeholders, ProcessEnv, load_or_create_key,
+        CredentialStore, Placeholders, ProcessEnv, kept::KeptTokens, load_or_create_key,
         token_endpoint::TokenEndpoint,
     },
     drain::Drain,
@@ -405,9 +405,12 @@ fn interceptor(
     // same resolver.
     let approvals = Arc::new(approvals(config, catalogue, metrics, resolver, &client_h1)?);
     let token_endpoint = TokenEndpoint::new(resolver.clone(), client_h1.clone());
+    let kept =
+        KeptTokens::load(&config.state_dir).context("refresh tokens kept from an earlier run")?;
     let credentials = Arc::new(
         Credentials::new(Arc::new(store), Placeholders::new(key))
-            .with_token_endpoint(token_endpoint),
+            .with_token_endpoint(token_endpoint)
+            .with_kept_tokens(&Arc::new(kept)),
     );
     // Rotation needs no restart: changed secret files are re-read.
     let poll = Arc::downgrade(&credentials);

@@ -33,6 +33,7 @@ use crate::{
         body::{MAX_BODY, replace},
         config::{ACCESS_KEY_ID, BodyValue, CLIENT_SECRET, SESSION_TOKEN},
         decide,
+        kept::KeptTokens,
         oauth::{OAuth2Scheme, Token, TokenCache, TokenError},
         scheme::{RequestContext, SigV4Keys},
         token_endpoint::TokenEndpoint,
@@ -157,6 +158,17 @@ impl Credentials {
     /// Lets `oauth2` credentials fetch tokens through `endpoint`.
     pub fn with_token_endpoint(mut self, endpoint: TokenEndpoint) -> Credentials {
         self.endpoint = Some(endpoint);
+        self
+    }
+
+    /// Keeps the refresh tokens `oauth2` endpoints rotate to in `kept`, and
+    /// starts from those kept by an earlier run.
+    pub fn with_kept_tokens(mut self, kept: &Arc<KeptTokens>) -> Credentials {
+        for (name, cache) in &mut self.tokens {
+            if let Some(Scheme::OAuth2(oauth)) = self.store.scheme(name) {
+                *cache = TokenCache::keeping(oauth.grant, kept.for_credential(name));
+            }
+        }
         self
     }
 
