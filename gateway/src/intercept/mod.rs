@@ -38,7 +38,7 @@ use crate::{
     drain::Drain,
     metrics::Metrics,
     pipeline::{Pipeline, RequestHead, Verdict},
-    proxy::{Standing, Who},
+    proxy::{Standing, Who, revoked},
     redact::RedactedBody,
     tls::mint::Minter,
 };
@@ -213,18 +213,6 @@ impl Interceptor {
         self.serve(TokioIo::new(io), conn, in_flight).await;
     }
 
-    /// Resolves once what `conn` was admitted under no longer holds
-    /// (a policy reload, its sandbox or session removed): [`Standing`].
-    async fn revoked(&self, conn: &Conn) {
-        let mut changes = self.standing.changes();
-        while changes.changed().await.is_ok() {
-            if !self.standing.holds(&conn.who) {
-                return;
-            }
-        }
-        std::future::pending().await
-    }
-
     async fn serve<I>(self: Arc<Self>, io: I, conn: Conn, in_flight: InFlight)
     where
         I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
@@ -263,13 +251,8 @@ impl Interceptor {
                 connection.as_mut().graceful_shutdown();
                 connection.await
             }
-            () = self.revoked(&conn) => {
-                tracing::debug!(sandbox = %conn.who.sandbox, name = %conn.key.name,
-                    "policy or registration changed; closing after the requests in flight");
-                self.metrics
-                    .connections
-                    .with_label_values(&["closed", "revoked"])
-                    .inc();
+            () = revoked(&*self.standing, &conn.who, &self.metrics) => {
+                // Answer the requests in flight, then close.
                 connection.as_mut().graceful_shutdown();
                 connection.await
             }

@@ -73,6 +73,31 @@ pub trait Standing: Send + Sync + 'static {
     fn holds(&self, who: &Who) -> bool;
 }
 
+/// Resolves once what `who` was admitted under no longer holds (a policy
+/// reload, its sandbox or session removed), counted as a connection closed
+/// for that reason: the caller closes the connection then.
+pub async fn revoked(standing: &dyn Standing, who: &Who, metrics: &Metrics) {
+    // Subscribed before the first check: a change made since `who` was
+    // looked up (while the connection was sniffed, dialled or handshaken)
+    // is caught by the check, any later one by the channel.
+    let mut changes = standing.changes();
+    loop {
+        if !standing.holds(who) {
+            break;
+        }
+        if changes.changed().await.is_err() {
+            // The sender is gone with the daemon: nothing changes any more.
+            return std::future::pending().await;
+        }
+    }
+    tracing::debug!(sandbox = %who.sandbox, policy = %who.policy.name,
+        "policy or registration changed; closing a connection admitted under it");
+    metrics
+        .connections
+        .with_label_values(&["closed", "revoked"])
+        .inc();
+}
+
 /// Timeouts for one connection.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
