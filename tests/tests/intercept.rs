@@ -247,6 +247,31 @@ fn a_policy_edit_closes_connections_admitted_under_the_old_policy() {
     world.daemon.wait_metric_at_least(REVOKED, 1.0);
 }
 
+/// An upgraded stream outlives the HTTP connection it was upgraded on: a
+/// policy edit that removes its host must still end it.
+#[test]
+fn a_policy_edit_closes_a_websocket_admitted_under_the_old_policy() {
+    let ca = TestCa::upstream();
+    let (upstream, world) = World::intercepting(&ca, "upstream.test");
+    let spec = json!({
+        "host": "upstream.test", "port": upstream.port(), "cafile": world.sluice_ca,
+        "path": "/ws",
+    });
+    let out = across_a_change(
+        &world.sb1,
+        world.daemon.dir(),
+        tls_scripts::STREAM_ACROSS_A_CHANGE,
+        spec,
+        || deny_everything(&world),
+    );
+    out.expect_success("a WebSocket across a policy edit that removes its host");
+    assert_eq!(
+        world.daemon.wait_metric_at_least(REVOKED, 1.0),
+        1.0,
+        "counted once: its HTTP connection ended with the 101"
+    );
+}
+
 /// A passthrough name's TLS is spliced unread, so only its admission
 /// decides: a policy edit that removes the name must still end it.
 #[test]

@@ -58,7 +58,8 @@ pub struct Limits {
 
 pub struct Interceptor {
     /// Whether a connection's sandbox and policy still hold: one that no
-    /// longer does closes after its requests in flight.
+    /// longer does closes after its requests in flight (an upgraded
+    /// stream at once).
     pub standing: Arc<dyn Standing>,
     pub minter: Arc<Minter>,
     /// Placeholders swapped for secrets, last, and secrets redacted back.
@@ -461,15 +462,29 @@ impl Interceptor {
         {
             let upstream = hyper::upgrade::on(&mut response);
             let needles = needles.clone();
+            // The HTTP connection is done once it hands over its bytes, so
+            // the upgraded stream watches for its own revocation.
+            let (standing, who) = (self.standing.clone(), conn.who.clone());
+            let metrics = self.metrics.clone();
             tokio::spawn(async move {
                 if let (Ok(down), Ok(up)) = (downstream.await, upstream.await) {
                     let (mut down, mut up) = (TokioIo::new(down), TokioIo::new(up));
-                    match needles {
-                        None => {
-                            let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
-                            let _ = down.shutdown().await;
+                    let spliced = async {
+                        match needles {
+                            None => {
+                                let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
+                                let _ = down.shutdown().await;
+                            }
+                            Some(needles) => splice::redacted(&mut down, &mut up, needles).await,
                         }
-                        Some(needles) => splice::redacted(down, up, needles).await,
+                    };
+                    tokio::select! {
+                        () = spliced => {}
+                        // Both ends are dropped, so closed, at once: a
+                        // graceful close could wait on a peer that does
+                        // not read, and a WebSocket ended without a close
+                        // frame tells its client it was cut.
+                        () = revoked(&*standing, &who, &metrics) => {}
                     }
                 }
             });

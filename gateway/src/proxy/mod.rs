@@ -64,8 +64,8 @@ pub trait Identities: Send + Sync + 'static {
 /// sandbox (or session) must still reach one kept open, so every
 /// connection Sluice carries watches for changes ([`revoked`]) and closes
 /// when its owner or policy is no longer current: an intercepted one once
-/// its requests in flight are answered, a relayed one at once. Clients
-/// reconnect, and the new connection is decided afresh.
+/// its requests in flight are answered, a relayed or upgraded stream at
+/// once. Clients reconnect, and the new connection is decided afresh.
 pub trait Standing: Send + Sync + 'static {
     /// Ticks after every change that may revoke a connection.
     fn changes(&self) -> tokio::sync::watch::Receiver<u64>;
