@@ -55,6 +55,24 @@ def ws_upgrade(spec, extra=""):
         buf += c
     head, _, rest = buf.partition(b"\r\n\r\n")
     return s, key, head.decode("latin-1").split("\r\n"), rest
+def frame(opcode, payload):
+    """A client's (masked) WebSocket frame."""
+    mask = os.urandom(4)
+    n = len(payload)
+    if n < 126:
+        head = bytes([0x80 | opcode, 0x80 | n])
+    elif n < 65536:
+        head = bytes([0x80 | opcode, 0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head = bytes([0x80 | opcode, 0x80 | 127]) + n.to_bytes(8, "big")
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+def ready_then_go(spec):
+    """Creates the file spec's `ready`, then waits for its `go` (the
+    test's change made meanwhile)."""
+    open(spec["ready"], "w").close()
+    deadline = time.time() + 30
+    while not os.path.exists(spec["go"]) and time.time() < deadline:
+        time.sleep(0.02)
 def h2_open(spec):
     """TLS to spec's host offering only h2, the client preface and an
     empty SETTINGS sent: the socket and the protocol agreed."""
@@ -223,16 +241,6 @@ pub const WEBSOCKET_ECHO: &str = concat!(
     prelude!(),
     r#"
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-def frame(opcode, payload):
-    mask = os.urandom(4)
-    n = len(payload)
-    if n < 126:
-        head = bytes([0x80 | opcode, 0x80 | n])
-    elif n < 65536:
-        head = bytes([0x80 | opcode, 0x80 | 126]) + n.to_bytes(2, "big")
-    else:
-        head = bytes([0x80 | opcode, 0x80 | 127]) + n.to_bytes(8, "big")
-    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 result = {}
 try:
     s, key, lines, rest = ws_upgrade(spec)
@@ -450,6 +458,37 @@ finish({"address": addr, "succeeded": n - len(errors), "errors": errors}, not er
 "#
 );
 
+/// Runs `script` (a `*_ACROSS_A_CHANGE` program) in `cgroup` with `spec`
+/// and its `ready`, `go` (files in `dir`) and `wait`: once the script has
+/// its connection open, makes `change`, then lets the script see whether
+/// the gateway closes the connection.
+pub fn across_a_change(
+    cgroup: &crate::TestCgroup,
+    dir: &std::path::Path,
+    script: &str,
+    mut spec: serde_json::Value,
+    change: impl FnOnce(),
+) -> crate::Output {
+    let name = crate::unique_name("change");
+    let ready = dir.join(format!("{name}.ready"));
+    let go = dir.join(format!("{name}.go"));
+    spec["ready"] = ready.to_string_lossy().into();
+    spec["go"] = go.to_string_lossy().into();
+    spec["wait"] = crate::WAIT.as_secs().into();
+    let mut running = crate::in_cgroup(cgroup)
+        .timeout(crate::WAIT * 4)
+        .spawn_python(script, &[&spec_arg(&spec, dir)]);
+    crate::wait_until("the connection open before the change", crate::WAIT, || {
+        ready.exists() || running.finished()
+    });
+    if !ready.exists() {
+        panic!("the script ended before the change:\n{}", running.wait());
+    }
+    change();
+    std::fs::write(&go, "").unwrap_or_else(|e| panic!("write {}: {e}", go.display()));
+    running.wait()
+}
+
 /// The argument for a script: `spec` inline, or (when too large for one
 /// argv string) written to a file in `dir` and passed by path.
 pub fn spec_arg(spec: &serde_json::Value, dir: &std::path::Path) -> String {
@@ -487,12 +526,61 @@ pub const KEEPALIVE_ACROSS_A_CHANGE: &str = concat!(
     r#"
 s, alpn = h2_open(spec)
 first = s.recv(65536)
-open(spec["ready"], "w").close()
-deadline = time.time() + 30
-while not os.path.exists(spec["go"]) and time.time() < deadline:
-    time.sleep(0.02)
+ready_then_go(spec)
 closed, goaway = h2_until_closed(s, spec["wait"], first)
 finish({"alpn": alpn, "served": len(first) > 0, "goaway": goaway, "closed": closed},
        len(first) > 0 and closed)
+"#
+);
+
+/// Spec `{host, port, ready, go, wait}`, and `{path, cafile}` for a
+/// WebSocket over TLS (else plain TCP): a stream whose peer echoes every
+/// byte. One message echoed (`before`), then `ready` and `go` as in
+/// [`KEEPALIVE_ACROSS_A_CHANGE`], then a message every 50 ms for up to
+/// `wait` seconds, counting those echoed (`after`), until the stream is
+/// closed or reset (`closed`). Succeeds when it was echoed before and
+/// closed after the change.
+pub const STREAM_ACROSS_A_CHANGE: &str = concat!(
+    prelude!(),
+    r#"
+result = {}
+if "path" in spec:
+    s, _, lines, rest = ws_upgrade(spec)
+    result["status_line"] = lines[0]
+    if not lines[0].startswith("HTTP/1.1 101"):
+        finish(result, False)
+    msg = frame(0x2, b"across a change")
+else:
+    s, rest = socket.create_connection((spec["host"], spec["port"]), timeout=15), b""
+    msg = b"across a change"
+def echoed():
+    """Sends `msg` and reads it back: False once the stream has ended."""
+    global rest
+    s.sendall(msg)
+    while len(rest) < len(msg):
+        c = s.recv(65536)
+        if not c:
+            return False
+        rest += c
+    if rest[:len(msg)] != msg:
+        finish(dict(result, garbled=rest.hex()), False)
+    rest = rest[len(msg):]
+    return True
+result["before"] = echoed()
+ready_then_go(spec)
+result.update({"after": 0, "closed": False})
+deadline = time.time() + spec["wait"]
+try:
+    while time.time() < deadline:
+        if not echoed():
+            result["closed"] = True
+            break
+        result["after"] += 1
+        time.sleep(0.05)
+except socket.timeout:
+    pass
+except (ssl.SSLError, OSError) as e:
+    result.update({"closed": True, "error": err(e)})
+finish(result, result["before"] and result["closed"])
 "#
 );

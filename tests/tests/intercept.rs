@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sluice_e2e::{
-    HttpsUpstream, RequestRecord, TestCa, UpstreamOptions, WAIT, in_cgroup,
+    HttpsUpstream, RequestRecord, TestCa, UpstreamOptions, WAIT,
     interception::{LOCALHOST, World, allow_loopback, curl_args, intercepting_policy},
     pki::Validity,
     scripts::{self, hex},
     stream_body::pattern_sha256,
-    tls_scripts, wait_until, write_policy,
+    tls_scripts::{self, across_a_change},
+    wait_until, write_policy,
 };
 
 /// The request (by a header the test set on it) among what the upstream saw.
@@ -212,6 +213,18 @@ fn an_idle_intercepted_tls_connection_is_closed() {
     assert_eq!(out.json()["alpn"], "h2", "{out}");
 }
 
+/// Connections closed because what they were admitted under no longer holds.
+const REVOKED: &str = "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}";
+
+/// Replaces policy `p` with one that allows nothing, and waits for the reload.
+fn deny_everything(world: &World) {
+    let denying = intercepting_policy(&[], json!({}));
+    write_policy(&world.daemon.policy_dir(), "p", &denying);
+    world
+        .daemon
+        .wait_metric_at_least("sluice_policy_reloads_total{result=\"ok\"}", 1.0);
+}
+
 /// A connection is decided when it opens; a policy edit must still reach
 /// one kept open. The gateway closes it once its request in flight is
 /// answered, and the client's next connection is decided afresh.
@@ -219,30 +232,76 @@ fn an_idle_intercepted_tls_connection_is_closed() {
 fn a_policy_edit_closes_connections_admitted_under_the_old_policy() {
     let ca = TestCa::upstream();
     let (upstream, world) = World::intercepting(&ca, "upstream.test");
-    let dir = world.daemon.dir();
-    let (ready, go) = (dir.join("ready"), dir.join("go"));
     let spec = json!({
         "host": "upstream.test", "port": upstream.port(), "cafile": world.sluice_ca,
-        "ready": ready, "go": go, "wait": WAIT.as_secs(),
     });
-    let running = in_cgroup(&world.sb1)
-        .timeout(WAIT * 4)
-        .spawn_python(tls_scripts::KEEPALIVE_ACROSS_A_CHANGE, &[&spec.to_string()]);
-    wait_until("the first request", WAIT, || ready.exists());
-
-    let denying = intercepting_policy(&[], json!({}));
-    write_policy(&world.daemon.policy_dir(), "p", &denying);
-    world
-        .daemon
-        .wait_metric_at_least("sluice_policy_reloads_total{result=\"ok\"}", 1.0);
-    std::fs::write(&go, "").expect("go");
-
-    let out = running.wait();
+    let out = across_a_change(
+        &world.sb1,
+        world.daemon.dir(),
+        tls_scripts::KEEPALIVE_ACROSS_A_CHANGE,
+        spec,
+        || deny_everything(&world),
+    );
     out.expect_success("a keep-alive connection across a policy edit");
     assert_eq!(out.json()["alpn"], "h2", "{out}");
-    world.daemon.wait_metric_at_least(
-        "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}",
+    world.daemon.wait_metric_at_least(REVOKED, 1.0);
+}
+
+/// An upgraded stream outlives the HTTP connection it was upgraded on: a
+/// policy edit that removes its host must still end it.
+#[test]
+fn a_policy_edit_closes_a_websocket_admitted_under_the_old_policy() {
+    let ca = TestCa::upstream();
+    let (upstream, world) = World::intercepting(&ca, "upstream.test");
+    let spec = json!({
+        "host": "upstream.test", "port": upstream.port(), "cafile": world.sluice_ca,
+        "path": "/ws",
+    });
+    let out = across_a_change(
+        &world.sb1,
+        world.daemon.dir(),
+        tls_scripts::STREAM_ACROSS_A_CHANGE,
+        spec,
+        || deny_everything(&world),
+    );
+    out.expect_success("a WebSocket across a policy edit that removes its host");
+    assert_eq!(
+        world.daemon.wait_metric_at_least(REVOKED, 1.0),
         1.0,
+        "counted once: its HTTP connection ended with the 101"
+    );
+}
+
+/// A passthrough name's TLS is spliced unread, so only its admission
+/// decides: a policy edit that removes the name must still end it.
+#[test]
+fn a_policy_edit_closes_a_passthrough_connection_admitted_under_the_old_policy() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["pinned.test"], &ca);
+    let policy = intercepting_policy(
+        &allow_loopback("pinned.test", upstream.port()),
+        json!({ "passthrough": ["pinned.test"] }),
+    );
+    let world = World::start(&ca, &["pinned.test"], policy);
+    // A WebSocket with the upstream itself (its certificate trusted):
+    // bytes that keep flowing both ways through the splice.
+    let spec = json!({
+        "host": "pinned.test", "port": upstream.port(), "cafile": world.upstream_ca,
+        "path": "/ws",
+    });
+    let out = across_a_change(
+        &world.sb1,
+        world.daemon.dir(),
+        tls_scripts::STREAM_ACROSS_A_CHANGE,
+        spec,
+        || deny_everything(&world),
+    );
+    out.expect_success("a passthrough connection across a policy edit that removes its name");
+    world.daemon.wait_metric_at_least(REVOKED, 1.0);
+    assert_eq!(
+        world.metric("sluice_certificates_minted_total"),
+        0.0,
+        "spliced, never decrypted"
     );
 }
 

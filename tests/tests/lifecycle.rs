@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use sluice_e2e::{
     Daemon, DaemonBuilder, EchoServer, Rule, TestCgroup, in_cgroup,
     scripts::{self, hex},
+    tls_scripts::{self, across_a_change},
 };
 
 /// The attach types Sluice uses, each exactly once on the root.
@@ -240,6 +241,40 @@ fn sandboxes_are_added_and_removed_through_the_api() {
     assert!(
         daemon.sandboxes().iter().all(|s| s["id"] != "sbx"),
         "sbx still listed after rm"
+    );
+}
+
+/// Removing a sandbox must reach the connections it already has open, not
+/// only its next ones: a relayed TCP stream is cut.
+#[test]
+fn removing_a_sandbox_cuts_its_relayed_connections() {
+    let upstream = EchoServer::v4();
+    let mut builder = DaemonBuilder::new();
+    let sbx = builder.cgroup("sbx");
+    builder.policy("default", vec![Rule::exact(upstream.addr())]);
+    let daemon = builder.start();
+    let cgroup = sbx.path_str();
+    let add = [
+        "sandbox", "add", "sbx", "--cgroup", &cgroup, "--policy", "default",
+    ];
+    daemon.cli(&add).expect_success("sluice sandbox add");
+
+    let spec = json!({ "host": "127.0.0.1", "port": upstream.port() });
+    let out = across_a_change(
+        &sbx,
+        daemon.dir(),
+        tls_scripts::STREAM_ACROSS_A_CHANGE,
+        spec,
+        || {
+            daemon
+                .cli(&["sandbox", "rm", "sbx"])
+                .expect_success("sluice sandbox rm");
+        },
+    );
+    out.expect_success("a relayed connection across its sandbox's removal");
+    daemon.wait_metric_at_least(
+        "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}",
+        1.0,
     );
 }
 

@@ -263,6 +263,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         orig: steering.clone(),
         interceptor: Some(interceptor),
         identities: directory.clone(),
+        standing: directory.clone(),
         resolver: resolver.clone(),
         metrics: metrics.clone(),
         audit: audit.clone(),

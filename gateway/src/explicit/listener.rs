@@ -315,7 +315,9 @@ impl ExplicitProxy {
                     tokio::time::timeout(self.connect_timeout, TcpStream::connect(dst)).await;
                 let reason = match connected {
                     Ok(Ok(upstream)) => {
-                        relay::relay(client, upstream, &buf).await;
+                        let standing = &*self.interceptor.standing;
+                        let revoked = crate::proxy::revoked(standing, &who, &self.metrics);
+                        relay::relay(client, upstream, &buf, revoked).await;
                         return;
                     }
                     Ok(Err(err)) => {

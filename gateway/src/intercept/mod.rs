@@ -38,7 +38,7 @@ use crate::{
     drain::Drain,
     metrics::Metrics,
     pipeline::{Pipeline, RequestHead, Verdict},
-    proxy::{Standing, Who},
+    proxy::{Standing, Who, revoked},
     redact::RedactedBody,
     tls::mint::Minter,
 };
@@ -58,7 +58,8 @@ pub struct Limits {
 
 pub struct Interceptor {
     /// Whether a connection's sandbox and policy still hold: one that no
-    /// longer does closes after its requests in flight.
+    /// longer does closes after its requests in flight (an upgraded
+    /// stream at once).
     pub standing: Arc<dyn Standing>,
     pub minter: Arc<Minter>,
     /// Placeholders swapped for secrets, last, and secrets redacted back.
@@ -213,18 +214,6 @@ impl Interceptor {
         self.serve(TokioIo::new(io), conn, in_flight).await;
     }
 
-    /// Resolves once what `conn` was admitted under no longer holds
-    /// (a policy reload, its sandbox or session removed): [`Standing`].
-    async fn revoked(&self, conn: &Conn) {
-        let mut changes = self.standing.changes();
-        while changes.changed().await.is_ok() {
-            if !self.standing.holds(&conn.who) {
-                return;
-            }
-        }
-        std::future::pending().await
-    }
-
     async fn serve<I>(self: Arc<Self>, io: I, conn: Conn, in_flight: InFlight)
     where
         I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
@@ -263,13 +252,8 @@ impl Interceptor {
                 connection.as_mut().graceful_shutdown();
                 connection.await
             }
-            () = self.revoked(&conn) => {
-                tracing::debug!(sandbox = %conn.who.sandbox, name = %conn.key.name,
-                    "policy or registration changed; closing after the requests in flight");
-                self.metrics
-                    .connections
-                    .with_label_values(&["closed", "revoked"])
-                    .inc();
+            () = revoked(&*self.standing, &conn.who, &self.metrics) => {
+                // Answer the requests in flight, then close.
                 connection.as_mut().graceful_shutdown();
                 connection.await
             }
@@ -478,15 +462,29 @@ impl Interceptor {
         {
             let upstream = hyper::upgrade::on(&mut response);
             let needles = needles.clone();
+            // The HTTP connection is done once it hands over its bytes, so
+            // the upgraded stream watches for its own revocation.
+            let (standing, who) = (self.standing.clone(), conn.who.clone());
+            let metrics = self.metrics.clone();
             tokio::spawn(async move {
                 if let (Ok(down), Ok(up)) = (downstream.await, upstream.await) {
                     let (mut down, mut up) = (TokioIo::new(down), TokioIo::new(up));
-                    match needles {
-                        None => {
-                            let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
-                            let _ = down.shutdown().await;
+                    let spliced = async {
+                        match needles {
+                            None => {
+                                let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
+                                let _ = down.shutdown().await;
+                            }
+                            Some(needles) => splice::redacted(&mut down, &mut up, needles).await,
                         }
-                        Some(needles) => splice::redacted(down, up, needles).await,
+                    };
+                    tokio::select! {
+                        () = spliced => {}
+                        // Both ends are dropped, so closed, at once: a
+                        // graceful close could wait on a peer that does
+                        // not read, and a WebSocket ended without a close
+                        // frame tells its client it was cut.
+                        () = revoked(&*standing, &who, &metrics) => {}
                     }
                 }
             });

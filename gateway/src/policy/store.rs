@@ -1,13 +1,13 @@
 //! The live policy set and its reloads.
 //!
 //! Readers take an `Arc` snapshot per connection, so a reload is atomic for
-//! new connections and never changes a decision half-way; intercepted
-//! connections opened before it close once their requests in flight are
-//! answered (`proxy::Standing`), so none keeps an old policy for long. A
-//! reload that
-//! fails (a broken file, or a policy a sandbox names gone missing) keeps the
-//! previous set, logs every error, and holds `sluice_policy_synchronized` at
-//! 0 until a later reload succeeds.
+//! new connections and never changes a decision half-way; connections
+//! opened before it close (`proxy::Standing`: intercepted ones once their
+//! requests in flight are answered, relayed and upgraded ones at once), so
+//! none keeps an old policy for long. A reload that fails (a broken file,
+//! or a policy a sandbox names gone missing) keeps the previous set, logs
+//! every error, and holds `sluice_policy_synchronized` at 0 until a later
+//! reload succeeds.
 
 use std::{
     path::{Path, PathBuf},

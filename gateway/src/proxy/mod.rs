@@ -61,16 +61,42 @@ pub trait Identities: Send + Sync + 'static {
 
 /// Whether what a connection was admitted under still holds. A connection
 /// is decided once, at its start; a policy reload or the removal of its
-/// sandbox (or session) must still reach one kept open, so intercepted
-/// connections watch for changes and close, once their requests in flight
-/// are answered, when their owner or policy is no longer current. Clients
-/// reconnect, and the new connection is decided afresh.
+/// sandbox (or session) must still reach one kept open, so every
+/// connection Sluice carries watches for changes ([`revoked`]) and closes
+/// when its owner or policy is no longer current: an intercepted one once
+/// its requests in flight are answered, a relayed or upgraded stream at
+/// once. Clients reconnect, and the new connection is decided afresh.
 pub trait Standing: Send + Sync + 'static {
     /// Ticks after every change that may revoke a connection.
     fn changes(&self) -> tokio::sync::watch::Receiver<u64>;
     /// Whether `who`'s sandbox and session are still registered under the
     /// same cgroup and its policy is the one in force.
     fn holds(&self, who: &Who) -> bool;
+}
+
+/// Resolves once what `who` was admitted under no longer holds (a policy
+/// reload, its sandbox or session removed), counted as a connection closed
+/// for that reason: the caller closes the connection then.
+pub async fn revoked(standing: &dyn Standing, who: &Who, metrics: &Metrics) {
+    // Subscribed before the first check: a change made since `who` was
+    // looked up (while the connection was sniffed, dialled or handshaken)
+    // is caught by the check, any later one by the channel.
+    let mut changes = standing.changes();
+    loop {
+        if !standing.holds(who) {
+            break;
+        }
+        if changes.changed().await.is_err() {
+            // The sender is gone with the daemon: nothing changes any more.
+            return std::future::pending().await;
+        }
+    }
+    tracing::debug!(sandbox = %who.sandbox, policy = %who.policy.name,
+        "policy or registration changed; closing a connection admitted under it");
+    metrics
+        .connections
+        .with_label_values(&["closed", "revoked"])
+        .inc();
 }
 
 /// Timeouts for one connection.
@@ -88,6 +114,8 @@ pub struct Proxy {
     /// Terminates TLS and proxies HTTP for policies that intercept.
     pub interceptor: Option<Arc<Interceptor>>,
     pub identities: Arc<dyn Identities>,
+    /// Whether a relayed connection's sandbox and policy still hold.
+    pub standing: Arc<dyn Standing>,
     pub resolver: Arc<Resolver>,
     pub metrics: Arc<Metrics>,
     pub audit: Audit,
@@ -251,7 +279,7 @@ impl Proxy {
                             interceptor.plain(stream, who, dst, name, named).await;
                         }
                     }
-                    _ => self.forward(client, dst, &first.buf).await,
+                    _ => self.forward(client, &who, dst, &first.buf).await,
                 }
             }
         }
@@ -320,7 +348,7 @@ impl Proxy {
         }
     }
 
-    async fn forward(&self, client: TcpStream, dst: SocketAddr, prefix: &[u8]) {
+    async fn forward(&self, client: TcpStream, who: &Who, dst: SocketAddr, prefix: &[u8]) {
         let upstream =
             match tokio::time::timeout(self.limits.connect, TcpStream::connect(dst)).await {
                 Ok(Ok(upstream)) => upstream,
@@ -335,7 +363,8 @@ impl Proxy {
                 }
             };
         let _ = upstream.set_nodelay(true);
-        let (up, down) = relay::relay(client, upstream, prefix).await;
+        let revoked = revoked(&*self.standing, who, &self.metrics);
+        let (up, down) = relay::relay(client, upstream, prefix, revoked).await;
         self.metrics
             .relay_bytes
             .with_label_values(&["upstream"])

@@ -3,6 +3,9 @@
 //! The bytes read while sniffing are sent first, then both directions are
 //! copied until each side has closed; a half-close on one side is passed on
 //! (shutdown of the write half) while the other direction keeps flowing.
+//! A relay whose connection is revoked (`super::revoked`) ends at once.
+
+use std::future::Future;
 
 use tokio::{
     io::{AsyncWriteExt as _, copy_bidirectional_with_sizes},
@@ -12,16 +15,34 @@ use tokio::{
 /// Large enough that bulk transfers move in few syscalls; two per connection.
 const BUF: usize = 64 * 1024;
 
-/// Relays until both directions are done. Returns bytes sent upstream
-/// (prefix included) and downstream. Errors end the relay quietly: a reset
-/// from either side is an ordinary way for a connection to end.
-pub async fn relay(mut client: TcpStream, mut upstream: TcpStream, prefix: &[u8]) -> (u64, u64) {
+/// Relays until both directions are done, or until `revoked` resolves:
+/// then both sides are reset. Returns bytes sent upstream (prefix
+/// included) and downstream; the copy's own counts are known only when it
+/// ends by itself. Errors end the relay quietly: a reset from either side
+/// is an ordinary way for a connection to end.
+pub async fn relay(
+    mut client: TcpStream,
+    mut upstream: TcpStream,
+    prefix: &[u8],
+    revoked: impl Future<Output = ()>,
+) -> (u64, u64) {
     if !prefix.is_empty() && upstream.write_all(prefix).await.is_err() {
         return (0, 0);
     }
-    match copy_bidirectional_with_sizes(&mut client, &mut upstream, BUF, BUF).await {
-        Ok((up, down)) => (up + prefix.len() as u64, down),
-        Err(_) => (prefix.len() as u64, 0),
+    let copied = tokio::select! {
+        copied = copy_bidirectional_with_sizes(&mut client, &mut upstream, BUF, BUF) => copied.ok(),
+        () = revoked => {
+            // A reset, not an end of stream: neither side may take a
+            // connection cut half-way for one that ended (plain TCP has no
+            // framing of its own to tell).
+            super::reset(&client);
+            super::reset(&upstream);
+            None
+        }
+    };
+    match copied {
+        Some((up, down)) => (up + prefix.len() as u64, down),
+        None => (prefix.len() as u64, 0),
     }
 }
 
@@ -42,7 +63,12 @@ mod tests {
         // sandbox <-> [client_side | relay | upstream_side] <-> server
         let (mut sandbox, client_side) = pair().await;
         let (upstream_side, mut server) = pair().await;
-        let relay = tokio::spawn(relay(client_side, upstream_side, b"HEAD"));
+        let relay = tokio::spawn(relay(
+            client_side,
+            upstream_side,
+            b"HEAD",
+            std::future::pending(),
+        ));
 
         sandbox.write_all(b"-body").await.expect("write");
         sandbox.shutdown().await.expect("half-close");

@@ -5,16 +5,20 @@ use std::{
     collections::BTreeMap,
     net::{IpAddr, SocketAddr},
     path::Path,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
 use tokio::{
     io::{AsyncReadExt as _, AsyncWriteExt as _},
     net::{TcpListener, TcpStream},
+    sync::watch,
 };
 
-use super::{Identities, Limits, Proxy, Who};
+use super::{Identities, Limits, Proxy, Standing, Who};
 use crate::{
     audit::Audit,
     config::ResolverConfig,
@@ -43,6 +47,37 @@ impl Identities for OneSandbox {
     }
 }
 
+/// Everything holds until [`Revocable::revoke`], as after a reload or a
+/// removal.
+struct Revocable {
+    changes: watch::Sender<u64>,
+    holds: AtomicBool,
+}
+
+impl Revocable {
+    fn new() -> Revocable {
+        Revocable {
+            changes: watch::Sender::new(0),
+            holds: AtomicBool::new(true),
+        }
+    }
+
+    fn revoke(&self) {
+        self.holds.store(false, Ordering::SeqCst);
+        self.changes.send_modify(|n| *n += 1);
+    }
+}
+
+impl Standing for Revocable {
+    fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn holds(&self, _: &Who) -> bool {
+        self.holds.load(Ordering::SeqCst)
+    }
+}
+
 /// A policy `p` from its `network` section, in YAML.
 fn policy(network: &str) -> Arc<CompiledPolicy> {
     let raw: raw::Policy =
@@ -53,6 +88,7 @@ fn policy(network: &str) -> Arc<CompiledPolicy> {
 struct Harness {
     proxy_addr: SocketAddr,
     orig: Arc<MockOrigDst>,
+    standing: Arc<Revocable>,
     metrics: Arc<Metrics>,
     audit_path: std::path::PathBuf,
     _dir: tempfile::TempDir,
@@ -75,10 +111,12 @@ impl Harness {
             system: false,
         });
         let orig = Arc::new(MockOrigDst::default());
+        let standing = Arc::new(Revocable::new());
         let proxy = Arc::new(Proxy {
             orig: orig.clone(),
             interceptor: None,
             identities: Arc::new(OneSandbox(policy)),
+            standing: standing.clone(),
             resolver: Arc::new(resolver),
             metrics: metrics.clone(),
             audit,
@@ -94,6 +132,7 @@ impl Harness {
         Harness {
             proxy_addr,
             orig,
+            standing,
             metrics,
             audit_path,
             _dir: dir,
@@ -181,6 +220,34 @@ async fn allowed_by_address_relays_exact_bytes_both_ways() {
     assert_eq!(audit[0]["rule"], "p:network.allow_out[0]");
     assert_eq!(audit[0]["sandbox"], "sb1");
     assert_eq!(audit[0]["dst"], upstream.to_string());
+}
+
+/// A relayed connection is decided once; a reload or a removal that
+/// revokes what it was admitted under must still end it.
+#[tokio::test]
+async fn a_revoked_relay_is_reset_on_both_sides_and_counted() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let upstream = listener.local_addr().expect("addr");
+    let rules = format!(
+        "  allow_out: [\"127.0.0.1:{}\"]\n  deny_out: [ALL_TRAFFIC]\n",
+        upstream.port()
+    );
+    let h = Harness::start(policy(&rules), &[]).await;
+    let mut client = h.connect(upstream).await;
+    let (mut server, _) = listener.accept().await.expect("accept");
+    client.write_all(b"ping").await.expect("write");
+    let mut got = [0; 4];
+    server.read_exact(&mut got).await.expect("relayed up");
+    server.write_all(b"pong").await.expect("write");
+    client.read_exact(&mut got).await.expect("relayed down");
+    assert_eq!(&got, b"pong");
+
+    h.standing.revoke();
+    let (got, reset) = read_all(&mut client).await;
+    assert!(got.is_empty() && reset, "the sandbox sees the cut");
+    let (got, reset) = read_all(&mut server).await;
+    assert!(got.is_empty() && reset, "so does the upstream");
+    assert_eq!(h.count("closed", "revoked"), 1);
 }
 
 #[tokio::test]
