@@ -539,7 +539,8 @@ finish({"alpn": alpn, "served": len(first) > 0, "goaway": goaway, "closed": clos
 /// [`KEEPALIVE_ACROSS_A_CHANGE`], then a message every 50 ms for up to
 /// `wait` seconds, counting those echoed (`after`), until the stream is
 /// closed or reset (`closed`). Succeeds when it was echoed before and
-/// closed after the change.
+/// closed after the change; with `stays_open`, when one message is still
+/// echoed after it (`alive`).
 pub const STREAM_ACROSS_A_CHANGE: &str = concat!(
     prelude!(),
     r#"
@@ -568,6 +569,13 @@ def echoed():
     return True
 result["before"] = echoed()
 ready_then_go(spec)
+if spec.get("stays_open"):
+    # The change was not this connection's: it must still carry bytes.
+    try:
+        result["alive"] = echoed()
+    except (ssl.SSLError, OSError) as e:
+        result.update({"alive": False, "error": err(e)})
+    finish(result, result["before"] and result["alive"])
 result.update({"after": 0, "closed": False})
 deadline = time.time() + spec["wait"]
 try:

@@ -9,6 +9,7 @@ use sluice_e2e::{
     Daemon, DaemonBuilder, EchoServer, Rule, TestCgroup, in_cgroup,
     scripts::{self, hex},
     tls_scripts::{self, across_a_change},
+    write_policy,
 };
 
 /// The attach types Sluice uses, each exactly once on the root.
@@ -276,6 +277,39 @@ fn removing_a_sandbox_cuts_its_relayed_connections() {
         "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}",
         1.0,
     );
+}
+
+/// A reload that leaves a connection's policy as it was leaves the
+/// connection too: editing one policy must not cut every sandbox's streams.
+#[test]
+fn an_edit_to_another_policy_leaves_relayed_connections_open() {
+    let upstream = EchoServer::v4();
+    let mut builder = DaemonBuilder::new();
+    let sbx = builder.cgroup("sbx");
+    builder
+        .policy("default", vec![Rule::exact(upstream.addr())])
+        .policy("other", vec![Rule::exact(upstream.addr())])
+        .sandbox("sbx", &sbx, None, "default");
+    let daemon = builder.start();
+
+    let spec = json!({ "host": "127.0.0.1", "port": upstream.port(), "stays_open": true });
+    let out = across_a_change(
+        &sbx,
+        daemon.dir(),
+        tls_scripts::STREAM_ACROSS_A_CHANGE,
+        spec,
+        || {
+            write_policy(
+                &daemon.policy_dir(),
+                "other",
+                &json!({ "network": { "deny_out": ["ALL_TRAFFIC"] } }),
+            );
+            daemon.wait_metric_at_least("sluice_policy_reloads_total{result=\"ok\"}", 1.0);
+        },
+    );
+    out.expect_success("a relayed connection across an edit to another policy");
+    let revoked = "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}";
+    assert_eq!(daemon.metric(revoked).unwrap_or(0.0), 0.0);
 }
 
 /// A saved registration that cannot be restored at a start (its policy

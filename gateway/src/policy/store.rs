@@ -2,9 +2,11 @@
 //!
 //! Readers take an `Arc` snapshot per connection, so a reload is atomic for
 //! new connections and never changes a decision half-way; connections
-//! opened before it close (`proxy::Standing`: intercepted ones once their
-//! requests in flight are answered, relayed and upgraded ones at once), so
-//! none keeps an old policy for long. A reload that fails (a broken file,
+//! opened before it under a policy it changed or removed close
+//! (`proxy::Standing`: intercepted ones once their requests in flight are
+//! answered, relayed and upgraded ones at once), so none keeps an old
+//! policy for long. A policy whose file did not change is kept as it was,
+//! and so are its connections. A reload that fails (a broken file,
 //! or a policy a sandbox names gone missing) keeps the previous set, logs
 //! every error, and holds `sluice_policy_synchronized` at 0 until a later
 //! reload succeeds.
@@ -91,6 +93,7 @@ impl PolicyStore {
         match result {
             Ok(set) => {
                 tracing::info!(dir = %self.dir.display(), policies = set.len(), "policies reloaded");
+                let set = set.keeping_unchanged(&self.current());
                 self.current.store(Arc::new(set));
                 self.metrics.policy_synchronized.set(1);
                 self.metrics.policy_reloads.with_label_values(&["ok"]).inc();
@@ -220,5 +223,42 @@ mod tests {
         assert!(errors.iter().any(|e| e.contains("\"nope\"")), "{errors:?}");
         let current = store.current();
         assert!(current.get("p").expect("p").credentials.is_empty());
+    }
+
+    /// A reload keeps the very policy (the same `Arc`) whose file did not
+    /// change, so what was admitted under it stands; an edited policy is
+    /// new, and so is one whose file went and came back different.
+    #[test]
+    fn a_reload_keeps_the_policies_it_did_not_change() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let write = |name: &str, text: &str| {
+            std::fs::write(dir.path().join(name), text).expect("write");
+        };
+        write("a.yaml", "network:\n  deny_out: [ALL_TRAFFIC]\n");
+        write("b.yaml", "network:\n  deny_out: [ALL_TRAFFIC]\n");
+        let store = PolicyStore::load(
+            dir.path(),
+            Arc::default(),
+            Arc::default(),
+            Arc::new(Metrics::new()),
+        )
+        .expect("loads");
+        let before = store.current();
+
+        write("b.yaml", "network:\n  allow_out: [\"example.com\"]\n");
+        store.reload(&[]).expect("reloads");
+        let after = store.current();
+        let same =
+            |name: &str| Arc::ptr_eq(before.get(name).expect(name), after.get(name).expect(name));
+        assert!(same("a"), "an untouched policy is kept");
+        assert!(!same("b"), "an edited one is new");
+
+        // Rewritten with the same text: still the same policy.
+        write("a.yaml", "network:\n  deny_out: [ALL_TRAFFIC]\n");
+        store.reload(&[]).expect("reloads");
+        assert!(Arc::ptr_eq(
+            after.get("a").expect("a"),
+            store.current().get("a").expect("a")
+        ));
     }
 }

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_yaml::Value;
+use sha2::{Digest as _, Sha256};
 
 use super::compiled::{CompiledPolicy, closest};
 use super::locate::Locations;
@@ -73,6 +74,8 @@ impl Diagnostic {
 #[derive(Debug, Clone, Default)]
 pub struct PolicySet {
     policies: BTreeMap<String, Arc<CompiledPolicy>>,
+    /// The SHA-256 of each policy's file, for those loaded from one.
+    texts: BTreeMap<String, [u8; 32]>,
 }
 
 impl PolicySet {
@@ -101,7 +104,26 @@ impl PolicySet {
                 .into_iter()
                 .map(|p| (p.name.clone(), Arc::new(p)))
                 .collect(),
+            texts: BTreeMap::new(),
         }
+    }
+
+    /// This set, with each policy whose file is the same as in `previous`
+    /// taken from there: the very same `Arc`, so connections admitted under
+    /// it are not revoked by a reload that left their policy alone (the
+    /// daemon's catalogue and credentials, which policies are checked
+    /// against, are fixed while it runs).
+    pub fn keeping_unchanged(mut self, previous: &PolicySet) -> PolicySet {
+        for (name, policy) in &mut self.policies {
+            let same = self
+                .texts
+                .get(name)
+                .is_some_and(|text| previous.texts.get(name) == Some(text));
+            if let (true, Some(old)) = (same, previous.policies.get(name)) {
+                *policy = old.clone();
+            }
+        }
+        self
     }
 }
 
@@ -159,6 +181,14 @@ pub fn load_paths(
 /// Loads one policy file (named by its stem); `apps`, when given, is the
 /// catalogue its `apps` entries must name.
 pub fn load_file(path: &Path, apps: Option<&Catalogue>) -> Result<CompiledPolicy, Vec<Diagnostic>> {
+    read_and_parse(path, apps).map(|(policy, _)| policy)
+}
+
+/// [`load_file`], with the SHA-256 of the text it was compiled from.
+fn read_and_parse(
+    path: &Path,
+    apps: Option<&Catalogue>,
+) -> Result<(CompiledPolicy, [u8; 32]), Vec<Diagnostic>> {
     let name = policy_name(path).map_err(|d| vec![d])?;
     let text = std::fs::read_to_string(path).map_err(|e| {
         vec![Diagnostic::at_start(
@@ -167,7 +197,8 @@ pub fn load_file(path: &Path, apps: Option<&Catalogue>) -> Result<CompiledPolicy
             None,
         )]
     })?;
-    parse_policy(path, &name, &text, apps)
+    let policy = parse_policy(path, &name, &text, apps)?;
+    Ok((policy, Sha256::digest(text.as_bytes()).into()))
 }
 
 fn policy_files(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
@@ -212,6 +243,7 @@ fn load_files(
     let mut first_file: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut seen = HashSet::new();
     let mut policies = BTreeMap::new();
+    let mut texts = BTreeMap::new();
     for file in files {
         // The same file reached twice (`check dir dir/a.yaml`) is one policy.
         if !seen.insert(std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone())) {
@@ -228,17 +260,18 @@ fn load_files(
                 first_file.insert(name, file.clone());
             }
         }
-        match load_file(&file, apps) {
-            Ok(policy) => {
-                policies
-                    .entry(policy.name.clone())
-                    .or_insert_with(|| Arc::new(policy));
+        match read_and_parse(&file, apps) {
+            Ok((policy, text)) => {
+                if !policies.contains_key(&policy.name) {
+                    texts.insert(policy.name.clone(), text);
+                    policies.insert(policy.name.clone(), Arc::new(policy));
+                }
             }
             Err(errors) => diagnostics.extend(errors),
         }
     }
     if diagnostics.is_empty() {
-        Ok(PolicySet { policies })
+        Ok(PolicySet { policies, texts })
     } else {
         Err(diagnostics)
     }
