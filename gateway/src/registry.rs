@@ -225,6 +225,16 @@ impl Registry {
         self.sandboxes.get(id)
     }
 
+    /// Puts sandbox `id` (and its sessions) under `policy`; false when no
+    /// such sandbox is registered.
+    pub fn set_policy(&mut self, id: &str, policy: &str) -> bool {
+        let Some(sandbox) = self.sandboxes.get_mut(id) else {
+            return false;
+        };
+        policy.clone_into(&mut sandbox.policy);
+        true
+    }
+
     pub fn sandboxes(&self) -> impl Iterator<Item = &Sandbox> {
         self.sandboxes.values()
     }

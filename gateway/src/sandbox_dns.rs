@@ -12,6 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use arc_swap::ArcSwap;
 use hickory_proto::{op::ResponseCode, rr::RecordType};
 
 use crate::{
@@ -29,7 +30,9 @@ const AUDIT_EVERY: Duration = Duration::from_secs(1);
 
 pub struct SandboxDns {
     sandbox: Arc<str>,
-    policy: String,
+    /// The sandbox's policy's name: switched when a config reload gives it
+    /// another ([`SandboxDns::set_policy`]).
+    policy: ArcSwap<String>,
     store: Arc<PolicyStore>,
     guard: Mutex<Guard>,
     audit: Audit,
@@ -48,7 +51,7 @@ impl SandboxDns {
     ) -> SandboxDns {
         SandboxDns {
             sandbox: Arc::from(sandbox),
-            policy: policy.to_owned(),
+            policy: ArcSwap::from_pointee(policy.to_owned()),
             store,
             guard: Mutex::new(Guard::new()),
             audit,
@@ -88,10 +91,18 @@ impl SandboxDns {
     }
 }
 
+impl SandboxDns {
+    /// Decides the sandbox's queries under `policy` from now on.
+    pub fn set_policy(&self, policy: &str) {
+        self.policy.store(Arc::new(policy.to_owned()));
+    }
+}
+
 impl Gate for SandboxDns {
     fn admit(&self, name: &str, qtype: RecordType) -> Admission {
         let set = self.store.current();
-        let Some(policy) = set.get(&self.policy) else {
+        let name_of_policy = self.policy.load();
+        let Some(policy) = set.get(name_of_policy.as_str()) else {
             // Reloads refuse to drop a policy in use; fail closed anyway.
             return Admission::Refuse(ResponseCode::ServFail, "servfail");
         };
@@ -113,7 +124,7 @@ impl Gate for SandboxDns {
             self.refuse(
                 name,
                 reason.as_str(),
-                Some(&format!("{}:network.dns", self.policy)),
+                Some(&format!("{name_of_policy}:network.dns")),
             );
             return Admission::Refuse(ResponseCode::Refused, "refused");
         }
@@ -124,7 +135,7 @@ impl Gate for SandboxDns {
                 self.refuse(
                     name,
                     "dns_denied_name",
-                    Some(&format!("{}:{rule}", self.policy)),
+                    Some(&format!("{name_of_policy}:{rule}")),
                 );
                 let code = match limits.denied_answer {
                     DeniedAnswer::Nxdomain => ResponseCode::NXDomain,
@@ -138,7 +149,7 @@ impl Gate for SandboxDns {
     fn keep(&self, ip: IpAddr) -> bool {
         self.store
             .current()
-            .get(&self.policy)
+            .get(self.policy.load().as_str())
             .is_some_and(|policy| policy.network.address_allowed(ip))
     }
 }

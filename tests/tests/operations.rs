@@ -477,6 +477,58 @@ fn sighup_applies_the_config_files_sandboxes() {
     daemon.wait_metric_at_least(r#"sluice_config_reloads_total{result="ok"}"#, 2.0);
 }
 
+/// A config sandbox whose policy alone changes is switched in place: the
+/// sessions the control plane registered under it at run time stay, and
+/// are decided under the new policy at once.
+#[test]
+fn a_config_sandbox_given_another_policy_keeps_its_sessions() {
+    let upstream = EchoServer::v4();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .policy("open", vec![Rule::exact(upstream.addr())])
+        .policy("closed", vec![])
+        .sandbox("sb1", &sb1, None, "open");
+    let daemon = builder.start();
+    let port = upstream.port();
+    let s1 = sb1.child("s1");
+    daemon
+        .cli(&["session", "add", "sb1", "s1", "--cgroup", &s1.path_str()])
+        .expect_success("sluice session add");
+    assert_eq!(exchange(&s1, port, b"before\n")["ok"], true);
+
+    let path = daemon.config_path();
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("config")).expect("JSON");
+    config["sandboxes"][0]["policy"] = "closed".into();
+    write_atomically(path, &config);
+    daemon.signal(Signal::SIGHUP);
+    daemon.wait_metric_at_least(r#"sluice_config_reloads_total{result="ok"}"#, 1.0);
+
+    let sandboxes = daemon.sandboxes();
+    let entry = sandboxes.iter().find(|s| s["id"] == "sb1").expect("sb1");
+    assert_eq!(entry["policy"], "closed", "{entry}");
+    let sessions = entry["sessions"].as_array().expect("sessions");
+    assert!(
+        sessions.iter().any(|s| s["id"] == "s1"),
+        "the session stays registered: {entry}"
+    );
+    daemon.wait_audit("sb1 switched to its new policy", 1, |e| {
+        e["event"] == "registration" && e["verdict"] == "policy" && e["sandbox"] == "sb1"
+    });
+    let refused = exchange(&s1, port, b"after\n");
+    assert_eq!(
+        refused["ok"], false,
+        "decided under the new policy: {refused}"
+    );
+    daemon.wait_audit("s1's connection denied", 1, |e| {
+        e["event"] == "connection"
+            && e["verdict"] == "deny"
+            && e["session"] == "s1"
+            && e["rule"].as_str().is_some_and(|r| r.starts_with("closed:"))
+    });
+}
+
 fn write_atomically(path: &Path, value: &Value) {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, serde_json::to_string_pretty(value).expect("JSON")).expect("write");

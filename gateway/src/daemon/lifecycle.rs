@@ -56,22 +56,34 @@ pub(super) struct SandboxPlan {
     pub remove: Vec<String>,
     /// Entries to register (new, or changed).
     pub add: Vec<SandboxConfig>,
+    /// Entries whose policy alone changed: switched in place.
+    pub repolicy: Vec<SandboxConfig>,
 }
 
-/// Compares the config's sandboxes before and after a reload. A changed
-/// entry is removed and added again: its sockets are refused (never let
-/// through) for that moment.
+/// Compares the config's sandboxes before and after a reload. An entry
+/// whose policy alone changed is switched to the new one in place, so its
+/// sessions (registered at run time) stay. Any other change removes the
+/// entry and adds it again: its sockets are refused (never let through)
+/// for that moment, and its sessions go with the old registration.
 pub(super) fn plan_sandboxes(old: &[SandboxConfig], new: &[SandboxConfig]) -> SandboxPlan {
     let old: BTreeMap<&str, &SandboxConfig> = old.iter().map(|s| (s.id.as_str(), s)).collect();
     let new_ids: BTreeMap<&str, &SandboxConfig> = new.iter().map(|s| (s.id.as_str(), s)).collect();
+    let policy_only = |before: &SandboxConfig, after: &SandboxConfig| {
+        let mut before = before.clone();
+        before.policy.clone_from(&after.policy);
+        before == *after
+    };
     let mut plan = SandboxPlan::default();
     for (id, before) in &old {
-        if new_ids.get(id) != Some(before) {
-            plan.remove.push((*id).to_owned());
+        match new_ids.get(id) {
+            Some(after) if after == before => {}
+            Some(after) if policy_only(before, after) => plan.repolicy.push((*after).clone()),
+            _ => plan.remove.push((*id).to_owned()),
         }
     }
     for sandbox in new {
-        if old.get(sandbox.id.as_str()) != Some(&sandbox) {
+        let before = old.get(sandbox.id.as_str());
+        if before.is_none_or(|before| *before != sandbox && !policy_only(before, sandbox)) {
             plan.add.push(sandbox.clone());
         }
     }
@@ -250,14 +262,25 @@ impl Daemon {
                 self.audit_registration("remove", id, None, &sandbox.cgroup);
             }
         }
-        self.reload_policies();
+        self.reload_policies_switching(&plan.repolicy);
         let mut failed = 0;
         let mut applied: Vec<SandboxConfig> = new
             .sandboxes
             .iter()
-            .filter(|s| !plan.add.contains(s))
+            .filter(|s| !plan.add.contains(s) && !plan.repolicy.contains(s))
             .cloned()
             .collect();
+        for sandbox in plan.repolicy {
+            match self.switch_policy(&sandbox) {
+                Ok(()) => applied.push(sandbox),
+                Err(err) => {
+                    failed += 1;
+                    tracing::error!(sandbox = %sandbox.id, %err, "sandbox from the reloaded config keeps its policy");
+                    // As the file was: the next reload tries again.
+                    applied.extend(old.iter().find(|s| s.id == sandbox.id).cloned());
+                }
+            }
+        }
         for sandbox in plan.add {
             let spec = SandboxSpec {
                 id: sandbox.id.clone(),
@@ -284,6 +307,38 @@ impl Daemon {
             .with_label_values(&[result])
             .inc();
         tracing::info!(removed = plan.remove.len(), failed, "config reloaded");
+    }
+
+    /// Puts a config sandbox under another policy in place: its sessions
+    /// stay, its DNS is decided under the new policy, and connections
+    /// admitted under the old one are revoked ([`crate::proxy::Standing`]).
+    /// A sandbox the API re-registered since is the control plane's, not
+    /// the file's: left alone.
+    fn switch_policy(&self, to: &SandboxConfig) -> Result<(), String> {
+        if self.directory.store.current().get(&to.policy).is_none() {
+            return Err(format!("policy `{}` is not loaded", to.policy));
+        }
+        let cgroup = {
+            let mut registry = self.write_registry();
+            let cgroup = match registry.get(&to.id) {
+                Some(sandbox) if sandbox.source == Source::Config => sandbox.cgroup.clone(),
+                _ => return Ok(()),
+            };
+            registry.set_policy(&to.id, &to.policy);
+            cgroup
+        };
+        if let Some(dns) = self
+            .directory
+            .dns
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&to.id)
+        {
+            dns.set_policy(&to.policy);
+        }
+        self.directory.changed();
+        self.audit_registration("policy", &to.id, None, &cgroup);
+        Ok(())
     }
 
     /// A second stop signal during the drain: stop waiting.
@@ -354,11 +409,13 @@ mod tests {
         }
     }
 
-    /// Before, after, ids removed, entries added.
+    /// Before, after, ids removed, entries added, entries switched to
+    /// another policy in place.
     type Case<'a> = (
         Vec<SandboxConfig>,
         Vec<SandboxConfig>,
         Vec<&'a str>,
+        Vec<&'a SandboxConfig>,
         Vec<&'a SandboxConfig>,
     );
 
@@ -366,28 +423,62 @@ mod tests {
     fn sandbox_plan_table() {
         let (a, b, c) = (sandbox("a", "p"), sandbox("b", "p"), sandbox("c", "p"));
         let b2 = sandbox("b", "q");
+        let moved = SandboxConfig {
+            cgroup: PathBuf::from("elsewhere"),
+            ..b2.clone()
+        };
+        let bundled = SandboxConfig {
+            ca_bundle: Some(PathBuf::from("/ca.pem")),
+            ..b.clone()
+        };
         let cases: Vec<Case> = vec![
-            (vec![a.clone()], vec![a.clone()], vec![], vec![]),
-            (vec![], vec![a.clone()], vec![], vec![&a]),
+            (vec![a.clone()], vec![a.clone()], vec![], vec![], vec![]),
+            (vec![], vec![a.clone()], vec![], vec![&a], vec![]),
             (
                 vec![a.clone(), b.clone()],
                 vec![a.clone()],
                 vec!["b"],
                 vec![],
+                vec![],
             ),
+            // The policy alone: switched in place, sessions kept.
             (
                 vec![a.clone(), b.clone()],
                 vec![a.clone(), b2.clone(), c.clone()],
-                vec!["b"],
-                vec![&b2, &c],
+                vec![],
+                vec![&c],
+                vec![&b2],
             ),
-            (vec![a.clone(), b.clone()], vec![], vec!["a", "b"], vec![]),
+            // Anything else (with the policy or not): registered anew.
+            (
+                vec![b.clone()],
+                vec![moved.clone()],
+                vec!["b"],
+                vec![&moved],
+                vec![],
+            ),
+            (
+                vec![b.clone()],
+                vec![bundled.clone()],
+                vec!["b"],
+                vec![&bundled],
+                vec![],
+            ),
+            (
+                vec![a.clone(), b.clone()],
+                vec![],
+                vec!["a", "b"],
+                vec![],
+                vec![],
+            ),
         ];
-        for (old, new, remove, add) in cases {
+        for (old, new, remove, add, repolicy) in cases {
             let plan = plan_sandboxes(&old, &new);
             assert_eq!(plan.remove, remove, "{old:?} -> {new:?}");
             let add: Vec<SandboxConfig> = add.into_iter().cloned().collect();
             assert_eq!(plan.add, add, "{old:?} -> {new:?}");
+            let repolicy: Vec<SandboxConfig> = repolicy.into_iter().cloned().collect();
+            assert_eq!(plan.repolicy, repolicy, "{old:?} -> {new:?}");
         }
     }
 

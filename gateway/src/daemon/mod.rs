@@ -532,10 +532,19 @@ fn approvals(
 impl Daemon {
     /// Re-reads the policy directory; a failure keeps the policies in force.
     fn reload_policies(&self) {
+        self.reload_policies_switching(&[]);
+    }
+
+    /// Reloads the policies, requiring those the registered sandboxes use,
+    /// or for `switching` the ones they are about to be switched to.
+    fn reload_policies_switching(&self, switching: &[SandboxConfig]) {
         let required: Vec<String> = self
             .read_registry()
             .sandboxes()
-            .map(|s| s.policy.clone())
+            .map(|s| match switching.iter().find(|to| to.id == s.id) {
+                Some(to) => to.policy.clone(),
+                None => s.policy.clone(),
+            })
             .collect();
         if self.directory.store.reload(&required).is_ok() {
             self.directory.changed();
