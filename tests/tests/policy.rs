@@ -316,6 +316,36 @@ fn policy_edits_apply_without_restart_and_broken_edits_keep_the_old_policy() {
     });
 }
 
+/// Deploy tools may swap the whole policy directory (`mv`): the swap is a
+/// change like any other, and edits in the new directory are seen too.
+#[test]
+fn a_policy_directory_swapped_whole_is_followed() {
+    let upstream = HttpServer::v4();
+    let target = upstream.addr().to_string();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    let allowing = json!({ "network": { "allow_out": [target], "deny_out": ["ALL_TRAFFIC"] } });
+    let denying = json!({ "network": { "deny_out": ["ALL_TRAFFIC"] } });
+    builder
+        .policy_doc("p", allowing.clone())
+        .sandbox("sb1", &sb1, None, "p");
+    let daemon = builder.start();
+    let args = curl(&format!("http://{target}/"));
+    let reaches = || in_cgroup(&sb1).run(&args).success();
+    assert!(reaches(), "allowed at start");
+
+    let dir = daemon.policy_dir();
+    let new = dir.with_extension("new");
+    std::fs::create_dir(&new).expect("mkdir");
+    write_policy(&new, "p", &denying);
+    std::fs::rename(&dir, dir.with_extension("old")).expect("mv policies policies.old");
+    std::fs::rename(&new, &dir).expect("mv policies.new policies");
+    wait_until("the swapped directory to take effect", WAIT, || !reaches());
+
+    write_policy(&dir, "p", &allowing);
+    wait_until("an edit in the new directory to take effect", WAIT, reaches);
+}
+
 #[test]
 fn sluice_check_passes_the_shipped_policies_and_locates_every_error() {
     let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");

@@ -332,13 +332,11 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         daemon.clone(),
         guard,
     ));
-    let _watcher = {
-        let reloader = daemon.clone();
-        store::watch(daemon.directory.store.dir(), move || {
-            reloader.reload_policies()
-        })
-        .with_context(|| format!("watching {}", daemon.config.policy_dir.display()))?
-    };
+    let reloader = daemon.clone();
+    store::watch(daemon.directory.store.dir(), move || {
+        reloader.reload_policies()
+    })
+    .with_context(|| format!("watching {}", daemon.config.policy_dir.display()))?;
 
     tracing::info!(
         root = %daemon.root.path.display(),

@@ -159,34 +159,75 @@ pub fn binding_errors(set: &PolicySet, credentials: &[CredentialConfig]) -> Vec<
 /// file in several steps (truncate, write, rename).
 pub const SETTLE: Duration = Duration::from_millis(200);
 
-/// Watches the policy directory and calls `reload` once changes settle.
-/// The returned watcher must be kept alive.
-pub fn watch(
-    dir: &Path,
-    reload: impl Fn() + Send + 'static,
-) -> notify::Result<notify::RecommendedWatcher> {
+/// What the watcher saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// A file in the directory changed.
+    Changed,
+    /// The directory itself was replaced (`mv new policies`) or made anew:
+    /// the old watch follows the old directory, so it is set again.
+    Replaced,
+}
+
+/// What an event about `paths` means for a watch of `dir` (whose parent is
+/// watched too, for the directory itself); `None` for the parent's other
+/// entries.
+fn seen(dir: &Path, paths: &[PathBuf]) -> Option<Seen> {
+    if paths.iter().any(|p| p == dir) {
+        Some(Seen::Replaced)
+    } else if paths.iter().any(|p| p.parent() == Some(dir)) {
+        Some(Seen::Changed)
+    } else {
+        None
+    }
+}
+
+/// Watches the policy directory, and its parent for the directory itself
+/// being replaced, and calls `reload` once changes settle. The watch lasts
+/// as long as the runtime.
+pub fn watch(dir: &Path, reload: impl Fn() + Send + 'static) -> notify::Result<()> {
     use notify::Watcher as _;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let watched = dir.to_owned();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok_and(|e| !e.kind.is_access()) {
-            let _ = tx.send(());
+        if let Ok(event) = event
+            && !event.kind.is_access()
+            && let Some(seen) = seen(&watched, &event.paths)
+        {
+            let _ = tx.send(seen);
         }
     })?;
     watcher.watch(dir, notify::RecursiveMode::NonRecursive)?;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        watcher.watch(parent, notify::RecursiveMode::NonRecursive)?;
+    }
+    let dir = dir.to_owned();
     tokio::spawn(async move {
-        while rx.recv().await.is_some() {
+        while let Some(mut seen) = rx.recv().await {
             // Swallow the burst, then reload once.
             loop {
                 match tokio::time::timeout(SETTLE, rx.recv()).await {
-                    Ok(Some(())) => continue,
+                    Ok(Some(next)) => {
+                        if next == Seen::Replaced {
+                            seen = next;
+                        }
+                    }
                     Ok(None) => return,
                     Err(_) => break,
+                }
+            }
+            if seen == Seen::Replaced {
+                // The old watch went with the old directory, if it still
+                // exists; a directory gone for good is the reload's error.
+                let _ = watcher.unwatch(&dir);
+                if let Err(err) = watcher.watch(&dir, notify::RecursiveMode::NonRecursive) {
+                    tracing::error!(dir = %dir.display(), %err, "cannot watch the policy directory again; edits need a SIGHUP");
                 }
             }
             reload();
         }
     });
-    Ok(watcher)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -260,5 +301,26 @@ mod tests {
             after.get("a").expect("a"),
             store.current().get("a").expect("a")
         ));
+    }
+
+    #[test]
+    fn seen_table() {
+        let dir = Path::new("/etc/sluice/policies");
+        let cases: &[(&[&str], Option<Seen>)] = &[
+            (&["/etc/sluice/policies/a.yaml"], Some(Seen::Changed)),
+            (&["/etc/sluice/policies/..data"], Some(Seen::Changed)),
+            (&["/etc/sluice/policies"], Some(Seen::Replaced)),
+            (
+                &["/etc/sluice/policies.new", "/etc/sluice/policies"],
+                Some(Seen::Replaced),
+            ),
+            (&["/etc/sluice/sluice.yaml"], None),
+            (&["/etc/sluice/policies.old/a.yaml"], None),
+            (&["/etc/sluice/policies/sub/a.yaml"], None),
+        ];
+        for (paths, want) in cases {
+            let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+            assert_eq!(seen(dir, &paths), *want, "{paths:?}");
+        }
     }
 }
