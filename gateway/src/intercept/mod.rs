@@ -461,33 +461,19 @@ impl Interceptor {
             && let Some(downstream) = downstream_upgrade
         {
             let upstream = hyper::upgrade::on(&mut response);
-            let needles = needles.clone();
             // The HTTP connection is done once it hands over its bytes, so
             // the upgraded stream watches for its own revocation.
-            let (standing, who) = (self.standing.clone(), conn.who.clone());
-            let metrics = self.metrics.clone();
-            tokio::spawn(async move {
-                if let (Ok(down), Ok(up)) = (downstream.await, upstream.await) {
-                    let (mut down, mut up) = (TokioIo::new(down), TokioIo::new(up));
-                    let spliced = async {
-                        match needles {
-                            None => {
-                                let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
-                                let _ = down.shutdown().await;
-                            }
-                            Some(needles) => splice::redacted(&mut down, &mut up, needles).await,
-                        }
-                    };
-                    tokio::select! {
-                        () = spliced => {}
-                        // Both ends are dropped, so closed, at once: a
-                        // graceful close could wait on a peer that does
-                        // not read, and a WebSocket ended without a close
-                        // frame tells its client it was cut.
-                        () = revoked(&*standing, &who, &metrics) => {}
-                    }
-                }
-            });
+            let revoked = {
+                let (standing, who) = (self.standing.clone(), conn.who.clone());
+                let metrics = self.metrics.clone();
+                async move { revoked(&*standing, &who, &metrics).await }
+            };
+            tokio::spawn(splice::upgraded(
+                downstream,
+                upstream,
+                needles.clone(),
+                revoked,
+            ));
         }
         let (mut parts, body) = response.into_parts();
         // An HTTP/1.1 upstream's own reason phrase would be written back

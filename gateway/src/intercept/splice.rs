@@ -1,13 +1,48 @@
-//! The bytes after a 101 when a credential went into the upgrade: the
-//! sandbox's frames go up as they are; the upstream's come down with the
-//! secret redacted ([`FrameRedactor`]). A frame that cannot be read ends
-//! the connection rather than pass unread.
+//! The bytes after a 101: copied both ways until either side is done or
+//! the connection is revoked. When a credential went into the upgrade, the
+//! sandbox's frames go up as they are and the upstream's come down with
+//! the secret redacted ([`FrameRedactor`]); a frame that cannot be read
+//! ends the connection rather than pass unread.
 
+use std::future::Future;
 use std::sync::Arc;
 
+use hyper::upgrade::OnUpgrade;
+use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 use crate::redact::{FrameRedactor, Needles};
+
+/// Splices the sandbox's side of an upgrade with the upstream's, redacting
+/// what comes down when `needles` are given, until the streams end or
+/// `revoked` resolves.
+pub(super) async fn upgraded(
+    downstream: OnUpgrade,
+    upstream: OnUpgrade,
+    needles: Option<Arc<Needles>>,
+    revoked: impl Future<Output = ()>,
+) {
+    let (Ok(down), Ok(up)) = (downstream.await, upstream.await) else {
+        return;
+    };
+    let (mut down, mut up) = (TokioIo::new(down), TokioIo::new(up));
+    let spliced = async {
+        match needles {
+            None => {
+                let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
+                let _ = down.shutdown().await;
+            }
+            Some(needles) => redacted(&mut down, &mut up, needles).await,
+        }
+    };
+    tokio::select! {
+        () = spliced => {}
+        // Both ends are dropped, so closed, at once: a graceful close could
+        // wait on a peer that does not read, and a WebSocket ended without
+        // a close frame tells its client it was cut.
+        () = revoked => {}
+    }
+}
 
 /// Splices `down` (the sandbox) and `up` (the upstream) until the upstream
 /// is done, redacting what comes down.
