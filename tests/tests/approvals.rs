@@ -567,6 +567,11 @@ fn capability_tokens_gate_the_explicit_proxy() {
             "token_expired",
         ),
         (
+            "living two days",
+            mint("good", "vm-1", &["--ttl", "172800"]),
+            "token_lifetime",
+        ),
+        (
             "wrongly signed",
             mint("rogue", "vm-1", &[]),
             "token_bad_signature",

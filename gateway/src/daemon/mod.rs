@@ -467,7 +467,8 @@ async fn explicit_proxy(
     let key = &explicit.public_key_file;
     let pem = std::fs::read(key).with_context(|| format!("reading {}", key.display()))?;
     let verifier = crate::explicit::token::Verifier::from_pem(&pem)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?
+        .with_max_lifetime(explicit.max_token_lifetime_secs);
     let policies = store.current();
     for sandbox in &explicit.sandboxes {
         if policies.get(&sandbox.policy).is_none() {

@@ -22,6 +22,15 @@ pub struct ExplicitProxyConfig {
     pub public_key_file: PathBuf,
     /// The sandboxes served here: a token naming any other is refused.
     pub sandboxes: Vec<RemoteSandbox>,
+    /// The longest a token may have left to live, in seconds: one minted
+    /// with a farther expiry is refused (`token_lifetime`), so a leaked
+    /// token cannot outlast it.
+    #[serde(default = "default_max_token_lifetime")]
+    pub max_token_lifetime_secs: u64,
+}
+
+fn default_max_token_lifetime() -> u64 {
+    token::MAX_LIFETIME_SECS
 }
 
 /// A sandbox off this node: its id (the token's `sub`) and its policy.

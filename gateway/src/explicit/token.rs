@@ -53,6 +53,8 @@ pub enum TokenError {
     BadSignature,
     #[error("the token expired")]
     Expired,
+    #[error("the token lives longer than this proxy accepts ({0} s); mint a shorter one")]
+    TooLong(u64),
     #[error("the token names sandbox `{0}`, which this proxy does not serve")]
     UnknownSandbox(String),
 }
@@ -65,6 +67,7 @@ impl TokenError {
             TokenError::Malformed(_) => "token_malformed",
             TokenError::BadSignature => "token_bad_signature",
             TokenError::Expired => "token_expired",
+            TokenError::TooLong(_) => "token_lifetime",
             TokenError::UnknownSandbox(_) => "token_other_sandbox",
         }
     }
@@ -84,7 +87,13 @@ struct Header {
 /// Verifies tokens with one Ed25519 public key.
 pub struct Verifier {
     key: UnparsedPublicKey<Vec<u8>>,
+    /// The longest a token may still have to live, in seconds: a token
+    /// leaked with a far expiry cannot be revoked short of a new key.
+    max_lifetime: u64,
 }
+
+/// The default longest lifetime a token may have left (a day).
+pub const MAX_LIFETIME_SECS: u64 = 24 * 3600;
 
 impl Verifier {
     /// From a PEM `PUBLIC KEY` (SubjectPublicKeyInfo) holding an Ed25519 key.
@@ -98,7 +107,14 @@ impl Verifier {
             .ok_or("not an Ed25519 public key")?;
         Ok(Verifier {
             key: UnparsedPublicKey::new(&signature::ED25519, raw.to_vec()),
+            max_lifetime: MAX_LIFETIME_SECS,
         })
+    }
+
+    /// Refuses tokens with more than `seconds` left to live.
+    pub fn with_max_lifetime(mut self, seconds: u64) -> Verifier {
+        self.max_lifetime = seconds;
+        self
     }
 
     /// Checks signature, algorithm and expiry (`now` in Unix seconds).
@@ -136,6 +152,9 @@ impl Verifier {
             .map_err(|_| TokenError::Malformed("bad claims"))?;
         if claims.exp <= now {
             return Err(TokenError::Expired);
+        }
+        if claims.exp - now > self.max_lifetime {
+            return Err(TokenError::TooLong(self.max_lifetime));
         }
         if claims
             .connections
@@ -274,6 +293,21 @@ mod tests {
         let token = signer.mint(&claims(1_000));
         assert_eq!(verifier.verify(&token, 999), Ok(claims(1_000)));
         assert_eq!(verifier.verify(&token, 1_000), Err(TokenError::Expired));
+        // More life left than the proxy accepts (a day by default).
+        let far = signer.mint(&claims(1_000 + MAX_LIFETIME_SECS + 1));
+        assert_eq!(
+            verifier.verify(&far, 1_000),
+            Err(TokenError::TooLong(MAX_LIFETIME_SECS))
+        );
+        assert!(
+            verifier.verify(&far, 1_001).is_ok(),
+            "once it is within a day"
+        );
+        let strict = Verifier::from_pem(public.as_bytes())
+            .expect("verifier")
+            .with_max_lifetime(60);
+        assert_eq!(strict.verify(&token, 939), Err(TokenError::TooLong(60)));
+        assert!(strict.verify(&token, 940).is_ok());
         assert_eq!(
             verifier.verify(&other.mint(&claims(1_000)), 1),
             Err(TokenError::BadSignature)
