@@ -3,16 +3,18 @@
 //! `"[pii_em"` in one event's `delta.content`, `"ail_3f…]"` in the next.
 //!
 //! Each string value of an event's JSON is fed to a streaming
-//! [`Redactor`] kept per JSON path (`/choices/0/delta/content`), so the
-//! text of one path is rehydrated as one stream across events: the value
-//! appears in the event where its token completes, and the pieces before
-//! are held back from the events that carried them. A piece still held
-//! when the path stops appearing (or the stream ends) is sent in an event
-//! cloned from the last one that had the path. Events that change are
-//! re-serialized; all others pass byte for byte. Data that is not JSON is
-//! rehydrated bytewise within the event.
+//! [`Redactor`], and a path's text (`/choices/0/delta/content`) is
+//! rehydrated as one stream across events: the value appears in the event
+//! where its token completes, and the pieces before are held back from the
+//! events that carried them. An event that ends holding a piece is itself
+//! held until the next event: a path that goes on there takes the piece
+//! along, one that does not gets it back in the held event, which then
+//! goes out as it came. So every event keeps its own fields and name, and
+//! what is kept is one event and one redactor per string it holds, never
+//! more. Events that change are re-serialized; all others pass byte for
+//! byte. Data that is not JSON is rehydrated bytewise within the event.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -27,10 +29,24 @@ pub struct SseRehydrator {
     needles: Arc<Needles>,
     /// Bytes of an event whose end has not arrived.
     pending: Vec<u8>,
-    /// Per JSON path: the streaming state and the last event JSON that had it.
-    paths: HashMap<String, (Redactor, Value)>,
+    /// How much of `pending` is known to hold no event end.
+    scanned: usize,
+    /// The last event, held because some of its strings end in what may
+    /// be the start of a token.
+    held: Option<Held>,
     /// Framing gave up: everything after goes through this.
     bytewise: Option<Redactor>,
+}
+
+/// An event held back until the next one shows where its pieces go.
+struct Held {
+    raw: Vec<u8>,
+    /// Its JSON, each string as far as it could be sent.
+    json: Value,
+    /// Whether it can go out as it came once its pieces are back in it.
+    untouched: bool,
+    /// Per string that holds a piece: its path and its stream.
+    pieces: Vec<(String, Redactor)>,
 }
 
 impl SseRehydrator {
@@ -39,80 +55,94 @@ impl SseRehydrator {
         SseRehydrator {
             needles,
             pending: Vec::new(),
-            paths: HashMap::new(),
+            scanned: 0,
+            held: None,
             bytewise: None,
         }
     }
 
     fn event(&mut self, raw: &[u8], out: &mut Vec<u8>) {
         let text = String::from_utf8_lossy(raw);
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        let data: Vec<&str> = lines.iter().filter_map(|line| data_field(line)).collect();
+        let data: Vec<&str> = text.split_inclusive('\n').filter_map(data_field).collect();
         let json = (!data.is_empty())
             .then(|| serde_json::from_str::<Value>(&data.join("\n")).ok())
             .flatten();
         let Some(mut json) = json else {
-            self.flush_absent(&HashMap::new(), out);
+            self.release(&HashSet::new(), out);
             match self.needles.replace_all(raw) {
                 Some(replaced) => out.extend_from_slice(&replaced),
                 None => out.extend_from_slice(raw),
             }
             return;
         };
-        let mut present = HashMap::new();
+        let mut present = HashSet::new();
         strings(&json, &mut String::new(), &mut |path, _| {
-            present.insert(path.to_owned(), ());
+            present.insert(path.to_owned());
         });
-        self.flush_absent(&present, out);
-        let mut changed = false;
-        let needles = self.needles.clone();
-        let snapshot = json.clone();
+        let mut carried = self.release(&present, out);
+        let mut untouched = carried.is_empty();
+        let mut pieces = Vec::new();
         strings_mut(&mut json, &mut String::new(), &mut |path, value| {
-            let (redactor, last) = self
-                .paths
-                .entry(path.to_owned())
-                .or_insert_with(|| (Redactor::new(needles.clone()), Value::Null));
-            *last = snapshot.clone();
-            let emitted = redactor.push(value.as_bytes());
+            let mut stream = carried
+                .remove(path)
+                .unwrap_or_else(|| Redactor::new(self.needles.clone()));
+            let emitted = stream.push(value.as_bytes());
+            let held = stream.held_len();
+            // Untouched: what went out and what is held are the value.
+            untouched &=
+                emitted.len() + held == value.len() && value.as_bytes().starts_with(&emitted);
             if emitted != value.as_bytes() {
                 *value = String::from_utf8_lossy(&emitted).into_owned();
-                changed = true;
+            }
+            if held > 0 {
+                pieces.push((path.to_owned(), stream));
             }
         });
-        if !changed {
-            out.extend_from_slice(raw);
+        let changed = !untouched || !pieces.is_empty();
+        if pieces.is_empty() {
+            emit(raw, changed.then_some(&json), out);
             return;
         }
-        write_event(&lines, &json, out);
+        self.held = Some(Held {
+            raw: raw.to_vec(),
+            json,
+            untouched,
+            pieces,
+        });
     }
 
-    /// Sends what paths absent from the next event still hold.
-    fn flush_absent(&mut self, present: &HashMap<String, ()>, out: &mut Vec<u8>) {
-        let mut absent: Vec<String> = self
-            .paths
-            .iter()
-            .filter(|(path, (redactor, _))| !present.contains_key(*path) && redactor.held_len() > 0)
-            .map(|(path, _)| path.clone())
-            .collect();
-        absent.sort();
-        for path in absent {
-            let Some((mut redactor, last)) = self.paths.remove(&path) else {
-                continue;
-            };
-            let tail = redactor.finish();
-            let mut event = last;
-            strings_mut(&mut event, &mut String::new(), &mut |p, value| {
-                // The clone carries only the held piece: other text would repeat.
-                *value = if p == path {
-                    String::from_utf8_lossy(&tail).into_owned()
-                } else if self.paths.contains_key(p) {
-                    String::new()
-                } else {
-                    std::mem::take(value)
-                };
-            });
-            write_event(&["data: x\n"], &event, out);
+    /// Sends the held event: the pieces of its paths in `next` go on with
+    /// them (returned), the others are put back in it.
+    fn release(&mut self, next: &HashSet<String>, out: &mut Vec<u8>) -> HashMap<String, Redactor> {
+        let Some(Held {
+            raw,
+            mut json,
+            untouched,
+            pieces,
+        }) = self.held.take()
+        else {
+            return HashMap::new();
+        };
+        let mut carried = HashMap::new();
+        let mut back = HashMap::new();
+        for (path, mut stream) in pieces {
+            if next.contains(&path) {
+                carried.insert(path, stream);
+            } else {
+                back.insert(path, stream.finish());
+            }
         }
+        if carried.is_empty() && untouched {
+            out.extend_from_slice(&raw);
+            return carried;
+        }
+        strings_mut(&mut json, &mut String::new(), &mut |path, value| {
+            if let Some(tail) = back.get(path) {
+                value.push_str(&String::from_utf8_lossy(tail));
+            }
+        });
+        emit(&raw, Some(&json), out);
+        carried
     }
 }
 
@@ -124,14 +154,19 @@ impl Rewrite for SseRehydrator {
         self.pending.extend_from_slice(chunk);
         let mut out = Vec::with_capacity(self.pending.len());
         let mut start = 0;
-        while let Some(end) = event_end(&self.pending[start..]) {
+        // Only what came since the last look can end an event (the blank
+        // line's first byte may be the last one looked at).
+        let mut from = self.scanned.saturating_sub(2);
+        while let Some(end) = event_end(&self.pending[start..], from - start) {
             let raw = self.pending[start..start + end].to_vec();
             self.event(&raw, &mut out);
             start += end;
+            from = start;
         }
         self.pending.drain(..start);
+        self.scanned = self.pending.len();
         if self.pending.len() > MAX_EVENT {
-            self.flush_absent(&HashMap::new(), &mut out);
+            self.release(&HashSet::new(), &mut out);
             let mut bytewise = Redactor::new(self.needles.clone());
             out.extend(bytewise.push(&std::mem::take(&mut self.pending)));
             self.bytewise = Some(bytewise);
@@ -148,13 +183,16 @@ impl Rewrite for SseRehydrator {
         if !rest.is_empty() {
             self.event(&rest, &mut out);
         }
-        self.flush_absent(&HashMap::new(), &mut out);
+        self.release(&HashSet::new(), &mut out);
         out
     }
 
     fn discard(&mut self) {
         self.pending.clear();
-        self.paths.clear();
+        if let Some(held) = &mut self.held {
+            held.pieces.iter_mut().for_each(|(_, r)| r.discard());
+        }
+        self.held = None;
         if let Some(bytewise) = &mut self.bytewise {
             bytewise.discard();
         }
@@ -162,18 +200,15 @@ impl Rewrite for SseRehydrator {
 
     fn held_len(&self) -> usize {
         self.pending.len()
-            + self
-                .paths
-                .values()
-                .map(|(r, _)| r.held_len())
-                .sum::<usize>()
+            + self.held.as_ref().map_or(0, |held| held.raw.len())
             + self.bytewise.as_ref().map_or(0, Redactor::held_len)
     }
 }
 
-/// The length of the first complete event in `buf` (through its blank line).
-fn event_end(buf: &[u8]) -> Option<usize> {
-    let mut i = 0;
+/// The length of the first complete event in `buf` (through its blank
+/// line), looking for its end from `from` on.
+fn event_end(buf: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
     while i < buf.len() {
         if buf[i] == b'\n' {
             let rest = &buf[i + 1..];
@@ -187,6 +222,18 @@ fn event_end(buf: &[u8]) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// Sends an event: as it came, or with `json` in place of its data.
+fn emit(raw: &[u8], json: Option<&Value>, out: &mut Vec<u8>) {
+    match json {
+        None => out.extend_from_slice(raw),
+        Some(json) => {
+            let text = String::from_utf8_lossy(raw);
+            let lines: Vec<&str> = text.split_inclusive('\n').collect();
+            write_event(&lines, json, out);
+        }
+    }
 }
 
 /// The value of a `data:` line (without the one optional leading space).
@@ -395,6 +442,54 @@ mod tests {
             out.extend(redactor.finish());
             proptest::prop_assert_eq!(out, whole);
         }
+    }
+
+    /// A hostile upstream's wide event (every string the start of a
+    /// token) is held once, with a stream per string: memory grows with
+    /// the event, not with its square (each path used to keep its own copy
+    /// of the whole event), and nothing of it outlives the next event.
+    #[test]
+    fn a_wide_event_is_held_once() {
+        const N: usize = 500;
+        let event = format!("data: {}\n\n", serde_json::json!({ "a": vec!["[pii_"; N] }));
+        let mut sse = SseRehydrator::new(needles());
+        assert!(
+            sse.push(event.as_bytes()).is_empty(),
+            "held: every string may go on"
+        );
+        let held = sse.held.as_ref().expect("held");
+        assert_eq!(held.pieces.len(), N);
+        assert!(sse.held_len() <= event.len(), "{}", sse.held_len());
+        // The next event names none of its paths: it goes out whole.
+        let out = sse.push(delta("next").as_bytes());
+        assert!(sse.held.is_none());
+        let mut want = event.clone().into_bytes();
+        want.extend_from_slice(delta("next").as_bytes());
+        assert_eq!(out, want);
+    }
+
+    /// A piece held when its path stops goes out in the event it came in,
+    /// which keeps its name and its other fields.
+    #[test]
+    fn a_piece_held_when_its_path_stops_keeps_its_event_and_name() {
+        let stream = "event: content_block_delta\n\
+                      data: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"see [\"}}\n\n\
+                      event: content_block_stop\n\
+                      data: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
+        assert_eq!(run(&[stream.as_bytes()]), stream.as_bytes());
+        // Going on in the next event, the piece moves there.
+        let split = "event: content_block_delta\n\
+                     data: {\"delta\":{\"text\":\"mail [pii_email\"}}\n\n\
+                     event: content_block_delta\n\
+                     data: {\"delta\":{\"text\":\"_0123456789] now\"}}\n\n";
+        let out = String::from_utf8(run(&[split.as_bytes()])).expect("utf-8");
+        assert_eq!(
+            out,
+            format!(
+                "event: content_block_delta\ndata: {{\"delta\":{{\"text\":\"mail \"}}}}\n\n\
+                 event: content_block_delta\ndata: {{\"delta\":{{\"text\":\"{VALUE} now\"}}}}\n\n"
+            )
+        );
     }
 
     #[test]
