@@ -6,7 +6,9 @@
 //! same token throughout a session (so a model sees consistent references),
 //! and a different one in every other session. Vaults are looked up by
 //! (sandbox, session) only, so a token carried into another session or
-//! sandbox is never restored there. Tokens are ASCII letters, digits, `_`
+//! sandbox is never restored there; a vault is dropped when its session or
+//! sandbox is unregistered, so one registered again under the same id
+//! starts empty. Tokens are ASCII letters, digits, `_`
 //! and brackets, which no JSON or SSE encoder escapes.
 
 use std::collections::HashMap;
@@ -52,6 +54,23 @@ impl Vaults {
         sessions
             .get_or_insert(key, || Arc::new(Vault::new()))
             .clone()
+    }
+
+    /// Drops the vault of `sandbox`'s `session`, or with `None` every
+    /// vault of the sandbox: called when they are unregistered, since ids
+    /// are the caller's and a session or sandbox registered again under
+    /// the same id must not restore the tokens of the one before.
+    pub fn forget(&self, sandbox: &str, session: Option<&str>) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let gone: Vec<(String, String)> = sessions
+            .iter()
+            .map(|(key, _)| key)
+            .filter(|(s, id)| s == sandbox && session.is_none_or(|session| session == id))
+            .cloned()
+            .collect();
+        for key in gone {
+            sessions.pop(&key);
+        }
     }
 
     /// The vault if the session ever had anything redacted.
@@ -178,5 +197,46 @@ mod tests {
         );
         let foreign = Vaults::default().session("sb", None).needles(true);
         assert_eq!(foreign.replace_all(body.as_bytes()), None);
+    }
+
+    /// A session (or sandbox) unregistered and registered again under the
+    /// same id starts with an empty vault: the tokens of the one before
+    /// are never restored to it.
+    #[test]
+    fn a_forgotten_session_or_sandbox_restores_nothing() {
+        let vaults = Vaults::default();
+        let restores = |session: Option<&str>, token: &str| {
+            vaults
+                .existing("sb", session)
+                .and_then(|v| v.needles(false).replace_all(token.as_bytes()))
+                .is_some()
+        };
+        let in_task = vaults
+            .session("sb", Some("task"))
+            .token("email", b"ana@example.com");
+        let in_other = vaults
+            .session("sb", Some("other"))
+            .token("email", b"bo@example.com");
+        let bare = vaults.session("sb", None).token("email", b"cy@example.com");
+        let elsewhere = vaults
+            .session("sb2", Some("task"))
+            .token("email", b"di@example.com");
+
+        vaults.forget("sb", Some("task"));
+        assert!(!restores(Some("task"), &in_task));
+        assert!(
+            restores(Some("other"), &in_other),
+            "other sessions keep theirs"
+        );
+
+        vaults.forget("sb", None);
+        assert!(!restores(Some("other"), &in_other));
+        assert!(!restores(None, &bare));
+        let kept = vaults.existing("sb2", Some("task")).expect("sb2 kept");
+        assert!(
+            kept.needles(false)
+                .replace_all(elsewhere.as_bytes())
+                .is_some()
+        );
     }
 }

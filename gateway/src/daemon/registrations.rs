@@ -282,6 +282,7 @@ impl Daemon {
         let sandbox = self.write_registry().remove_sandbox(id).ok()?;
         self.steering.unregister(sandbox.cgroup_id);
         self.approvals().forget_sandbox(id);
+        self.forget_vaults(id, None);
         for session in sandbox.sessions.values() {
             self.steering.unregister(session.cgroup_id);
         }
@@ -313,8 +314,17 @@ impl Daemon {
             .map_err(|e| AdminError::NotFound(e.to_string()))?;
         self.steering.unregister(removed.cgroup_id);
         self.approvals().forget_session(sandbox, session);
+        self.forget_vaults(sandbox, Some(session));
         self.directory.changed();
         Ok(removed)
+    }
+
+    /// Drops the PII vaults of a session, or of a whole sandbox: ids are
+    /// the caller's, and one registered again must start with none.
+    fn forget_vaults(&self, sandbox: &str, session: Option<&str>) {
+        if let Some(interceptor) = &self.proxy.interceptor {
+            interceptor.content.vaults.forget(sandbox, session);
+        }
     }
 
     /// Opens steering listeners in the namespace (or shares those already
