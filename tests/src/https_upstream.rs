@@ -415,6 +415,10 @@ async fn route(
             } else {
                 full(StatusCode::OK, "application/json", body)
             };
+            if query_u64(&record.path, "partial") == Some(1) {
+                // A part of the answer (206), asked for or not.
+                *response.status_mut() = StatusCode::PARTIAL_CONTENT;
+            }
             if query_u64(&record.path, "reason") == Some(1) {
                 // The request's Authorization in the HTTP/1.1 status line.
                 let auth = headers.get("authorization").copied().unwrap_or_default();

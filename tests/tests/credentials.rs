@@ -121,6 +121,28 @@ fn placeholders_become_secrets_toward_their_hosts_only_and_echoes_are_redacted()
     );
     assert!(!curl.body.contains(SECRET));
 
+    // Nor can it ask for the echo in ranges, each too short to redact,
+    // and join them: the range goes, and a part answered anyway is refused.
+    let url = format!("https://api.test:{port}/echo");
+    let range = [
+        "-H",
+        &bearer,
+        "-H",
+        "Range: bytes=0-40",
+        "-H",
+        "If-Range: \"x\"",
+    ];
+    let curl = world.curl(&world.curl_https(&url, &range));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    let asked = upstream.requests().last().cloned().expect("asked");
+    assert_eq!(asked.header("range"), None);
+    assert_eq!(asked.header("if-range"), None);
+    let url = format!("https://api.test:{port}/echo?partial=1");
+    let curl = world.curl(&world.curl_https(&url, &["-H", &bearer]));
+    assert_eq!(curl.code, 502, "{}", curl.out);
+    assert_eq!(curl.json()["reason"], "upstream_range_unredactable");
+    assert!(!curl.body.contains(SECRET));
+
     // Toward other.test (allowed by the network policy, not by the
     // credential): refused before anything leaves, and audited.
     let before = upstream.request_count();

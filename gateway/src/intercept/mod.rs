@@ -397,12 +397,16 @@ impl Interceptor {
         if needles.is_some() {
             // An answer that echoes the secret is redacted by reading it:
             // the sandbox does not get to ask for one compressed, nor for
-            // compressed WebSocket frames.
+            // compressed WebSocket frames, nor for it in ranges, each
+            // shorter than the secret and so redacted as nothing, that it
+            // would join again.
             parts.headers.insert(
                 header::ACCEPT_ENCODING,
                 HeaderValue::from_static("identity"),
             );
             parts.headers.remove(header::SEC_WEBSOCKET_EXTENSIONS);
+            parts.headers.remove(header::RANGE);
+            parts.headers.remove(header::IF_RANGE);
         }
         let upgrade = is_upgrade(&parts);
         // hyper keeps the upgraded connection's future in the extensions.
@@ -474,6 +478,15 @@ impl Interceptor {
                 needles.clone(),
                 revoked,
             ));
+        }
+        if needles.is_some() && response.status() == StatusCode::PARTIAL_CONTENT {
+            // Asked for none: a part of an answer is redacted as a part,
+            // and parts can be joined.
+            return self.upstream_failed(
+                conn,
+                "upstream_range_unredactable",
+                "the upstream answered part of a resource (206) to a request carrying a credential; Sluice redacts echoes of it only in whole answers",
+            );
         }
         let (mut parts, body) = response.into_parts();
         // An HTTP/1.1 upstream's own reason phrase would be written back

@@ -112,14 +112,23 @@ impl Needles {
         Some(out)
     }
 
-    /// Redacts every value in `headers` in place; returns whether any matched.
+    /// Redacts every value in `headers` in place, and drops every header
+    /// whose (lower-case) name holds a needle; returns whether any matched.
     /// A value that would no longer be a valid header value (cannot happen
     /// with a printable replacement) is replaced whole, failing closed.
     pub fn redact_headers(&self, headers: &mut HeaderMap) -> bool {
         if self.is_empty() {
             return false;
         }
-        let mut matched = false;
+        let named: Vec<hyper::header::HeaderName> = headers
+            .keys()
+            .filter(|name| self.find(name.as_str().as_bytes()).is_some())
+            .cloned()
+            .collect();
+        let mut matched = !named.is_empty();
+        for name in named {
+            headers.remove(name);
+        }
         for value in headers.values_mut() {
             let Some(new) = self.replace_all(value.as_bytes()) else {
                 continue;

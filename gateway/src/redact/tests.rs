@@ -478,3 +478,19 @@ fn redacted_body_wraps_full() {
     let inner = http_body_util::Full::new(Bytes::from_static(b"x"));
     assert_body(&RedactedBody::new(inner, Arc::new(Needles::new(&[], R))));
 }
+
+/// An upstream that echoes the secret as a header name: the header goes.
+#[test]
+fn a_header_named_by_the_secret_is_dropped() {
+    let secret: &[u8] = b"sk-live-0123456789abcdef";
+    let needles = Needles::new(&[secret], R);
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        hyper::header::HeaderName::from_bytes(&[b"x-", secret].concat()).expect("a token"),
+        HeaderValue::from_static("1"),
+    );
+    headers.insert("x-other", HeaderValue::from_static("2"));
+    assert!(needles.redact_headers(&mut headers));
+    assert_eq!(headers.len(), 1, "{headers:?}");
+    assert_eq!(headers["x-other"], "2");
+}
