@@ -6,6 +6,7 @@
 //! that decided; plain HTTP gets a 403 with a JSON body naming it, anything
 //! else a reset.
 
+pub mod host_address;
 pub mod relay;
 pub mod sniff;
 #[cfg(test)]
@@ -182,6 +183,7 @@ impl Proxy {
         }
         let mut client = client;
         let network = &who.policy.network;
+        let host_address = host_address::is_host_address(dst.ip());
 
         // The first bytes only matter when a name rule could apply to this
         // port; otherwise decide at once, so server-first protocols work.
@@ -195,6 +197,7 @@ impl Proxy {
                     sni: None,
                     host: None,
                     name_addrs: None,
+                    host_address,
                 }),
                 NetVerdict::Deny { .. }
             );
@@ -227,6 +230,7 @@ impl Proxy {
             sni,
             host,
             name_addrs: Some(&addrs),
+            host_address,
         });
         let policy = &who.policy.name;
         match verdict {

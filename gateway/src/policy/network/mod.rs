@@ -108,6 +108,10 @@ pub struct ConnRequest<'a> {
     pub host: Option<&'a str>,
     /// What the name resolves to, when [`NetworkPolicy::wants_resolution`].
     pub name_addrs: Option<&'a [IpAddr]>,
+    /// `dst` is one of the host's own addresses (the host routes it to
+    /// itself): refused by the SSRF guard like loopback, whatever the
+    /// address tables say ([`ssrf::IpClass::Host`]).
+    pub host_address: bool,
 }
 
 #[must_use]
@@ -392,7 +396,7 @@ impl NetworkPolicy {
         {
             return deny(NetDenyReason::DeniedByRule, &rule.label);
         }
-        if let Some(class) = self.ssrf_refusal(ip, port) {
+        if let Some(class) = self.ssrf_refusal(ip, port, req.host_address) {
             return deny(NetDenyReason::Ssrf(class), SSRF_GUARD);
         }
         let Some(rule) = winner else {
@@ -466,7 +470,7 @@ impl NetworkPolicy {
         port_questions(self.address_rules(ip).chain(self.all_rules())).any(|ports| {
             self.winner(None, Some(ip), ports)
                 .is_none_or(|rule| rule.allow)
-                && self.ssrf_refusal(ip, ports).is_none()
+                && self.ssrf_refusal(ip, ports, false).is_none()
         })
     }
 
@@ -509,11 +513,11 @@ impl NetworkPolicy {
             .max_by_key(|rule| rule.rank)
     }
 
-    fn ssrf_refusal(&self, ip: IpAddr, ports: Ports) -> Option<ssrf::IpClass> {
+    fn ssrf_refusal(&self, ip: IpAddr, ports: Ports, host: bool) -> Option<ssrf::IpClass> {
         if !self.ssrf_guard {
             return None;
         }
-        let class = ssrf::classify(ip)?;
+        let class = ssrf::classify(ip).or(host.then_some(ssrf::IpClass::Host))?;
         let lifted = self
             .address_rules(ip)
             .any(|rule| rule.lifts_ssrf_guard(ip, ports));

@@ -65,6 +65,7 @@ fn tls(policy: &NetworkPolicy, to: &str, sni: &str) -> NetVerdict {
         sni: Some(sni).filter(|sni| !sni.is_empty()),
         host: None,
         name_addrs: Some(&[to.ip()]),
+        host_address: false,
     })
 }
 
@@ -380,6 +381,47 @@ fn ssrf_guard_refuses_every_class() {
     }
 }
 
+/// An address the host routes to itself (a public IPv6 address on its
+/// interface, say) reaches the host's own services: refused as `host`
+/// whatever its class, unless an address rule names it.
+#[test]
+fn the_hosts_own_addresses_are_refused_like_loopback() {
+    let from_host = |policy: &NetworkPolicy, to: &str, sni: Option<&str>| {
+        let to = dst(to);
+        policy.decide(&ConnRequest {
+            dst: to,
+            sni,
+            host: None,
+            name_addrs: Some(&[to.ip()]),
+            host_address: true,
+        })
+    };
+    let open = policy("");
+    assert_eq!(from_host(&open, WEB, None), ssrf(IpClass::Host));
+    assert_eq!(
+        from_host(&open, WEB6, Some("a.example.com")),
+        ssrf(IpClass::Host)
+    );
+    let all = policy("ALL_TRAFFIC");
+    assert_eq!(from_host(&all, WEB, None), ssrf(IpClass::Host));
+    // Its own class first, when it has one.
+    assert_eq!(
+        from_host(&open, "127.0.0.1:80", None),
+        ssrf(IpClass::Loopback)
+    );
+    let named = policy(WEB.split(':').next().expect("ip"));
+    assert_eq!(
+        from_host(&named, WEB, None),
+        ok(A0),
+        "an address rule lifts it"
+    );
+    let unguarded = compile(&raw::Network {
+        ssrf_guard: false,
+        ..raw::Network::default()
+    });
+    assert_eq!(from_host(&unguarded, WEB, None), ok(DEFAULT_ALLOW));
+}
+
 #[test]
 fn only_address_rules_lift_the_ssrf_guard() {
     use IpClass::*;
@@ -462,6 +504,7 @@ fn names_that_are_addresses() {
             sni: *sni,
             host: *host,
             name_addrs: Some(&[to.ip()]),
+            host_address: false,
         });
         assert_eq!(&got, want, "{to} {sni:?} {host:?}");
     }
@@ -502,6 +545,7 @@ fn name_must_resolve_to_the_destination() {
             sni: Some(sni),
             host: None,
             name_addrs: *addrs,
+            host_address: false,
         });
         assert_eq!(&got, want, "{to} {sni} {addrs:?}");
     }
@@ -514,6 +558,7 @@ fn name_must_resolve_to_the_destination() {
         sni: Some("api.example.com"),
         host: None,
         name_addrs: None,
+        host_address: false,
     });
     assert_eq!(got, ok(A0));
 }
@@ -543,6 +588,7 @@ fn domain_fronting() {
             sni: *sni,
             host: *host,
             name_addrs: Some(&[to.ip()]),
+            host_address: false,
         });
         assert_eq!(&got, want, "{sni:?} {host:?}");
     }
@@ -1103,6 +1149,7 @@ fn hostile_input_is_decided_not_crashed_on() {
                     sni,
                     host,
                     name_addrs: None,
+                    host_address: false,
                 });
             }
         }

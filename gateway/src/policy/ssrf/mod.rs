@@ -47,6 +47,12 @@ pub enum IpClass {
     Documentation,
     /// 198.18.0.0/15, 2001:2::/48.
     Benchmarking,
+    /// An address of the host itself that is public by the tables (say a
+    /// global IPv6 address on its interface): the daemon dials from the
+    /// host, so the kernel would deliver it to the host's own services.
+    /// Known from the host's routes, not from the address
+    /// ([`ConnRequest::host_address`](super::network::ConnRequest)).
+    Host,
 }
 
 impl IpClass {
@@ -66,6 +72,7 @@ impl IpClass {
             IpClass::Reserved => "reserved",
             IpClass::Documentation => "documentation",
             IpClass::Benchmarking => "benchmarking",
+            IpClass::Host => "host",
         }
     }
 }
