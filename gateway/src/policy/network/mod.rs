@@ -540,11 +540,21 @@ impl NetworkPolicy {
             .filter_map(|&index| self.rules.get(index))
     }
 
+    /// The address rules that hold `ip`, or the IPv4 address a NAT64
+    /// address carries (a translator on the path delivers it there, so an
+    /// IPv4 rule decides it as it decides the SSRF class).
     fn address_rules(&self, ip: IpAddr) -> impl Iterator<Item = &Rule> {
+        let carried = match ip {
+            IpAddr::V6(v6) => ssrf::nat64(v6).map(IpAddr::V4),
+            IpAddr::V4(_) => None,
+        };
         self.addresses
             .iter()
             .filter_map(|&index| self.rules.get(index))
-            .filter(move |rule| matches!(&rule.target, Target::Net(net) if net.contains(&ip)))
+            .filter(move |rule| {
+                matches!(&rule.target, Target::Net(net)
+                    if net.contains(&ip) || carried.is_some_and(|v4| net.contains(&v4)))
+            })
     }
 
     fn all_rules(&self) -> impl Iterator<Item = &Rule> {

@@ -1199,3 +1199,24 @@ fn interception_and_passthrough() {
     let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(paths, ["network.passthrough[0]", "network.passthrough[1]"]);
 }
+
+/// A translator on the path delivers a NAT64 address to the IPv4 address
+/// it carries, so IPv4 rules decide it as they decide that address.
+#[test]
+fn ipv4_rules_hold_through_nat64() {
+    let denying = policy("; 8.8.8.8");
+    for to in [
+        "8.8.8.8:443",
+        "[64:ff9b::808:808]:443",
+        "[64:ff9b:1::808:808]:443",
+    ] {
+        assert_eq!(tls(&denying, to, ""), by_rule(D0), "{to}");
+    }
+    let allowing = policy("8.8.8.0/24 ; ALL_TRAFFIC");
+    assert_eq!(tls(&allowing, "[64:ff9b::808:808]:443", ""), ok(A0));
+    // Any other layout of the local-use prefix is refused, not misread.
+    assert_eq!(
+        tls(&policy(""), "[64:ff9b:1:808:808::]:443", ""),
+        ssrf(IpClass::Reserved)
+    );
+}

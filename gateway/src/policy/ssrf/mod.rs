@@ -183,6 +183,17 @@ const V6: &[(Ipv6Addr, u8, IpClass)] = &[
     ),
 ];
 
+/// The IPv4 address a NAT64 address carries, which a translator on the
+/// path delivers to: 64:ff9b::/96 (RFC 6052), and 64:ff9b:1::/48
+/// (RFC 8215) in its /96 layout, the only one read without guessing.
+pub fn nat64(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let bits = u128::from(ip);
+    let high96 = bits >> 32;
+    let well_known = high96 == 0x0064_ff9b << 64;
+    let local_use = high96 == 0x0064_ff9b_0001 << 48;
+    (well_known || local_use).then(|| Ipv4Addr::from(bits as u32))
+}
+
 /// `None`: a public address. `Some(class)`: refused by the SSRF guard.
 pub fn classify(ip: IpAddr) -> Option<IpClass> {
     match ip {
@@ -217,20 +228,15 @@ fn classify_v6(ip: Ipv6Addr) -> Option<IpClass> {
     if high96 == 0 || high96 == 0xffff_0000 {
         return Some(classify_v4(low32).unwrap_or(IpClass::Reserved));
     }
-    // 64:ff9b::/96, the NAT64 well-known prefix (RFC 6052).
-    if high96 == 0x0064_ff9b << 64 {
-        return classify_v4(low32);
+    if let Some(v4) = nat64(ip) {
+        return classify_v4(v4);
     }
-    // 64:ff9b:1::/48, local-use NAT64 (RFC 8215). Its layout is the
-    // operator's choice; the /96 layout is the only one we can read without
-    // guessing, and the prefix is not routable on the internet, so any other
-    // layout is refused rather than misread.
+    // 64:ff9b:1::/48, local-use NAT64 (RFC 8215), in a layout other than
+    // the /96 one [`nat64`] reads: the layout is the operator's choice, and
+    // the prefix is not routable on the internet, so it is refused rather
+    // than misread.
     if bits >> 80 == 0x0064_ff9b_0001 {
-        return if high96 & ((1 << 48) - 1) == 0 {
-            classify_v4(low32)
-        } else {
-            Some(IpClass::Reserved)
-        };
+        return Some(IpClass::Reserved);
     }
     // 2002::/16, 6to4: the relay's peer is the IPv4 address in bits 16..48.
     if bits >> 112 == 0x2002 {
