@@ -149,6 +149,18 @@ fn ask_parks_until_a_person_decides() {
     assert_eq!(body["reason"], "app_action_denied", "{body}");
     assert_eq!(body["rule"], "p:apps.tracker.repo.delete", "{body}");
     assert_eq!(upstream.request_count(), before);
+    // Audited with its path, never its query (which may carry what the
+    // content stages would redact).
+    let url = format!("https://api.test:{port}/echo?email=ana%40example.com");
+    let args = world.curl_https(&url, &["-X", "DELETE", "-H", &bearer]);
+    let curl = finish(in_cgroup(&s1).spawn(&args));
+    assert_eq!(curl.code, 403, "{curl}");
+    let denied = world.daemon.wait_audit("both deletes denied", 2, |e| {
+        e["event"] == "approval" && e["reason"] == "app_action_denied"
+    });
+    for event in &denied {
+        assert_eq!(event["detail"], "DELETE /echo", "{event}");
+    }
 
     // ask, approved once: parked (the webhook gets the card, nothing
     // reaches the upstream), then forwarded with the real credential.

@@ -42,7 +42,9 @@ impl Interceptor {
             Some(action) => format!("{}:apps.{}.{action}", conn.who.policy.name, decision.app),
             None => format!("{}:apps.{}", conn.who.policy.name, decision.app),
         };
-        let detail = || format!("{} {}", parts.method, path);
+        // The audit log gets the path without its query, which may carry
+        // what the content stages would have redacted.
+        let detail = || format!("{} {}", parts.method, parts.uri.path());
         if let Some(refusal) = decision.refusal {
             // The sandbox's request is at fault, not the policy: 400.
             self.approval_event(conn, "deny", refusal.as_str(), &rule, None, detail());
