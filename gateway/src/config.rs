@@ -111,6 +111,11 @@ pub struct Limits {
     /// before they are cut; new ones are refused meanwhile.
     #[serde(default = "default_drain_timeout_ms")]
     pub drain_timeout_ms: u64,
+    /// Connections one sandbox (its sessions included) may have open
+    /// through Sluice at once; more are refused (`connection_limit`), so
+    /// one sandbox cannot exhaust the daemon's sockets and memory.
+    #[serde(default = "default_max_connections_per_sandbox")]
+    pub max_connections_per_sandbox: usize,
 }
 
 impl Default for Limits {
@@ -122,6 +127,7 @@ impl Default for Limits {
             idle_timeout_ms: default_idle_timeout_ms(),
             max_header_bytes: default_max_header_bytes(),
             drain_timeout_ms: default_drain_timeout_ms(),
+            max_connections_per_sandbox: default_max_connections_per_sandbox(),
         }
     }
 }
@@ -320,6 +326,10 @@ fn default_metrics() -> Option<SocketAddr> {
 fn default_audit() -> String {
     "stdout".to_owned()
 }
+fn default_max_connections_per_sandbox() -> usize {
+    4096
+}
+
 fn default_tcp_port() -> u16 {
     15001
 }

@@ -272,6 +272,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
             connect: Duration::from_millis(config.limits.connect_timeout_ms),
         },
         drain: drain.clone(),
+        quota: crate::proxy::quota::Quota::new(config.limits.max_connections_per_sandbox),
     });
     let daemon = Arc::new(Daemon {
         root,

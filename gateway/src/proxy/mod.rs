@@ -7,6 +7,7 @@
 //! else a reset.
 
 pub mod host_address;
+pub mod quota;
 pub mod relay;
 pub mod sniff;
 #[cfg(test)]
@@ -123,6 +124,10 @@ pub struct Proxy {
     pub limits: Limits,
     /// Counts connections in flight, so a drain can wait for them.
     pub drain: Drain,
+    /// Connections open per sandbox, each sandbox (its sessions included)
+    /// at most `limits.max_connections_per_sandbox` of the config; more
+    /// are refused, `connection_limit`.
+    pub quota: quota::Quota,
 }
 
 /// What the first bytes told us.
@@ -173,6 +178,19 @@ impl Proxy {
         let dst = steered.dst;
         let Some(who) = self.identities.who(steered.identity) else {
             self.deny(&client, Some(dst), "unknown_identity");
+            return;
+        };
+        let Some(_slot) = self.quota.take(&who.sandbox) else {
+            let rule = "config:limits.max_connections_per_sandbox";
+            self.record_denial(
+                Some(&who),
+                Some(dst),
+                "connection_limit",
+                Some(rule),
+                None,
+                None,
+            );
+            reset(&client);
             return;
         };
         if dst.port() == DNS_PORT {

@@ -31,6 +31,8 @@ use crate::{
 
 const NETNS: u64 = 42;
 const IDENTITY: u64 = 7;
+/// Connections the test sandbox may have open at once.
+const PER_SANDBOX: usize = 4;
 
 struct OneSandbox(Arc<CompiledPolicy>);
 
@@ -125,6 +127,7 @@ impl Harness {
                 connect: Duration::from_secs(5),
             },
             drain: crate::drain::Drain::new(),
+            quota: crate::proxy::quota::Quota::new(PER_SANDBOX),
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let proxy_addr = listener.local_addr().expect("addr");
@@ -220,6 +223,64 @@ async fn allowed_by_address_relays_exact_bytes_both_ways() {
     assert_eq!(audit[0]["rule"], "p:network.allow_out[0]");
     assert_eq!(audit[0]["sandbox"], "sb1");
     assert_eq!(audit[0]["dst"], upstream.to_string());
+}
+
+/// One sandbox cannot hold more than its share of connections: the one
+/// past it is refused, counted and audited, and a slot given back is
+/// taken again.
+#[tokio::test]
+async fn a_sandbox_past_its_connection_limit_is_refused() {
+    let upstream = echo_upstream().await;
+    let rules = format!(
+        "  allow_out: [\"127.0.0.1:{}\"]\n  deny_out: [ALL_TRAFFIC]\n",
+        upstream.port()
+    );
+    let h = Harness::start(policy(&rules), &[]).await;
+    let mut open = Vec::new();
+    for _ in 0..PER_SANDBOX {
+        open.push(h.connect(upstream).await);
+    }
+    // The echo upstream holds each open until the client half-closes.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while h.count("allow", "rule_matched") < PER_SANDBOX as u64 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "connections admitted"
+        );
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut over = h.connect(upstream).await;
+    let (got, _) = read_all(&mut over).await;
+    assert!(got.is_empty(), "refused: {got:?}");
+    assert_eq!(h.count("deny", "connection_limit"), 1);
+    let audit = h.audit().await;
+    let denied = audit
+        .iter()
+        .find(|e| e["reason"] == "connection_limit")
+        .expect("audited");
+    assert_eq!(denied["rule"], "config:limits.max_connections_per_sandbox");
+    assert_eq!(denied["sandbox"], "sb1");
+
+    // One closes: its slot is free again.
+    let mut first = open.remove(0);
+    first.shutdown().await.expect("half-close");
+    let _ = read_all(&mut first).await;
+    drop(first);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut again = h.connect(upstream).await;
+        let _ = again.write_all(b"x").await;
+        let _ = again.shutdown().await;
+        let (got, _) = read_all(&mut again).await;
+        if got == b"echo:x" {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a slot never came back"
+        );
+    }
 }
 
 /// A relayed connection is decided once; a reload or a removal that
