@@ -244,6 +244,18 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         &resolver,
         directory.clone(),
     )?);
+    // Pooled upstream connections unused for the idle timeout are closed.
+    let pool = Arc::downgrade(&interceptor);
+    let idle = Duration::from_millis(config.limits.idle_timeout_ms);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(idle.max(Duration::from_secs(1)));
+        while let Some(interceptor) = {
+            tick.tick().await;
+            pool.upgrade()
+        } {
+            interceptor.upstreams.sweep(idle);
+        }
+    });
     let ca_pem = interceptor.minter.ca_pem().to_owned();
     let approvals = interceptor.approvals.clone();
     let explicit = explicit_proxy(

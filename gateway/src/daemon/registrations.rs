@@ -283,6 +283,9 @@ impl Daemon {
         self.steering.unregister(sandbox.cgroup_id);
         self.approvals().forget_sandbox(id);
         self.forget_vaults(id, None);
+        if let Some(interceptor) = &self.proxy.interceptor {
+            interceptor.upstreams.forget_sandbox(id);
+        }
         for session in sandbox.sessions.values() {
             self.steering.unregister(session.cgroup_id);
         }

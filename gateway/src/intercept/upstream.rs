@@ -2,7 +2,10 @@
 //! address the network decision checked (never a fresh lookup), verified
 //! against the name with rustls, and pooled per (sandbox, name, address,
 //! scheme) so keep-alive works across the sandbox's connections without one
-//! sandbox ever riding on another's.
+//! sandbox ever riding on another's. Idle connections go when their key has
+//! not been used for the idle timeout ([`Upstreams::sweep`]) and when their
+//! sandbox is removed, so neither a hostile upstream that keeps them open
+//! nor a sandbox that names many hosts makes the pool grow for good.
 
 use std::{
     collections::HashMap,
@@ -19,6 +22,7 @@ use hyper::{
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 
 use super::respond::Body;
 use crate::tls::upstream::describe;
@@ -79,10 +83,11 @@ impl Sender {
     }
 }
 
-#[derive(Default)]
 struct Idle {
     h2: Option<http2::SendRequest<Body>>,
     h1: Vec<http1::SendRequest<Body>>,
+    /// When a sender last came back.
+    used: Instant,
 }
 
 pub struct Upstreams {
@@ -122,7 +127,12 @@ impl Upstreams {
     /// sender is only handed out again when it is ready for another request.
     pub fn give_back(&self, key: &Key, sender: Sender) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = idle.entry(key.clone()).or_default();
+        let entry = idle.entry(key.clone()).or_insert_with(|| Idle {
+            h2: None,
+            h1: Vec::new(),
+            used: Instant::now(),
+        });
+        entry.used = Instant::now();
         match sender {
             Sender::H2(sender) if !sender.is_closed() => entry.h2 = Some(sender),
             Sender::H1(sender) if !sender.is_closed() => {
@@ -133,6 +143,23 @@ impl Upstreams {
             }
             _ => {}
         }
+    }
+
+    /// Closes the idle connections of every key unused for `older_than`,
+    /// and forgets the keys left with none.
+    pub fn sweep(&self, older_than: Duration) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        idle.retain(|_, entry| {
+            entry.h1.retain(|s| !s.is_closed());
+            entry.h2 = entry.h2.take().filter(|s| !s.is_closed());
+            entry.used.elapsed() < older_than && (entry.h2.is_some() || !entry.h1.is_empty())
+        });
+    }
+
+    /// Closes the idle connections of `sandbox` (removed).
+    pub fn forget_sandbox(&self, sandbox: &str) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        idle.retain(|key, _| &*key.sandbox != sandbox);
     }
 
     fn take_idle(&self, key: &Key) -> Option<Sender> {
@@ -230,5 +257,73 @@ fn handshake_failed(err: hyper::Error) -> Failure {
     Failure {
         reason: "protocol_error",
         detail: format!("HTTP handshake with the upstream failed: {err}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncReadExt as _;
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    fn upstreams() -> Upstreams {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+        let config = Arc::new(config);
+        Upstreams::new(config.clone(), config, Duration::from_secs(5))
+    }
+
+    /// A pooled connection, and the upstream's end of it.
+    async fn pooled(upstreams: &Upstreams, sandbox: &str) -> TcpStream {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let key = Key {
+            sandbox: Arc::from(sandbox),
+            name: "up.test".to_owned(),
+            addr: listener.local_addr().expect("addr"),
+            tls: false,
+        };
+        let sender = upstreams.sender(&key, false).await.expect("connects");
+        let (server, _) = listener.accept().await.expect("accept");
+        upstreams.give_back(&key, sender);
+        server
+    }
+
+    async fn closed(mut server: TcpStream) -> bool {
+        let mut byte = [0; 1];
+        matches!(
+            tokio::time::timeout(Duration::from_secs(10), server.read(&mut byte)).await,
+            Ok(Ok(0) | Err(_))
+        )
+    }
+
+    /// Idle connections do not stay for good: a sweep closes those of keys
+    /// unused for longer than it is given, and a removed sandbox's go.
+    #[tokio::test]
+    async fn idle_connections_are_swept_and_go_with_their_sandbox() {
+        let upstreams = upstreams();
+        let kept = pooled(&upstreams, "a").await;
+        upstreams.sweep(Duration::from_secs(3600));
+        assert_eq!(
+            upstreams.idle.lock().expect("lock").len(),
+            1,
+            "recently used"
+        );
+        upstreams.sweep(Duration::ZERO);
+        assert!(upstreams.idle.lock().expect("lock").is_empty());
+        assert!(closed(kept).await, "the swept connection is closed");
+
+        let theirs = pooled(&upstreams, "b").await;
+        let _others = pooled(&upstreams, "c").await;
+        upstreams.forget_sandbox("b");
+        assert_eq!(upstreams.idle.lock().expect("lock").len(), 1);
+        assert!(
+            closed(theirs).await,
+            "the removed sandbox's connection is closed"
+        );
     }
 }
