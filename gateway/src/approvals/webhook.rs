@@ -249,7 +249,6 @@ mod tests {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
     use super::*;
-    use crate::config::ResolverConfig;
 
     fn webhook(url: &str, initial_backoff_ms: u64) -> Result<Webhook, WebhookError> {
         let config = WebhookConfig {
@@ -258,17 +257,8 @@ mod tests {
             initial_backoff_ms,
             timeout_ms: 2_000,
         };
-        let resolver = Resolver::static_only(&ResolverConfig {
-            hosts: Default::default(),
-            nameservers: Vec::new(),
-            system: false,
-        });
-        let tls = rustls::ClientConfig::builder_with_provider(crate::tls::provider())
-            .with_safe_default_protocol_versions()
-            .expect("versions")
-            .with_root_certificates(rustls::RootCertStore::empty())
-            .with_no_client_auth();
-        Webhook::new(&config, Arc::new(resolver), Arc::new(tls))
+        let resolver = Resolver::static_only(&Default::default());
+        Webhook::new(&config, Arc::new(resolver), crate::tls::trusting_nothing())
     }
 
     /// A loopback server answering one request with `head`, then `body`

@@ -16,11 +16,7 @@ fn resolver() -> Resolver {
     // Enough addresses that the answer cannot fit 512 bytes.
     let many = (1..=40).map(|i| IpAddr::from([198, 51, 100, i])).collect();
     hosts.insert("many.test".to_owned(), many);
-    Resolver::static_only(&ResolverConfig {
-        hosts,
-        nameservers: Vec::new(),
-        system: false,
-    })
+    Resolver::static_only(&hosts)
 }
 
 fn query(name: &str, rtype: RecordType, edns: bool) -> Vec<u8> {

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::{
-    config::ResolverConfig,
     credentials::config::{
         ClientAuth, OAuth2Config, OAuthGrant, PlaceholderShape, SchemeConfig, SigV4Config,
         SigV4Payload, Source,
@@ -35,17 +34,8 @@ impl Harness {
         let policy = Arc::new(CompiledPolicy::compile("t", &raw).expect("policy compiles"));
         // No static hosts and no system resolver: every token endpoint is
         // unreachable, without touching the network.
-        let resolver = Resolver::static_only(&ResolverConfig {
-            hosts: BTreeMap::new(),
-            nameservers: Vec::new(),
-            system: false,
-        });
-        let tls = rustls::ClientConfig::builder_with_provider(crate::tls::provider())
-            .with_safe_default_protocol_versions()
-            .expect("versions")
-            .with_root_certificates(rustls::RootCertStore::empty())
-            .with_no_client_auth();
-        let endpoint = TokenEndpoint::new(Arc::new(resolver), Arc::new(tls));
+        let resolver = Resolver::static_only(&BTreeMap::new());
+        let endpoint = TokenEndpoint::new(Arc::new(resolver), crate::tls::trusting_nothing());
         let credentials =
             Credentials::new(store, Placeholders::new([7; 32])).with_token_endpoint(endpoint);
         Harness {

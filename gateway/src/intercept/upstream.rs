@@ -268,14 +268,8 @@ mod tests {
     use super::*;
 
     fn upstreams() -> Upstreams {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("versions")
-            .with_root_certificates(rustls::RootCertStore::empty())
-            .with_no_client_auth();
-        let config = Arc::new(config);
-        Upstreams::new(config.clone(), config, Duration::from_secs(5))
+        let tls = crate::tls::trusting_nothing();
+        Upstreams::new(tls.clone(), tls, Duration::from_secs(5))
     }
 
     /// A pooled connection, and the upstream's end of it.

@@ -21,7 +21,6 @@ use tokio::{
 use super::{Identities, Limits, Proxy, Standing, Who};
 use crate::{
     audit::Audit,
-    config::ResolverConfig,
     dns,
     metrics::Metrics,
     policy::{compiled::CompiledPolicy, raw},
@@ -107,11 +106,7 @@ impl Harness {
         for (name, ip) in hosts {
             static_hosts.insert((*name).to_owned(), vec![*ip]);
         }
-        let resolver = Resolver::static_only(&ResolverConfig {
-            hosts: static_hosts,
-            nameservers: Vec::new(),
-            system: false,
-        });
+        let resolver = Resolver::static_only(&static_hosts);
         let orig = Arc::new(MockOrigDst::default());
         let standing = Arc::new(Revocable::new());
         let proxy = Arc::new(Proxy {

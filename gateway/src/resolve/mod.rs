@@ -9,7 +9,7 @@
 //! never consulted (it describes the host, not what a sandbox may reach).
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeMap, HashMap},
     net::{IpAddr, SocketAddr},
     str::FromStr,
 };
@@ -72,17 +72,17 @@ impl Resolver {
             Some(configured_upstream(&config.nameservers))
         };
         Ok(Resolver {
-            hosts: static_hosts(config),
+            hosts: static_hosts(&config.hosts),
             upstream,
         })
     }
 
-    /// A resolver that only answers from `config.hosts` and never forwards:
-    /// for tests, which must not touch the network.
+    /// A resolver that only answers from `hosts` and never forwards: for
+    /// tests, which must not touch the network (none: it answers nothing).
     #[cfg(any(test, feature = "testing"))]
-    pub fn static_only(config: &ResolverConfig) -> Resolver {
+    pub fn static_only(hosts: &BTreeMap<String, Vec<IpAddr>>) -> Resolver {
         Resolver {
-            hosts: static_hosts(config),
+            hosts: static_hosts(hosts),
             upstream: None,
         }
     }
@@ -140,9 +140,9 @@ impl Resolver {
     }
 }
 
-fn static_hosts(config: &ResolverConfig) -> HashMap<String, Vec<IpAddr>> {
+fn static_hosts(configured: &BTreeMap<String, Vec<IpAddr>>) -> HashMap<String, Vec<IpAddr>> {
     let mut hosts: HashMap<String, Vec<IpAddr>> = HashMap::new();
-    for (name, addrs) in &config.hosts {
+    for (name, addrs) in configured {
         // `A.test` and `a.test.` may both be written; merge rather than let
         // map order pick one.
         let entry = hosts.entry(normalize(name)).or_default();

@@ -30,7 +30,7 @@ fn ips(list: &[&str]) -> Vec<IpAddr> {
 
 #[tokio::test]
 async fn lookup_ip_table() {
-    let resolver = Resolver::static_only(&config());
+    let resolver = Resolver::static_only(&config().hosts);
     let cases: Vec<(&str, Option<Vec<IpAddr>>)> = vec![
         (
             "api.test",
@@ -58,7 +58,7 @@ async fn lookup_ip_table() {
 
 #[tokio::test]
 async fn lookup_table() {
-    let resolver = Resolver::static_only(&config());
+    let resolver = Resolver::static_only(&config().hosts);
     let cases: Vec<(&str, RecordType, Option<Vec<&str>>)> = vec![
         (
             "api.test",
@@ -95,7 +95,7 @@ async fn lookup_table() {
 
 #[tokio::test]
 async fn answers_keep_the_question_case() {
-    let resolver = Resolver::static_only(&config());
+    let resolver = Resolver::static_only(&config().hosts);
     let records = resolver
         .lookup("ApI.TeSt", RecordType::A)
         .await
@@ -105,7 +105,7 @@ async fn answers_keep_the_question_case() {
 
 #[tokio::test]
 async fn invalid_names_are_refused() {
-    let resolver = Resolver::static_only(&config());
+    let resolver = Resolver::static_only(&config().hosts);
     let long = "a".repeat(64);
     let got = resolver.lookup(&long, RecordType::A).await;
     assert!(matches!(got, Err(ResolveError::InvalidName(_))), "{got:?}");

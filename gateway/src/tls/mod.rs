@@ -25,6 +25,18 @@ pub use upstream::{UpstreamTlsError, client_config, describe};
 pub(crate) static VERSIONS: &[&rustls::SupportedProtocolVersion] =
     &[&rustls::version::TLS13, &rustls::version::TLS12];
 
+/// A client config that trusts no certificate: for tests whose TLS must
+/// never get through (or never start).
+#[cfg(test)]
+pub(crate) fn trusting_nothing() -> Arc<rustls::ClientConfig> {
+    let config = rustls::ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    Arc::new(config)
+}
+
 /// The crypto provider for every config in this module (ring, its defaults).
 pub(crate) fn provider() -> Arc<CryptoProvider> {
     // Built once: the provider is immutable and shared by every config.
