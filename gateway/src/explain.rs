@@ -123,7 +123,7 @@ pub fn explain(
         sni,
         host,
         name_addrs: Some(name_addrs),
-        host_address: crate::proxy::host_address::is_host_address(dst.ip()),
+        host_address: crate::proxy::host_address::for_policy(&policy.network, dst.ip()),
     });
     let network_allowed = matches!(verdict, NetVerdict::Allow { .. });
     lines.push(match verdict {

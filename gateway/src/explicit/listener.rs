@@ -20,7 +20,7 @@ use tokio::{
 };
 
 use super::token::{self, Claims, TokenError, Verifier};
-use crate::proxy::host_address::is_host_address;
+use crate::proxy::host_address;
 use crate::{
     audit::{Audit, Event},
     dns::{Admission, Gate},
@@ -231,7 +231,7 @@ impl ExplicitProxy {
             sni: target.tunnel.then_some(name.as_str()),
             host: (!target.tunnel).then_some(name.as_str()),
             name_addrs: Some(&addrs),
-            host_address: is_host_address(ip),
+            host_address: host_address::for_policy(&policy.network, ip),
         });
         if let NetVerdict::Deny { reason, rule } = verdict {
             return Err(Refusal {
@@ -464,7 +464,7 @@ fn carried(who: &Who, dst: SocketAddr, name: &str, sniffed: &Sniffed) -> Result<
         host,
         // `dst` is one of the granted name's addresses (Sluice resolved it).
         name_addrs: Some(&[dst.ip()]),
-        host_address: is_host_address(dst.ip()),
+        host_address: host_address::for_policy(&policy.network, dst.ip()),
     });
     match verdict {
         NetVerdict::Deny { reason, rule } => Err(Refusal {

@@ -6,6 +6,16 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 
+use crate::policy::network::NetworkPolicy;
+
+/// [`ConnRequest::host_address`](crate::policy::network::ConnRequest) for
+/// `network`: the routes are asked only where the answer can change its
+/// verdict, so most connections (guard off, or an address the tables
+/// already refuse) cost no syscall.
+pub fn for_policy(network: &NetworkPolicy, ip: IpAddr) -> bool {
+    network.asks_host_address(ip) && is_host_address(ip)
+}
+
 /// Whether the host would deliver a connection to `ip` to itself. `false`
 /// when there is no route to it at all (nothing would be delivered).
 pub fn is_host_address(ip: IpAddr) -> bool {

@@ -201,7 +201,7 @@ impl Proxy {
         }
         let mut client = client;
         let network = &who.policy.network;
-        let host_address = host_address::is_host_address(dst.ip());
+        let host_address = host_address::for_policy(network, dst.ip());
 
         // The first bytes only matter when a name rule could apply to this
         // port; otherwise decide at once, so server-first protocols work.

@@ -513,6 +513,12 @@ impl NetworkPolicy {
             .max_by_key(|rule| rule.rank)
     }
 
+    /// Whether [`ConnRequest::host_address`] can change a verdict on `ip`:
+    /// the guard is on and the tables call `ip` public.
+    pub fn asks_host_address(&self, ip: IpAddr) -> bool {
+        self.ssrf_guard && ssrf::classify(ip).is_none()
+    }
+
     fn ssrf_refusal(&self, ip: IpAddr, ports: Ports, host: bool) -> Option<ssrf::IpClass> {
         if !self.ssrf_guard {
             return None;

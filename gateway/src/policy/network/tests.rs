@@ -420,6 +420,10 @@ fn the_hosts_own_addresses_are_refused_like_loopback() {
         ..raw::Network::default()
     });
     assert_eq!(from_host(&unguarded, WEB, None), ok(DEFAULT_ALLOW));
+    // So the host's routes need asking only for a guarded public address.
+    assert!(open.asks_host_address(dst(WEB).ip()));
+    assert!(!open.asks_host_address(ip("127.0.0.1")));
+    assert!(!unguarded.asks_host_address(dst(WEB).ip()));
 }
 
 #[test]
