@@ -75,10 +75,13 @@ impl SseRehydrator {
             }
             return;
         };
+        // The paths of this event matter only to an event held before it.
         let mut present = HashSet::new();
-        strings(&json, &mut String::new(), &mut |path, _| {
-            present.insert(path.to_owned());
-        });
+        if self.held.is_some() {
+            strings(&json, &mut String::new(), &mut |path, _| {
+                present.insert(path.to_owned());
+            });
+        }
         let mut carried = self.release(&present, out);
         let mut untouched = carried.is_empty();
         let mut pieces = Vec::new();
