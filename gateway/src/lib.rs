@@ -27,6 +27,7 @@ pub mod policy;
 pub mod proxy;
 pub mod redact;
 pub mod registry;
+pub mod replace_file;
 pub mod resolve;
 pub mod sandbox_dns;
 pub mod scan;

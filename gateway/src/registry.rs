@@ -377,30 +377,14 @@ impl State {
         }
     }
 
-    /// Writes the state file atomically (temp file, fsync, rename, fsync
-    /// of the directory), so a crash leaves either the old or the new
-    /// registrations, never half. Each save has a temp file of its own:
-    /// two saves sharing one wrote into each other's file and the second
-    /// rename found none. Which of two concurrent saves lands last is the
-    /// caller's to order.
+    /// Writes the state file whole or not at all
+    /// ([`crate::replace_file`]); which of two concurrent saves lands last
+    /// is the caller's to order.
     pub fn save(&self, dir: &Path) -> io::Result<()> {
-        use std::io::Write as _;
         std::fs::create_dir_all(dir)?;
-        let tmp = dir.join(format!("{STATE_FILE}.{:016x}.tmp", rand::random::<u64>()));
-        let written = (|| {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)?;
-            file.write_all(&serde_json::to_vec_pretty(self).map_err(io::Error::other)?)?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, dir.join(STATE_FILE))
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written?;
-        std::fs::File::open(dir)?.sync_all()
+        let text = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        // 0666 less the umask, as files are created by default.
+        crate::replace_file::replace(dir, STATE_FILE, &text, 0o666)
     }
 }
 

@@ -8,9 +8,9 @@
 //! wins, as it does in memory ([`super::oauth::TokenCache`]).
 
 use std::collections::BTreeMap;
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write as _};
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -91,9 +91,8 @@ impl KeptTokens {
         Some((Arc::new(token), source))
     }
 
-    /// Keeps `rotated` for `credential` and saves the file: a temp file of
-    /// its own (0600), synced, renamed over the old one, and the directory
-    /// synced, so a crash leaves the old tokens or the new, never half.
+    /// Keeps `rotated` for `credential` and saves the file (0600), whole
+    /// or not at all ([`crate::replace_file`]).
     pub fn keep(&self, credential: &str, rotated: &Secret, source: [u8; 32]) -> io::Result<()> {
         let token = std::str::from_utf8(rotated.expose())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"))?;
@@ -107,24 +106,7 @@ impl KeptTokens {
         );
         // Written under the lock: saves land in the order of the changes.
         let text = Zeroizing::new(serde_json::to_vec(&*entries).map_err(io::Error::other)?);
-        let tmp = self
-            .dir
-            .join(format!("{FILE}.{:016x}.tmp", rand::random::<u64>()));
-        let written = (|| {
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            file.write_all(&text)?;
-            file.sync_all()?;
-            fs::rename(&tmp, self.dir.join(FILE))
-        })();
-        if written.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        written?;
-        fs::File::open(&self.dir)?.sync_all()
+        crate::replace_file::replace(&self.dir, FILE, &text, 0o600)
     }
 
     /// What `credential`'s token cache keeps through.
