@@ -282,10 +282,7 @@ impl Daemon {
         let sandbox = self.write_registry().remove_sandbox(id).ok()?;
         self.steering.unregister(sandbox.cgroup_id);
         self.approvals().forget_sandbox(id);
-        self.forget_vaults(id, None);
-        if let Some(interceptor) = &self.proxy.interceptor {
-            interceptor.upstreams.forget_sandbox(id);
-        }
+        self.forget_intercepted(id, None);
         for session in sandbox.sessions.values() {
             self.steering.unregister(session.cgroup_id);
         }
@@ -317,16 +314,16 @@ impl Daemon {
             .map_err(|e| AdminError::NotFound(e.to_string()))?;
         self.steering.unregister(removed.cgroup_id);
         self.approvals().forget_session(sandbox, session);
-        self.forget_vaults(sandbox, Some(session));
+        self.forget_intercepted(sandbox, Some(session));
         self.directory.changed();
         Ok(removed)
     }
 
-    /// Drops the PII vaults of a session, or of a whole sandbox: ids are
-    /// the caller's, and one registered again must start with none.
-    fn forget_vaults(&self, sandbox: &str, session: Option<&str>) {
+    /// Drops what the interceptor keeps for a removed session or sandbox
+    /// ([`crate::intercept::Interceptor::forget`]).
+    fn forget_intercepted(&self, sandbox: &str, session: Option<&str>) {
         if let Some(interceptor) = &self.proxy.interceptor {
-            interceptor.content.vaults.forget(sandbox, session);
+            interceptor.forget(sandbox, session);
         }
     }
 

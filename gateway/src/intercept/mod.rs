@@ -214,6 +214,17 @@ impl Interceptor {
         self.serve(TokioIo::new(io), conn, in_flight).await;
     }
 
+    /// Drops what is kept for a removed session (`Some`) or sandbox
+    /// (`None`): its PII vaults, since ids are the caller's and one
+    /// registered again must start with none, and a sandbox's pooled
+    /// upstream connections.
+    pub fn forget(&self, sandbox: &str, session: Option<&str>) {
+        self.content.vaults.forget(sandbox, session);
+        if session.is_none() {
+            self.upstreams.forget_sandbox(sandbox);
+        }
+    }
+
     async fn serve<I>(self: Arc<Self>, io: I, conn: Conn, in_flight: InFlight)
     where
         I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
