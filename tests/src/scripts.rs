@@ -293,3 +293,49 @@ except ConnectionResetError:
 except (ssl.SSLError, OSError) as e:
     print(json.dumps({"result": "error", "error": str(e)}))
 "#;
+
+/// `ADDR PORT TUNNEL HOST...`: one connection to ADDR:PORT, through a
+/// CONNECT tunnel when TUNNEL is `TARGET=USER:PASSWORD` (an explicit proxy
+/// at ADDR:PORT, TARGET its `host:port`; `-` for none), and on it a
+/// `GET /echo` per HOST (`name:port`, the Host header), each sent once the
+/// answer to the one before was read whole (keep-alive). Prints the status
+/// of each answer, or `closed` when the connection ended first.
+pub const KEEPALIVE_HOSTS: &str = r#"
+import base64, json, socket, sys
+addr, port, tunnel, hosts = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+s = socket.create_connection((addr, port), timeout=10)
+f = s.makefile("rb")
+def head():
+    line = f.readline()
+    length = 0
+    while True:
+        header = f.readline()
+        if header in (b"\r\n", b""):
+            break
+        name, _, value = header.decode().partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    return line, length
+if tunnel != "-":
+    target, _, user = tunnel.partition("=")
+    auth = base64.b64encode(user.encode()).decode()
+    s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nProxy-Authorization: Basic {auth}\r\n\r\n".encode())
+    line, _ = head()
+    if b" 200 " not in line:
+        print(json.dumps({"connect": line.decode(errors="replace")}))
+        sys.exit(1)
+statuses = []
+for host in hosts:
+    try:
+        s.sendall(f"GET /echo HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        line, length = head()
+        if not line:
+            statuses.append("closed")
+            break
+        f.read(length)
+        statuses.append(int(line.split()[1]))
+    except OSError:
+        statuses.append("closed")
+        break
+print(json.dumps({"statuses": statuses}))
+"#;

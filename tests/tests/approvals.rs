@@ -538,6 +538,7 @@ fn capability_tokens_gate_the_explicit_proxy() {
         let plain = format!("plain.test:{plain_port}");
         let pass = format!("pass.test:{port}");
         let closed = format!("pass.test:{closed_port}");
+        let pass_plain = format!("pass.test:{plain_port}");
         let mut args = vec![
             sluice.as_str(),
             "token",
@@ -554,6 +555,8 @@ fn capability_tokens_gate_the_explicit_proxy() {
             &pass,
             "--connection",
             &closed,
+            "--connection",
+            &pass_plain,
         ];
         args.extend_from_slice(extra);
         let out = sluice_e2e::run::host(&args, WAIT);
@@ -664,6 +667,34 @@ fn capability_tokens_gate_the_explicit_proxy() {
             && e["reason"] == "domain_fronting"
             && e["host"] == "pass.test"
     });
+    // Plain HTTP in a tunnel the policy does not decrypt is still served
+    // request by request: a kept-alive tunnel cannot switch to another
+    // host behind the same address.
+    let proxy_addr = proxy.trim_start_matches("http://");
+    let (proxy_ip, proxy_port) = proxy_addr.rsplit_once(':').expect("host:port");
+    let tunnel = format!("pass.test:{plain_port}=vm:{valid}");
+    let out = sluice_e2e::run::host(
+        &[
+            sluice_e2e::python3().to_string_lossy().as_ref(),
+            "-c",
+            sluice_e2e::scripts::KEEPALIVE_HOSTS,
+            proxy_ip,
+            proxy_port,
+            &tunnel,
+            &format!("pass.test:{plain_port}"),
+            &format!("other.test:{plain_port}"),
+        ],
+        WAIT,
+    );
+    out.expect_success("two requests in one tunnel");
+    assert_eq!(out.json()["statuses"], json!([200, 421]), "{out}");
+    assert!(
+        plain
+            .requests()
+            .iter()
+            .all(|r| r.header("host") != Some(&format!("other.test:{plain_port}"))),
+        "the upstream never sees the other host"
+    );
     // An upstream that refuses after the 200: counted, the client reset.
     let closed = format!("https://pass.test:{closed_port}/echo");
     let curl = via(&valid, &closed, &["-k"]);

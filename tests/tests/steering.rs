@@ -12,7 +12,8 @@ use std::{
 
 use serde_json::Value;
 use sluice_e2e::{
-    Daemon, DaemonBuilder, EchoServer, HttpServer, Rule, TestNetns, in_cgroup, python3, run,
+    Daemon, DaemonBuilder, EchoServer, HttpServer, HttpsUpstream, Rule, TestNetns, in_cgroup,
+    python3, run,
     scripts::{self, curl_request_from_verbose},
     upstream::HTTP_BODY,
 };
@@ -194,6 +195,58 @@ fn host_rule_matches_http_host_and_resolved_address() {
         1,
         "only the allowed request arrived"
     );
+}
+
+/// A plain-HTTP connection is decided on its first request's Host; a later
+/// request on it naming another host (reached through the same address:
+/// name-based virtual hosting) must not ride on that decision.
+#[test]
+fn a_kept_alive_plain_http_connection_cannot_switch_host() {
+    let upstream = HttpsUpstream::plain_v4();
+    let port = upstream.port();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
+        .ssrf_guard(false)
+        .policy("default", vec![Rule::host("upstream.test", &[port])])
+        .sandbox("sb1", &sb1, None, "default");
+    let daemon = builder.start();
+
+    let out = in_cgroup(&sb1).python(
+        scripts::KEEPALIVE_HOSTS,
+        &[
+            "127.0.0.1",
+            &port.to_string(),
+            "-",
+            &format!("upstream.test:{port}"),
+            &format!("upstream.test:{port}"),
+            &format!("other.test:{port}"),
+        ],
+    );
+    out.expect_success("three requests on one kept-alive connection");
+    assert_eq!(
+        out.json()["statuses"],
+        serde_json::json!([200, 200, 421]),
+        "{out}"
+    );
+    let hosts: Vec<String> = upstream
+        .requests()
+        .iter()
+        .filter_map(|r| r.header("host").map(str::to_owned))
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            format!("upstream.test:{port}"),
+            format!("upstream.test:{port}")
+        ],
+        "the upstream must never see the other host"
+    );
+    let events = daemon.wait_audit("the switch refused", 1, |e| {
+        e["event"] == "request" && e["verdict"] == "deny" && e["sandbox"] == "sb1"
+    });
+    assert_eq!(events[0]["reason"], "host_changed", "{}", events[0]);
 }
 
 /// Errors a refusal may surface as in Python: `PermissionError`.

@@ -109,7 +109,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         target("direct-tcp", false, dial(upstream.plain, None)),
         target("direct-tls", true, direct_tls.clone()),
         target(
-            "passthrough-tcp",
+            "sluice-http",
             false,
             steered(dial(upstream.plain, None), sluice.pass.path()),
         ),

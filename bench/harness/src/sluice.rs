@@ -1,7 +1,7 @@
 //! One Sluice daemon (the real binary and eBPF programs, through the
 //! end-to-end harness) with three sandbox cgroups, one per way of running:
-//! - `pass`: `decide_without_decryption: true`: decided on SNI / Host and
-//!   relayed without decryption;
+//! - `pass`: `decide_without_decryption: true`: TLS decided on its SNI and
+//!   relayed without decryption (plain HTTP is served request by request);
 //! - `empty`: intercepting, nothing but the network policy;
 //! - `full`: intercepting with every content stage the policy format has
 //!   switched on (PII, injection defense, a bound credential the client

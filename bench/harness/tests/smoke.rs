@@ -39,7 +39,7 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
         [
             "direct-tcp",
             "direct-tls",
-            "passthrough-tcp",
+            "sluice-http",
             "passthrough-tls",
             "sluice-empty",
             "sluice-full",

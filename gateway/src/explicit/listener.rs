@@ -252,8 +252,9 @@ impl ExplicitProxy {
         Ok((who, dst))
     }
 
-    /// After CONNECT: TLS is terminated with a minted certificate (or plain
-    /// HTTP served) when the policy intercepts, otherwise bytes are spliced.
+    /// After CONNECT: TLS is terminated with a minted certificate when the
+    /// policy intercepts, plain HTTP is served, and other bytes are spliced
+    /// when the policy does not intercept.
     async fn tunnel(
         &self,
         mut client: TcpStream,
@@ -306,7 +307,10 @@ impl ExplicitProxy {
                     .tls(stream, who, dst, name, sni)
                     .await;
             }
-            Sniffed::Http { .. } if intercepts => {
+            // Plain HTTP is served whether or not the policy decrypts TLS:
+            // spliced, the requests after the first could name other hosts
+            // behind the same address.
+            Sniffed::Http { .. } => {
                 let stream = Prefixed::new(buf, client);
                 // `dst` is Sluice's own resolution of the tunnel's name.
                 let interceptor = self.interceptor.clone();

@@ -297,6 +297,12 @@ impl Interceptor {
         // a later request on it may not switch to another host.
         if !conn.key.tls && !same_host(&parts, &conn.key.name) {
             self.count(StatusCode::MISDIRECTED_REQUEST);
+            let named = parts
+                .headers
+                .get(header::HOST)
+                .and_then(|v| v.to_str().ok());
+            let detail = format!("Host {}", named.unwrap_or_default());
+            self.record(conn, "request", "deny", "host_changed", None, Some(detail));
             return respond::json(
                 StatusCode::MISDIRECTED_REQUEST,
                 serde_json::json!({
@@ -796,19 +802,51 @@ fn is_upgrade(parts: &hyper::http::request::Parts) -> bool {
             .any(|token| token.trim().eq_ignore_ascii_case("upgrade"))
 }
 
-/// Whether the request's host (Host header, or the URI's authority) is `name`.
+/// Whether the request names the host its connection was decided on,
+/// `name` (its Host header, or the URI's authority). One naming no host
+/// (HTTP/1.0 allows that) goes upstream with `name` as its Host: the same.
 fn same_host(parts: &hyper::http::request::Parts, name: &str) -> bool {
-    let host = parts
-        .uri
-        .host()
-        .map(str::to_owned)
-        .or_else(|| {
-            parts
-                .headers
-                .get(header::HOST)
-                .and_then(|v| v.to_str().ok())
-                .map(crate::policy::network::canonical_name)
-        })
-        .unwrap_or_default();
-    crate::policy::network::canonical_name(&host) == crate::policy::network::canonical_name(name)
+    let named = parts.uri.host().or_else(|| {
+        parts
+            .headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+    });
+    let bare = |host: &str| {
+        let host = crate::policy::network::canonical_name(host);
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned()
+    };
+    named.is_none_or(|host| bare(host) == bare(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_host_table() {
+        let cases: &[(&str, Option<&str>, &str, bool)] = &[
+            // (target, Host header, the connection's name, same)
+            ("/", Some("api.test"), "api.test", true),
+            ("/", Some("API.test.:8080"), "api.test", true),
+            ("/", Some("other.test"), "api.test", false),
+            ("/", Some("api.test.evil"), "api.test", false),
+            ("http://other.test/", Some("api.test"), "api.test", false),
+            ("http://api.test:81/", None, "api.test", true),
+            ("/", Some("[::1]:8080"), "::1", true),
+            ("/", Some("127.0.0.1"), "::1", false),
+            // HTTP/1.0 without Host: forwarded with the connection's Host.
+            ("/", None, "api.test", true),
+        ];
+        for &(target, host, name, same) in cases {
+            let mut request = Request::builder().uri(target);
+            if let Some(host) = host {
+                request = request.header(header::HOST, host);
+            }
+            let (parts, ()) = request.body(()).expect("request").into_parts();
+            assert_eq!(same_host(&parts, name), same, "{target} {host:?} {name}");
+        }
+    }
 }

@@ -57,8 +57,8 @@ pub struct Network {
     /// that name resolves to the address the sandbox connected to.
     #[serde(default = "yes")]
     pub verify_name_resolution: bool,
-    /// Network-only decision: SNI / Host decide, no TLS termination. When
-    /// false (or when a content stage needs it) connections are intercepted.
+    /// TLS decided on its SNI and relayed undecrypted. When false TLS is
+    /// intercepted. Plain HTTP is served request by request either way.
     #[serde(default = "yes")]
     pub decide_without_decryption: bool,
     /// Names never decrypted even when the policy intercepts (apps that pin

@@ -287,7 +287,11 @@ impl Proxy {
                     });
                 }
                 let name = sni.or(host);
-                let intercept = (first.tls || first.http) && network.intercepts(name);
+                // Plain HTTP has nothing to decrypt, and is always served
+                // request by request: relayed, a kept-alive connection
+                // could name another host behind the same address (virtual
+                // hosting) once its first request was let through.
+                let intercept = first.http || (first.tls && network.intercepts(name));
                 match &self.interceptor {
                     Some(interceptor) if intercept => {
                         let name = name.map_or_else(|| dst.ip().to_string(), canonical_name);
