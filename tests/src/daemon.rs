@@ -94,6 +94,8 @@ pub struct DaemonBuilder {
     idle_timeout_ms: Option<u64>,
     /// Further top-level config keys (`apps`, `approvals`, ...).
     extra: serde_json::Map<String, Value>,
+    /// Other `limits` keys the test sets.
+    limits: serde_json::Map<String, Value>,
 }
 
 impl DaemonBuilder {
@@ -123,6 +125,7 @@ impl DaemonBuilder {
             drain_timeout_ms: None,
             idle_timeout_ms: None,
             extra: serde_json::Map::new(),
+            limits: serde_json::Map::new(),
         }
     }
 
@@ -215,6 +218,12 @@ impl DaemonBuilder {
         self
     }
 
+    /// Sets `limits.KEY`.
+    pub fn limit(&mut self, key: &str, value: Value) -> &mut DaemonBuilder {
+        self.limits.insert(key.to_owned(), value);
+        self
+    }
+
     /// Sets `limits.idle_timeout_ms`.
     pub fn idle_timeout_ms(&mut self, ms: u64) -> &mut DaemonBuilder {
         self.idle_timeout_ms = Some(ms);
@@ -259,6 +268,9 @@ impl DaemonBuilder {
         }
         if let Some(ms) = self.idle_timeout_ms {
             limits["idle_timeout_ms"] = json!(ms);
+        }
+        for (key, value) in &self.limits {
+            limits[key] = value.clone();
         }
         let mut config = json!({
             "listen": { "tcp_port": 0 },

@@ -339,3 +339,87 @@ for host in hosts:
         break
 print(json.dumps({"statuses": statuses}))
 "#;
+
+/// `ADDR PORT PENDING TARGET TOKEN_A TOKEN_B LIMIT`, against an explicit
+/// proxy whose `max_pending_connections` is PENDING and whose sandboxes may
+/// each have LIMIT connections open: holds PENDING connections that send
+/// nothing and opens one more (is it closed at once?), lets them go and
+/// waits for a tunnel to TARGET with TOKEN_A to open; then holds LIMIT
+/// tunnels with TOKEN_B (another sandbox) and opens one more (its status).
+pub const PROXY_CAPS: &str = r#"
+import base64, json, socket, sys, time
+addr, port, pending, target, token_a, token_b, limit = sys.argv[1:8]
+port, pending, limit = int(port), int(pending), int(limit)
+def connect():
+    return socket.create_connection((addr, port), timeout=10)
+def tunnel(token):
+    s = connect()
+    auth = base64.b64encode(f"vm:{token}".encode()).decode()
+    try:
+        s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nProxy-Authorization: Basic {auth}\r\n\r\n".encode())
+        line = s.makefile("rb").readline()
+    except OSError:
+        line = b""
+    return s, (int(line.split()[1]) if line else "closed")
+def closed_at_once(s):
+    # Well before the daemon's 10 s head timeout would close it anyway.
+    s.settimeout(3)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+out = {}
+silent = [connect() for _ in range(pending)]
+try:
+    extra = connect()
+    out["past_pending_closed"] = closed_at_once(extra)
+    extra.close()
+except ConnectionResetError:
+    # Reset before connect() even returned.
+    out["past_pending_closed"] = True
+for s in silent:
+    s.close()
+deadline = time.monotonic() + 10
+while True:
+    s, status = tunnel(token_a)
+    s.close()
+    if status == 200 or time.monotonic() > deadline:
+        out["after_pending"] = status
+        break
+held = [tunnel(token_b) for _ in range(limit)]
+out["held"] = [status for _, status in held]
+s, out["past_limit"] = tunnel(token_b)
+print(json.dumps(out))
+"#;
+
+/// `ADDR PORT TARGET TOKEN HEX`: through the explicit proxy at ADDR:PORT,
+/// a CONNECT tunnel to TARGET (`host:port`) with TOKEN (sandbox `vm`'s
+/// basic credentials); sends the bytes of HEX, half-closes and reads until
+/// EOF. Prints whether the same bytes came back.
+pub const TUNNEL_ECHO: &str = r#"
+import base64, json, socket, sys
+addr, port, target, token, payload = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], bytes.fromhex(sys.argv[5])
+s = socket.create_connection((addr, port), timeout=10)
+auth = base64.b64encode(f"vm:{token}".encode()).decode()
+s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nProxy-Authorization: Basic {auth}\r\n\r\n".encode())
+got = b""
+while b"\r\n\r\n" not in got:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    got += chunk
+head, _, got = got.partition(b"\r\n\r\n")
+if b" 200 " not in head.split(b"\r\n")[0] + b" ":
+    print(json.dumps({"connect": head.decode(errors="replace")}))
+    sys.exit(1)
+s.sendall(payload)
+s.shutdown(socket.SHUT_WR)
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    got += chunk
+print(json.dumps({"echoed": got == payload, "received": got.hex()}))
+"#;

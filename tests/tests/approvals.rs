@@ -723,6 +723,174 @@ fn capability_tokens_gate_the_explicit_proxy() {
     assert_eq!(upstream.request_count(), before);
 }
 
+/// A daemon with an explicit proxy serving sandboxes `vm-1` and `vm-2`
+/// under an intercepting policy that allows `allow`, its token keys, and
+/// where the proxy listens.
+struct ExplicitWorld {
+    world: World,
+    keys: tempfile::TempDir,
+    proxy: String,
+}
+
+impl ExplicitWorld {
+    fn start(
+        ca: &TestCa,
+        names: &[&str],
+        allow: &[String],
+        proxy: Value,
+        configure: impl FnOnce(&mut sluice_e2e::DaemonBuilder),
+    ) -> ExplicitWorld {
+        let keys = tempfile_dir();
+        let dir = keys.path().to_string_lossy().into_owned();
+        let sluice = sluice_e2e::sluice_bin();
+        let sluice = sluice.to_string_lossy();
+        sluice_e2e::run::host(&[sluice.as_ref(), "token", "keygen", "--dir", &dir], WAIT)
+            .expect_success("sluice token keygen");
+        let mut section = json!({
+            "listen": "127.0.0.1:0",
+            "public_key_file": keys.path().join("token.pub"),
+            "sandboxes": [{ "id": "vm-1", "policy": "p" }, { "id": "vm-2", "policy": "p" }],
+        });
+        for (key, value) in proxy.as_object().into_iter().flatten() {
+            section[key] = value.clone();
+        }
+        let policy = intercepting_policy(allow, json!({}));
+        let world = World::start_with(ca, names, policy, |builder| {
+            configure(builder.config_key("explicit_proxy", section));
+        });
+        let status = world.daemon.cli(&["status"]);
+        status.expect_success("sluice status");
+        let status: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
+        let proxy = status["explicit_proxy_addr"]
+            .as_str()
+            .expect("explicit_proxy_addr in status")
+            .to_owned();
+        ExplicitWorld { world, keys, proxy }
+    }
+
+    /// A token for `sandbox` granting `connection` (`host:port`).
+    fn mint(&self, sandbox: &str, connection: &str) -> String {
+        let key = self.keys.path().join("token.key");
+        let out = sluice_e2e::run::host(
+            &[
+                sluice_e2e::sluice_bin().as_os_str(),
+                "token".as_ref(),
+                "mint".as_ref(),
+                "--key".as_ref(),
+                key.as_os_str(),
+                "--sandbox".as_ref(),
+                sandbox.as_ref(),
+                "--connection".as_ref(),
+                connection.as_ref(),
+            ],
+            WAIT,
+        );
+        out.expect_success("sluice token mint");
+        out.stdout_str().trim().to_owned()
+    }
+
+    /// Runs a script from `sluice_e2e::scripts` on the host (as a remote
+    /// VM would), the proxy's address and port its first arguments.
+    fn python(&self, script: &str, args: &[&str]) -> sluice_e2e::Output {
+        let python = sluice_e2e::python3();
+        let (ip, port) = self.proxy.rsplit_once(':').expect("host:port");
+        let mut all = vec![python.to_string_lossy().into_owned(), "-c".to_owned()];
+        all.extend([script, ip, port].map(str::to_owned));
+        all.extend(args.iter().map(|a| (*a).to_owned()));
+        sluice_e2e::run::host(&all, WAIT * 2)
+    }
+}
+
+/// Before a token is shown, connections are capped for everyone together
+/// (`explicit_proxy.max_pending_connections`); after, each sandbox's count
+/// is capped as a steered sandbox's is (`limits.max_connections_per_sandbox`).
+#[test]
+fn the_explicit_proxy_caps_connections_before_and_after_the_token() {
+    let ca = TestCa::upstream();
+    let plain = HttpsUpstream::plain_v4();
+    let target = format!("plain.test:{}", plain.port());
+    let (pending, limit) = (3, 2);
+    let explicit = ExplicitWorld::start(
+        &ca,
+        &["plain.test"],
+        &[
+            "plain.test".to_owned(),
+            format!("127.0.0.0/8:{}", plain.port()),
+        ],
+        json!({ "max_pending_connections": pending }),
+        |builder| {
+            builder.limit("max_connections_per_sandbox", json!(limit));
+        },
+    );
+    let out = explicit.python(
+        sluice_e2e::scripts::PROXY_CAPS,
+        &[
+            &pending.to_string(),
+            &target,
+            &explicit.mint("vm-1", &target),
+            &explicit.mint("vm-2", &target),
+            &limit.to_string(),
+        ],
+    );
+    out.expect_success("the proxy's caps");
+    let json = out.json();
+    assert_eq!(json["past_pending_closed"], true, "{out}");
+    assert_eq!(json["after_pending"], 200, "{out}");
+    assert_eq!(json["held"], json!([200, 200]), "{out}");
+    assert_eq!(json["past_limit"], 429, "{out}");
+    let daemon = &explicit.world.daemon;
+    for (reason, rule) in [
+        (
+            "pending_limit",
+            "config:explicit_proxy.max_pending_connections",
+        ),
+        (
+            "connection_limit",
+            "config:limits.max_connections_per_sandbox",
+        ),
+    ] {
+        let events = daemon.wait_audit(reason, 1, |e| {
+            e["event"] == "explicit_proxy" && e["reason"] == reason
+        });
+        assert_eq!(events[0]["rule"], rule, "{}", events[0]);
+        daemon.wait_metric_at_least(
+            &format!("sluice_connections_total{{verdict=\"deny\",reason=\"{reason}\"}}"),
+            1.0,
+        );
+    }
+}
+
+/// A tunnel carrying neither TLS nor HTTP has nothing to inspect: under an
+/// intercepting policy it is relayed once the network policy allows what
+/// it starts with, as a steered connection is.
+#[test]
+fn an_explicit_tunnel_relays_what_it_cannot_read() {
+    let ca = TestCa::upstream();
+    let echo = sluice_e2e::EchoServer::v4();
+    let target = format!("echo.test:{}", echo.port());
+    let explicit = ExplicitWorld::start(
+        &ca,
+        &["echo.test"],
+        &[
+            "echo.test".to_owned(),
+            format!("127.0.0.0/8:{}", echo.port()),
+        ],
+        json!({}),
+        |_| {},
+    );
+    let token = explicit.mint("vm-1", &target);
+    let payload: Vec<u8> = (0..=255u8).rev().collect();
+    let hex: String = payload.iter().map(|b| format!("{b:02x}")).collect();
+    let out = explicit.python(sluice_e2e::scripts::TUNNEL_ECHO, &[&target, &token, &hex]);
+    out.expect_success("binary bytes through a tunnel");
+    assert_eq!(out.json()["echoed"], true, "{out}");
+    let seen = echo.wait_closed(1, WAIT);
+    assert_eq!(
+        seen[0].received, payload,
+        "the upstream got the bytes as sent"
+    );
+}
+
 fn tempfile_dir() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("sluice-tokens-")

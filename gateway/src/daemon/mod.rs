@@ -258,16 +258,9 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     });
     let ca_pem = interceptor.minter.ca_pem().to_owned();
     let approvals = interceptor.approvals.clone();
-    let explicit = explicit_proxy(
-        &config,
-        &directory.store,
-        &resolver,
-        &interceptor,
-        &metrics,
-        &audit,
-        &drain,
-    )
-    .await?;
+    let quota = crate::proxy::quota::Quota::new(config.limits.max_connections_per_sandbox);
+    let explicit =
+        explicit_proxy(&config, &directory.store, &resolver, &interceptor, &quota).await?;
     let explicit_addr = explicit
         .as_ref()
         .and_then(|(listener, _)| listener.local_addr().ok());
@@ -284,7 +277,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
             connect: Duration::from_millis(config.limits.connect_timeout_ms),
         },
         drain: drain.clone(),
-        quota: crate::proxy::quota::Quota::new(config.limits.max_connections_per_sandbox),
+        quota,
     });
     let daemon = Arc::new(Daemon {
         root,
@@ -465,9 +458,7 @@ async fn explicit_proxy(
     store: &Arc<PolicyStore>,
     resolver: &Arc<Resolver>,
     interceptor: &Arc<Interceptor>,
-    metrics: &Arc<Metrics>,
-    audit: &Audit,
-    drain: &Drain,
+    quota: &crate::proxy::quota::Quota,
 ) -> anyhow::Result<
     Option<(
         tokio::net::TcpListener,
@@ -506,12 +497,16 @@ async fn explicit_proxy(
         policies: store.clone(),
         resolver: resolver.clone(),
         interceptor: interceptor.clone(),
-        metrics: metrics.clone(),
-        audit: audit.clone(),
+        metrics: interceptor.metrics.clone(),
+        audit: interceptor.audit.clone(),
         header_timeout: Duration::from_millis(config.limits.header_read_timeout_ms),
         connect_timeout: Duration::from_millis(config.limits.connect_timeout_ms),
         max_header_bytes: config.limits.max_header_bytes,
-        drain: drain.clone(),
+        drain: interceptor.drain.clone(),
+        pending: Arc::new(tokio::sync::Semaphore::new(
+            explicit.max_pending_connections,
+        )),
+        quota: quota.clone(),
     };
     Ok(Some((listener, Arc::new(proxy))))
 }

@@ -17,6 +17,7 @@ use hickory_proto::{op::ResponseCode, rr::RecordType};
 use tokio::{
     io::{AsyncReadExt as _, AsyncWriteExt as _},
     net::{TcpListener, TcpStream},
+    sync::{OwnedSemaphorePermit, Semaphore},
 };
 
 use super::token::{self, Claims, TokenError, Verifier};
@@ -32,7 +33,9 @@ use crate::{
         store::PolicyStore,
     },
     proxy::{
-        Who, relay,
+        Who,
+        quota::Quota,
+        relay,
         sniff::{MAX_SNIFF_BYTES, Sniffed, sniff},
     },
     resolve::Resolver,
@@ -53,7 +56,17 @@ pub struct ExplicitProxy {
     pub connect_timeout: Duration,
     pub max_header_bytes: usize,
     pub drain: Drain,
+    /// Places for connections that have not shown a valid token yet
+    /// (`explicit_proxy.max_pending_connections`).
+    pub pending: Arc<Semaphore>,
+    /// Open connections per sandbox, shared with the steering listeners.
+    pub quota: Quota,
 }
+
+/// What refuses a connection past the pending cap, and one past its
+/// sandbox's connection limit.
+const PENDING_RULE: &str = "config:explicit_proxy.max_pending_connections";
+const QUOTA_RULE: &str = "config:limits.max_connections_per_sandbox";
 
 /// The target of a proxy request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,8 +90,19 @@ impl ExplicitProxy {
         loop {
             match listener.accept().await {
                 Ok((stream, _)) => {
+                    let Ok(pending) = self.pending.clone().try_acquire_owned() else {
+                        let refusal = Refusal {
+                            status: 503,
+                            reason: "pending_limit",
+                            rule: Some(PENDING_RULE.to_owned()),
+                            detail: "too many connections without a valid token yet".to_owned(),
+                        };
+                        self.record_refusal(None, None, &refusal);
+                        crate::proxy::reset(&stream);
+                        continue;
+                    };
                     let proxy = self.clone();
-                    tokio::spawn(async move { proxy.handle(stream).await });
+                    tokio::spawn(async move { proxy.handle(stream, pending).await });
                 }
                 Err(err) => {
                     tracing::warn!(%err, "explicit proxy: accept failed");
@@ -88,7 +112,9 @@ impl ExplicitProxy {
         }
     }
 
-    async fn handle(&self, mut client: TcpStream) {
+    /// Serves one connection; `pending` is its place among those without a
+    /// valid token yet, given back once its token is verified.
+    async fn handle(&self, mut client: TcpStream, pending: OwnedSemaphorePermit) {
         // As on the steered listener: whole messages, no Nagle delay.
         let _ = client.set_nodelay(true);
         if self.drain.is_draining() {
@@ -136,9 +162,19 @@ impl ExplicitProxy {
                 return self.refuse(client, None, Some(&head.target), refusal).await;
             }
         };
+        drop(pending);
         let target = &head.target;
-        match self.admit(&claims, target).await {
-            Ok((who, dst)) => {
+        let admitted = self.admit(&claims, target).await.and_then(|(who, dst)| {
+            let slot = self.quota.take(&who.sandbox).ok_or_else(|| Refusal {
+                status: 429,
+                reason: "connection_limit",
+                rule: Some(QUOTA_RULE.to_owned()),
+                detail: format!("sandbox {} has its most connections open", who.sandbox),
+            })?;
+            Ok((who, dst, slot))
+        });
+        match admitted {
+            Ok((who, dst, _slot)) => {
                 self.metrics
                     .connections
                     .with_label_values(&["allow", "capability_token"])
@@ -253,8 +289,8 @@ impl ExplicitProxy {
     }
 
     /// After CONNECT: TLS is terminated with a minted certificate when the
-    /// policy intercepts, plain HTTP is served, and other bytes are spliced
-    /// when the policy does not intercept.
+    /// policy intercepts, plain HTTP is served, and anything else is
+    /// spliced once the network policy allows what it starts with.
     async fn tunnel(
         &self,
         mut client: TcpStream,
@@ -282,11 +318,22 @@ impl ExplicitProxy {
             }
         };
         let name = canonical_name(&target.host);
-        let intercepts = who.policy.network.intercepts(Some(&name));
-        if !intercepts
-            && !buf.is_empty()
-            && let Err(refusal) = carried(&who, dst, &name, &sniffed)
+        if let Sniffed::Tls { .. } = sniffed
+            && who.policy.network.intercepts(Some(&name))
         {
+            let stream = Prefixed::new(buf, client);
+            // The tunnel was granted for this name: requests on it must
+            // name it too (hygiene compares Host with it).
+            let sni = Some(name.clone());
+            return self
+                .interceptor
+                .clone()
+                .tls(stream, who, dst, name, sni)
+                .await;
+        }
+        // Not decrypted: what the tunnel carries is decided as a steered
+        // connection's first bytes are.
+        if let Err(refusal) = carried(&who, dst, &name, &sniffed) {
             if matches!(sniffed, Sniffed::Http { .. }) {
                 return self
                     .refuse(client, Some(claims), Some(target), refusal)
@@ -296,53 +343,39 @@ impl ExplicitProxy {
             // refused by closing.
             return self.record_refusal(Some(claims), Some(target), &refusal);
         }
-        match sniffed {
-            Sniffed::Tls { .. } if intercepts => {
-                let stream = Prefixed::new(buf, client);
-                // The tunnel was granted for this name: requests on it must
-                // name it too (hygiene compares Host with it).
-                let sni = Some(name.clone());
-                self.interceptor
-                    .clone()
-                    .tls(stream, who, dst, name, sni)
-                    .await;
-            }
+        if let Sniffed::Http { .. } = sniffed {
             // Plain HTTP is served whether or not the policy decrypts TLS:
             // spliced, the requests after the first could name other hosts
-            // behind the same address.
-            Sniffed::Http { .. } => {
-                let stream = Prefixed::new(buf, client);
-                // `dst` is Sluice's own resolution of the tunnel's name.
-                let interceptor = self.interceptor.clone();
-                interceptor.plain(stream, who, dst, name, true).await;
-            }
-            _ if !intercepts && !buf.is_empty() => {
-                let connected =
-                    tokio::time::timeout(self.connect_timeout, TcpStream::connect(dst)).await;
-                let reason = match connected {
-                    Ok(Ok(upstream)) => {
-                        let standing = &*self.interceptor.standing;
-                        let revoked = crate::proxy::revoked(standing, &who, &self.metrics);
-                        relay::relay(client, upstream, &buf, revoked).await;
-                        return;
-                    }
-                    Ok(Err(err)) => {
-                        tracing::debug!(%dst, %err, "upstream connect failed");
-                        "upstream_refused"
-                    }
-                    Err(_) => "upstream_timeout",
-                };
-                // Past the 200 there is no status to send: counted as the
-                // steered path counts it, and the client reset.
-                self.metrics
-                    .connections
-                    .with_label_values(&["error", reason])
-                    .inc();
-                crate::proxy::reset(&client);
-            }
-            // Opaque bytes under an intercepting policy: nothing to inspect.
-            _ => {}
+            // behind the same address. `dst` is Sluice's own resolution of
+            // the tunnel's name.
+            let stream = Prefixed::new(buf, client);
+            let interceptor = self.interceptor.clone();
+            return interceptor.plain(stream, who, dst, name, true).await;
         }
+        // TLS not decrypted, other bytes, or none within the timeout (a
+        // protocol whose server speaks first): relayed, as when steered.
+        let connected = tokio::time::timeout(self.connect_timeout, TcpStream::connect(dst)).await;
+        let reason = match connected {
+            Ok(Ok(upstream)) => {
+                let _ = upstream.set_nodelay(true);
+                let standing = &*self.interceptor.standing;
+                let revoked = crate::proxy::revoked(standing, &who, &self.metrics);
+                relay::relay(client, upstream, &buf, revoked).await;
+                return;
+            }
+            Ok(Err(err)) => {
+                tracing::debug!(%dst, %err, "upstream connect failed");
+                "upstream_refused"
+            }
+            Err(_) => "upstream_timeout",
+        };
+        // Past the 200 there is no status to send: counted as the
+        // steered path counts it, and the client reset.
+        self.metrics
+            .connections
+            .with_label_values(&["error", reason])
+            .inc();
+        crate::proxy::reset(&client);
     }
 
     /// Reads the proxy request head.
@@ -417,7 +450,9 @@ impl ExplicitProxy {
             ),
             400 => ("400 Bad Request", ""),
             431 => ("431 Request Header Fields Too Large", ""),
+            429 => ("429 Too Many Requests", ""),
             502 => ("502 Bad Gateway", ""),
+            503 => ("503 Service Unavailable", ""),
             _ => ("403 Forbidden", ""),
         };
         let response = format!(

@@ -27,6 +27,15 @@ pub struct ExplicitProxyConfig {
     /// token cannot outlast it.
     #[serde(default = "default_max_token_lifetime")]
     pub max_token_lifetime_secs: u64,
+    /// Connections open at once that have not shown a valid token yet:
+    /// past it, new ones are closed at once, so clients without a token
+    /// cannot hold every socket and head buffer the daemon has.
+    #[serde(default = "default_max_pending_connections")]
+    pub max_pending_connections: usize,
+}
+
+fn default_max_pending_connections() -> usize {
+    1024
 }
 
 fn default_max_token_lifetime() -> u64 {
@@ -43,6 +52,9 @@ pub struct RemoteSandbox {
 
 impl ExplicitProxyConfig {
     pub fn validate(&self) -> Result<(), String> {
+        if self.max_pending_connections == 0 {
+            return Err("explicit_proxy.max_pending_connections must be at least 1".to_owned());
+        }
         let mut seen = std::collections::BTreeSet::new();
         for sandbox in &self.sandboxes {
             crate::registry::valid_id(&sandbox.id)

@@ -1,11 +1,13 @@
 //! How many connections each sandbox has open through the steering
-//! listeners, so one sandbox cannot take every socket and buffer the daemon
+//! listeners and the explicit proxy, so one sandbox cannot take every socket and buffer the daemon
 //! has from the others.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// Open connections per sandbox, each at most `max`.
+/// Open connections per sandbox, each at most `max`. Clones share the
+/// counts (the steering listeners and the explicit proxy count together).
+#[derive(Clone)]
 pub struct Quota {
     max: usize,
     open: Arc<Mutex<HashMap<Arc<str>, usize>>>,
