@@ -46,6 +46,10 @@ pub struct Needles {
     /// Answers "could this tail still grow into a needle", which the
     /// aho-corasick crate does not expose.
     trie: Trie,
+    /// The needles ignoring ASCII case, for header names, which arrive
+    /// lower-cased (a secret naming a header would pass as its lower-case
+    /// self, which gives away most of it); credential needles only.
+    names: Option<AhoCorasick>,
     /// One entry: every match becomes it; otherwise one per needle.
     replacements: Vec<Vec<u8>>,
     count: usize,
@@ -57,7 +61,18 @@ impl Needles {
     /// `replacement` replaces each match.
     pub fn new(needles: &[&[u8]], replacement: &[u8]) -> Needles {
         let needles: Vec<&[u8]> = needles.iter().copied().filter(|n| !n.is_empty()).collect();
-        Needles::build(needles, vec![replacement.to_vec()])
+        let names = (!needles.is_empty())
+            .then(|| {
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .build(&needles)
+                    .ok()
+            })
+            .flatten();
+        Needles {
+            names,
+            ..Needles::build(needles, vec![replacement.to_vec()])
+        }
     }
 
     /// Compiles `(needle, replacement)` pairs: each match becomes its own
@@ -85,6 +100,7 @@ impl Needles {
         };
         Needles {
             automaton,
+            names: None,
             trie: Trie::new(&needles),
             replacements,
             count: needles.len(),
@@ -113,7 +129,8 @@ impl Needles {
     }
 
     /// Redacts every value in `headers` in place, and drops every header
-    /// whose (lower-case) name holds a needle; returns whether any matched.
+    /// whose (lower-case) name holds a needle, in any case for credential
+    /// needles ([`Needles::new`]); returns whether any matched.
     /// A value that would no longer be a valid header value (cannot happen
     /// with a printable replacement) is replaced whole, failing closed.
     pub fn redact_headers(&self, headers: &mut HeaderMap) -> bool {
@@ -122,7 +139,10 @@ impl Needles {
         }
         let named: Vec<hyper::header::HeaderName> = headers
             .keys()
-            .filter(|name| self.find(name.as_str().as_bytes()).is_some())
+            .filter(|name| match &self.names {
+                Some(names) => names.is_match(name.as_str()),
+                None => self.find(name.as_str().as_bytes()).is_some(),
+            })
             .cloned()
             .collect();
         let mut matched = !named.is_empty();

@@ -369,6 +369,18 @@ fn forms_deduplicate_and_skip_empty() {
 }
 
 #[test]
+fn a_header_named_by_a_secret_in_another_case_is_dropped() {
+    let needles = Needles::new(&[b"sk-AbC123xyz"], REPLACEMENT);
+    let mut headers = HeaderMap::new();
+    // Header names arrive lower-cased.
+    headers.insert("x-sk-abc123xyz", HeaderValue::from_static("1"));
+    headers.insert("x-other", HeaderValue::from_static("fine"));
+    assert!(needles.redact_headers(&mut headers));
+    assert!(!headers.contains_key("x-sk-abc123xyz"), "{headers:?}");
+    assert_eq!(headers["x-other"], "fine");
+}
+
+#[test]
 fn redact_headers_in_place() {
     let needles = Needles::new(&[b"s3cr3t"], REPLACEMENT);
     let mut headers = HeaderMap::new();
