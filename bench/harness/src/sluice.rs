@@ -45,6 +45,9 @@ impl Sluice {
         builder
             .host(NAME, &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
             .trust_upstream_ca(upstream_ca)
+            // The memory figure holds 10,000 idle connections of one
+            // sandbox; the default cap (4,096 a sandbox) would stop it short.
+            .limit("max_connections_per_sandbox", json!(65_536))
             .credential(json!({
                 "name": CREDENTIAL,
                 "source": { "file": secret },
