@@ -124,6 +124,7 @@ pub fn explain(
         host,
         name_addrs: Some(name_addrs),
         host_address: crate::proxy::host_address::for_policy(&policy.network, dst.ip()),
+        ech: false,
     });
     let network_allowed = matches!(verdict, NetVerdict::Allow { .. });
     lines.push(match verdict {

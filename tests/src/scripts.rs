@@ -423,3 +423,31 @@ while True:
     got += chunk
 print(json.dumps({"echoed": got == payload, "received": got.hex()}))
 "#;
+
+/// `HOST PORT NAME ECH`: a minimal TLS 1.3 ClientHello for SNI NAME, with
+/// an (outer) encrypted_client_hello extension when ECH is 1, sent raw;
+/// prints whether the connection was then `reset`, `closed`, or answered
+/// (`data`: an echo upstream sends the hello back).
+pub const RAW_HELLO: &str = r#"
+import json, os, socket, struct, sys
+host, port, name, ech = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode(), sys.argv[4] == "1"
+def vec16(b): return struct.pack(">H", len(b)) + b
+def ext(kind, data): return struct.pack(">H", kind) + vec16(data)
+exts = ext(0, vec16(b"\x00" + vec16(name)))
+exts += ext(43, b"\x02\x03\x04")                      # supported_versions: TLS 1.3
+exts += ext(10, vec16(b"\x00\x1d"))                   # supported_groups: x25519
+exts += ext(13, vec16(b"\x08\x07"))                   # signature_algorithms: ed25519
+exts += ext(51, vec16(b"\x00\x1d" + vec16(os.urandom(32))))  # key_share
+if ech:
+    # outer, HPKE KDF/AEAD 1/1, config id, encapsulated key, payload
+    exts += ext(0xfe0d, b"\x00\x00\x01\x00\x01\x2a" + vec16(os.urandom(32)) + vec16(os.urandom(64)))
+body = b"\x03\x03" + os.urandom(32) + b"\x00" + vec16(b"\x13\x01") + b"\x01\x00" + vec16(exts)
+hello = b"\x01" + struct.pack(">I", len(body))[1:] + body
+s = socket.create_connection((host, port), timeout=5)
+s.sendall(b"\x16\x03\x01" + vec16(hello))
+try:
+    got = s.recv(1)
+    print(json.dumps({"result": "data" if got else "closed"}))
+except ConnectionResetError:
+    print(json.dumps({"result": "reset"}))
+"#;

@@ -441,3 +441,46 @@ fn explain_names_the_rule_that_decides_each_stage() {
         "{out}"
     );
 }
+
+/// A TLS hello that offers Encrypted Client Hello may name another server
+/// inside than its SNI: under `encrypted_client_hello: refuse`, one that is
+/// not decrypted is reset and audited; the same hello without ECH passes.
+#[test]
+fn encrypted_client_hello_is_refused_where_the_policy_says_so() {
+    let upstream = sluice_e2e::EchoServer::v4();
+    let port = upstream.port();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .host("echo.test", &[LOCALHOST])
+        .policy_doc(
+            "strict",
+            json!({ "network": {
+                "allow_out": ["echo.test", format!("127.0.0.0/8:{port}")],
+                "deny_out": ["ALL_TRAFFIC"],
+                "encrypted_client_hello": "refuse",
+            }}),
+        )
+        .sandbox("sb1", &sb1, None, "strict");
+    let daemon = builder.start();
+    let hello = |ech: &str| {
+        let out = in_cgroup(&sb1).python(
+            scripts::RAW_HELLO,
+            &["127.0.0.1", &port.to_string(), "echo.test", ech],
+        );
+        out.expect_success("a raw ClientHello");
+        out.json()["result"].clone()
+    };
+    assert_eq!(hello("0"), "data", "a hello without ECH is relayed");
+    assert_eq!(hello("1"), "reset", "a hello offering ECH is refused");
+    assert_eq!(upstream.connection_count(), 1, "the refused one never left");
+    let events = daemon.wait_audit("the ECH refusal", 1, |e| {
+        e["event"] == "connection" && e["reason"] == "encrypted_client_hello"
+    });
+    assert_eq!(
+        events[0]["rule"], "strict:network.encrypted_client_hello",
+        "{}",
+        events[0]
+    );
+    assert_eq!(events[0]["sni"], "echo.test", "{}", events[0]);
+}

@@ -268,6 +268,8 @@ impl ExplicitProxy {
             host: (!target.tunnel).then_some(name.as_str()),
             name_addrs: Some(&addrs),
             host_address: host_address::for_policy(&policy.network, ip),
+            // Decided again on the first bytes after CONNECT ([`carried`]).
+            ech: false,
         });
         if let NetVerdict::Deny { reason, rule } = verdict {
             return Err(Refusal {
@@ -482,7 +484,7 @@ const LINGER_BYTES: u64 = 1 << 20;
 /// address alone when the bytes name nothing.
 fn carried(who: &Who, dst: SocketAddr, name: &str, sniffed: &Sniffed) -> Result<(), Refusal> {
     let (sni, host) = match sniffed {
-        Sniffed::Tls { sni } => (sni.as_deref(), None),
+        Sniffed::Tls { sni, .. } => (sni.as_deref(), None),
         Sniffed::Http { host } => (None, host.as_deref()),
         _ => (None, None),
     };
@@ -504,6 +506,7 @@ fn carried(who: &Who, dst: SocketAddr, name: &str, sniffed: &Sniffed) -> Result<
         // `dst` is one of the granted name's addresses (Sluice resolved it).
         name_addrs: Some(&[dst.ip()]),
         host_address: host_address::for_policy(&policy.network, dst.ip()),
+        ech: matches!(sniffed, Sniffed::Tls { ech: true, .. }),
     });
     match verdict {
         NetVerdict::Deny { reason, rule } => Err(Refusal {

@@ -66,6 +66,11 @@ pub struct Network {
     /// still decide whether they are reached at all.
     #[serde(default)]
     pub passthrough: Vec<String>,
+    /// What to do with a TLS connection that is not decrypted and offers
+    /// Encrypted Client Hello: its inner hello may name another server
+    /// behind the same address than the SNI decided on.
+    #[serde(default)]
+    pub encrypted_client_hello: EncryptedClientHello,
     #[serde(default)]
     pub dns: Dns,
 }
@@ -79,6 +84,7 @@ impl Default for Network {
             verify_name_resolution: true,
             decide_without_decryption: true,
             passthrough: Vec::new(),
+            encrypted_client_hello: EncryptedClientHello::default(),
             dns: Dns::default(),
         }
     }
@@ -138,6 +144,20 @@ impl Default for Dns {
             refuse_types: default_refused_types(),
         }
     }
+}
+
+/// `network.encrypted_client_hello`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EncryptedClientHello {
+    /// Relayed, decided on the outer SNI. Browsers offer ECH (real or
+    /// GREASE, indistinguishable) on every connection, so refusing it
+    /// refuses them.
+    #[default]
+    Allow,
+    /// Refused unless the connection is decrypted (`decide_without_decryption:
+    /// false`, the name not in `passthrough`), where it cannot hide a name.
+    Refuse,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

@@ -140,6 +140,8 @@ struct FirstBytes {
     http: bool,
     /// A TLS ClientHello.
     tls: bool,
+    /// The ClientHello offers Encrypted Client Hello.
+    ech: bool,
 }
 
 impl Proxy {
@@ -216,6 +218,7 @@ impl Proxy {
                     host: None,
                     name_addrs: None,
                     host_address,
+                    ech: false,
                 }),
                 NetVerdict::Deny { .. }
             );
@@ -249,6 +252,7 @@ impl Proxy {
             host,
             name_addrs: Some(&addrs),
             host_address,
+            ech: first.ech,
         });
         let policy = &who.policy.name;
         match verdict {
@@ -347,9 +351,10 @@ impl Proxy {
             match sniff::sniff(&first.buf) {
                 Sniffed::NeedMore if first.buf.len() < MAX_SNIFF_BYTES => {}
                 Sniffed::NeedMore | Sniffed::Opaque => return Some(first),
-                Sniffed::Tls { sni } => {
+                Sniffed::Tls { sni, ech } => {
                     first.sni = sni;
                     first.tls = true;
+                    first.ech = ech;
                     return Some(first);
                 }
                 Sniffed::Http { host } => {

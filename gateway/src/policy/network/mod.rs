@@ -71,6 +71,7 @@ const DEFAULT_ALLOW: &str = "network.default_allow";
 const FRONTING: &str = "network.domain_fronting";
 const IP_LIKE_NAME: &str = "network.ip_like_name";
 const SSRF_GUARD: &str = "network.ssrf_guard";
+const ECH: &str = "network.encrypted_client_hello";
 /// Record types a policy may refuse; more would be a different mechanism.
 const MAX_REFUSED_TYPES: usize = 16;
 const PORT_HINT: &str = "ports are 1-65535";
@@ -112,6 +113,8 @@ pub struct ConnRequest<'a> {
     /// itself): refused by the SSRF guard like loopback, whatever the
     /// address tables say ([`ssrf::IpClass::Host`]).
     pub host_address: bool,
+    /// The TLS ClientHello offers Encrypted Client Hello.
+    pub ech: bool,
 }
 
 #[must_use]
@@ -128,6 +131,9 @@ pub enum NetDenyReason {
     NameAddressMismatch,
     DomainFronting,
     IpLikeName,
+    /// A TLS hello offering Encrypted Client Hello on a connection that is
+    /// not decrypted, under `encrypted_client_hello: refuse`.
+    EncryptedClientHello,
 }
 
 impl NetDenyReason {
@@ -140,6 +146,7 @@ impl NetDenyReason {
             NetDenyReason::NameAddressMismatch => "name_address_mismatch",
             NetDenyReason::DomainFronting => "domain_fronting",
             NetDenyReason::IpLikeName => "ip_like_name",
+            NetDenyReason::EncryptedClientHello => "encrypted_client_hello",
         }
     }
 }
@@ -175,6 +182,8 @@ pub struct NetworkPolicy {
     ssrf_guard: bool,
     verify_name_resolution: bool,
     decide_without_decryption: bool,
+    /// `encrypted_client_hello: refuse`.
+    refuse_ech: bool,
     /// Names never decrypted: exact names and wildcard bases.
     passthrough_exact: Vec<Box<str>>,
     passthrough_wildcard: Vec<Box<str>>,
@@ -334,6 +343,7 @@ impl NetworkPolicy {
             ssrf_guard: raw.ssrf_guard,
             verify_name_resolution: raw.verify_name_resolution,
             decide_without_decryption: raw.decide_without_decryption,
+            refuse_ech: raw.encrypted_client_hello == raw::EncryptedClientHello::Refuse,
             passthrough_exact,
             passthrough_wildcard,
             dns,
@@ -398,6 +408,11 @@ impl NetworkPolicy {
         }
         if let Some(class) = self.ssrf_refusal(ip, port, req.host_address) {
             return deny(NetDenyReason::Ssrf(class), SSRF_GUARD);
+        }
+        // An undecrypted hello that offers ECH may carry another name
+        // inside; refused where the policy says so, before any allow.
+        if req.ech && self.refuse_ech && !self.intercepts(req.sni) {
+            return deny(NetDenyReason::EncryptedClientHello, ECH);
         }
         let Some(rule) = winner else {
             return allow(DEFAULT_ALLOW);

@@ -66,6 +66,7 @@ fn tls(policy: &NetworkPolicy, to: &str, sni: &str) -> NetVerdict {
         host: None,
         name_addrs: Some(&[to.ip()]),
         host_address: false,
+        ech: false,
     })
 }
 
@@ -394,6 +395,7 @@ fn the_hosts_own_addresses_are_refused_like_loopback() {
             host: None,
             name_addrs: Some(&[to.ip()]),
             host_address: true,
+            ech: false,
         })
     };
     let open = policy("");
@@ -509,6 +511,7 @@ fn names_that_are_addresses() {
             host: *host,
             name_addrs: Some(&[to.ip()]),
             host_address: false,
+            ech: false,
         });
         assert_eq!(&got, want, "{to} {sni:?} {host:?}");
     }
@@ -550,6 +553,7 @@ fn name_must_resolve_to_the_destination() {
             host: None,
             name_addrs: *addrs,
             host_address: false,
+            ech: false,
         });
         assert_eq!(&got, want, "{to} {sni} {addrs:?}");
     }
@@ -563,6 +567,7 @@ fn name_must_resolve_to_the_destination() {
         host: None,
         name_addrs: None,
         host_address: false,
+        ech: false,
     });
     assert_eq!(got, ok(A0));
 }
@@ -593,6 +598,7 @@ fn domain_fronting() {
             host: *host,
             name_addrs: Some(&[to.ip()]),
             host_address: false,
+            ech: false,
         });
         assert_eq!(&got, want, "{sni:?} {host:?}");
     }
@@ -1154,6 +1160,7 @@ fn hostile_input_is_decided_not_crashed_on() {
                     host,
                     name_addrs: None,
                     host_address: false,
+                    ech: false,
                 });
             }
         }
@@ -1223,4 +1230,43 @@ fn ipv4_rules_hold_through_nat64() {
         tls(&policy(""), "[64:ff9b:1:808:808::]:443", ""),
         ssrf(IpClass::Reserved)
     );
+}
+
+#[test]
+fn encrypted_client_hello_table() {
+    use raw::EncryptedClientHello::{Allow, Refuse};
+    let ech = no(NetDenyReason::EncryptedClientHello, ECH);
+    // (ech setting, decrypting, passthrough names, sni, hello offers ECH, verdict)
+    #[rustfmt::skip]
+    let cases = [
+        (Allow, false, "", "api.test", true, ok("network.allow_out[0]")),
+        (Refuse, false, "", "api.test", false, ok("network.allow_out[0]")),
+        (Refuse, false, "", "api.test", true, ech.clone()),
+        // Decrypted: the hello Sluice answers is the one it reads.
+        (Refuse, true, "", "api.test", true, ok("network.allow_out[0]")),
+        (Refuse, true, "api.test", "api.test", true, ech.clone()),
+        // The rules refuse first, naming their rule.
+        (Refuse, false, "", "other.test", true, by_rule("network.deny_out[0]")),
+    ];
+    for (setting, decrypting, passthrough, sni, offers, want) in cases {
+        let policy = compile(&raw::Network {
+            encrypted_client_hello: setting,
+            decide_without_decryption: !decrypting,
+            passthrough: passthrough.split_whitespace().map(str::to_owned).collect(),
+            ..network("api.test ; ALL_TRAFFIC")
+        });
+        let to = dst(WEB);
+        let got = policy.decide(&ConnRequest {
+            dst: to,
+            sni: Some(sni),
+            host: None,
+            name_addrs: Some(&[to.ip()]),
+            host_address: false,
+            ech: offers,
+        });
+        assert_eq!(
+            got, want,
+            "{setting:?} decrypting={decrypting} {passthrough:?} {sni} ech={offers}"
+        );
+    }
 }

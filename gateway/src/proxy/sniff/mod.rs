@@ -21,8 +21,11 @@ pub enum Sniffed {
     /// Not enough bytes yet to tell; read more and call again.
     NeedMore,
     /// A well-formed TLS ClientHello; `sni` is its validated, lowercased
-    /// server name, `None` when the hello carries no server_name extension.
-    Tls { sni: Option<String> },
+    /// server name, `None` when the hello carries no server_name extension;
+    /// `ech` whether it offers Encrypted Client Hello (RFC 9849), whose
+    /// inner hello may name another server than `sni` does (real ECH and
+    /// the GREASE browsers send look alike, by design).
+    Tls { sni: Option<String>, ech: bool },
     /// An HTTP/1 request head; `host` is the validated, lowercased host from
     /// the Host header or the absolute-form target (port and IPv6 brackets
     /// stripped), `None` when the request names no host.
@@ -57,6 +60,7 @@ const TLS_MAX_RECORD: usize = 1 << 14;
 const HANDSHAKE_CLIENT_HELLO: u8 = 0x01;
 const HANDSHAKE_HEADER: usize = 4;
 const EXT_SERVER_NAME: u16 = 0x0000;
+const EXT_ENCRYPTED_CLIENT_HELLO: u16 = 0xfe0d;
 const SNI_HOST_NAME: u8 = 0x00;
 
 fn sniff_tls(prefix: &[u8]) -> Sniffed {
@@ -132,7 +136,7 @@ fn check_handshake(handshake: &[u8]) -> Option<Sniffed> {
     }
     let body = handshake.get(HANDSHAKE_HEADER..HANDSHAKE_HEADER + len)?;
     Some(match parse_client_hello(body) {
-        Ok(sni) => Sniffed::Tls { sni },
+        Ok((sni, ech)) => Sniffed::Tls { sni, ech },
         Err(Malformed) => Sniffed::Opaque,
     })
 }
@@ -174,8 +178,9 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Parses a ClientHello body (RFC 8446 §4.1.2) and returns its SNI.
-fn parse_client_hello(body: &[u8]) -> Result<Option<String>, Malformed> {
+/// Parses a ClientHello body (RFC 8446 §4.1.2) and returns its SNI and
+/// whether it offers Encrypted Client Hello.
+fn parse_client_hello(body: &[u8]) -> Result<(Option<String>, bool), Malformed> {
     let mut r = Reader(body);
     let legacy_version = r.take(2)?;
     if legacy_version[0] != 0x03 {
@@ -193,7 +198,7 @@ fn parse_client_hello(body: &[u8]) -> Result<Option<String>, Malformed> {
         return Err(Malformed); // compression methods
     }
     if r.is_empty() {
-        return Ok(None); // a pre-extensions hello: valid, nameless
+        return Ok((None, false)); // a pre-extensions hello: valid, nameless
     }
     let mut extensions = r.vec16()?;
     if !r.is_empty() {
@@ -214,7 +219,7 @@ fn parse_client_hello(body: &[u8]) -> Result<Option<String>, Malformed> {
             sni = Some(parse_server_name(data)?);
         }
     }
-    Ok(sni)
+    Ok((sni, seen.contains(&EXT_ENCRYPTED_CLIENT_HELLO)))
 }
 
 /// Parses a server_name extension (RFC 6066 §3): exactly one host_name.

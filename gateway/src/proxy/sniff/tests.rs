@@ -71,6 +71,7 @@ fn with_sni(name: &[u8]) -> Vec<u8> {
 fn tls(sni: Option<&str>) -> Sniffed {
     Sniffed::Tls {
         sni: sni.map(str::to_owned),
+        ech: false,
     }
 }
 
@@ -107,9 +108,21 @@ fn tls_table() {
     ];
     huge.extend([0u8; 100]);
 
+    // An encrypted_client_hello extension (outer, a made-up payload).
+    let mut ech = sni_ext(&[(0, b"public.test")]);
+    ech.extend([0xfe, 0x0d]);
+    ech.extend(vec16(&[
+        0x00, 0x00, 0x01, 0x00, 0x01, 0x2a, 0x00, 0x00, 0x00, 0x00,
+    ]));
+    let ech_outer = Sniffed::Tls {
+        sni: Some("public.test".to_owned()),
+        ech: true,
+    };
+
     #[rustfmt::skip]
     let cases: Vec<(&str, Vec<u8>, Sniffed)> = vec![
         ("openssl hello, lowercased sni", real.clone(), tls(Some("example.com"))),
+        ("encrypted client hello offered", records(&hello(Some(ech)), 999), ech_outer),
         ("openssl hello cut short", real[..100].to_vec(), Sniffed::NeedMore),
         ("record header only", real[..5].to_vec(), Sniffed::NeedMore),
         ("first byte only", vec![TLS_HANDSHAKE], Sniffed::NeedMore),
