@@ -534,7 +534,9 @@ finish({"alpn": alpn, "served": len(first) > 0, "goaway": goaway, "closed": clos
 );
 
 /// Spec `{host, port, ready, go, wait}`, and `{path, cafile}` for a
-/// WebSocket over TLS (else plain TCP): a stream whose peer echoes every
+/// WebSocket over TLS, or `{dns: NAME}` for DNS over TCP to `host` port 53
+/// (each message a query for NAME, answered by any response), else plain
+/// TCP: a stream whose peer echoes every
 /// byte. One message echoed (`before`), then `ready` and `go` as in
 /// [`KEEPALIVE_ACROSS_A_CHANGE`], then a message every 50 ms for up to
 /// `wait` seconds, counting those echoed (`after`), until the stream is
@@ -551,12 +553,30 @@ if "path" in spec:
     if not lines[0].startswith("HTTP/1.1 101"):
         finish(result, False)
     msg = frame(0x2, b"across a change")
+elif "dns" in spec:
+    s, rest = socket.create_connection((spec["host"], 53), timeout=15), b""
+    labels = b"".join(bytes([len(l)]) + l.encode() for l in spec["dns"].split("."))
+    query = bytes.fromhex("123401000001000000000000") + labels + bytes.fromhex("0000010001")
+    msg = len(query).to_bytes(2, "big") + query
 else:
     s, rest = socket.create_connection((spec["host"], spec["port"]), timeout=15), b""
     msg = b"across a change"
+def answered():
+    """Sends a DNS query and reads one response: False once the stream has ended."""
+    global rest
+    s.sendall(msg)
+    while len(rest) < 2 or len(rest) < 2 + int.from_bytes(rest[:2], "big"):
+        c = s.recv(65536)
+        if not c:
+            return False
+        rest += c
+    rest = rest[2 + int.from_bytes(rest[:2], "big"):]
+    return True
 def echoed():
     """Sends `msg` and reads it back: False once the stream has ended."""
     global rest
+    if "dns" in spec:
+        return answered()
     s.sendall(msg)
     while len(rest) < len(msg):
         c = s.recv(65536)

@@ -279,6 +279,40 @@ fn removing_a_sandbox_cuts_its_relayed_connections() {
     );
 }
 
+/// DNS over TCP is a connection like any other: removing the sandbox ends
+/// it, so a resolver socket kept open cannot outlive its sandbox.
+#[test]
+fn removing_a_sandbox_cuts_its_dns_over_tcp_connections() {
+    let upstream = EchoServer::v4();
+    let mut builder = DaemonBuilder::new();
+    let sbx = builder.cgroup("sbx");
+    builder.policy("default", vec![Rule::exact(upstream.addr())]);
+    let daemon = builder.start();
+    let cgroup = sbx.path_str();
+    let add = [
+        "sandbox", "add", "sbx", "--cgroup", &cgroup, "--policy", "default",
+    ];
+    daemon.cli(&add).expect_success("sluice sandbox add");
+
+    let spec = json!({ "host": "127.0.0.1", "dns": "example.test" });
+    let out = across_a_change(
+        &sbx,
+        daemon.dir(),
+        tls_scripts::STREAM_ACROSS_A_CHANGE,
+        spec,
+        || {
+            daemon
+                .cli(&["sandbox", "rm", "sbx"])
+                .expect_success("sluice sandbox rm");
+        },
+    );
+    out.expect_success("a DNS-over-TCP connection across its sandbox's removal");
+    daemon.wait_metric_at_least(
+        "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}",
+        1.0,
+    );
+}
+
 /// A reload that leaves a connection's policy as it was leaves the
 /// connection too: editing one policy must not cut every sandbox's streams.
 #[test]

@@ -198,7 +198,11 @@ impl Proxy {
         if dst.port() == DNS_PORT {
             // DNS over TCP gets the same policy and caps as over UDP.
             let (resolver, metrics) = (self.resolver.clone(), self.metrics.clone());
-            dns::serve_tcp(client, resolver, metrics, who.dns.clone()).await;
+            // Ended, like any connection, once its sandbox or policy goes.
+            tokio::select! {
+                () = dns::serve_tcp(client, resolver, metrics, who.dns.clone()) => {}
+                () = revoked(&*self.standing, &who, &self.metrics) => {}
+            }
             return;
         }
         let mut client = client;
