@@ -249,33 +249,9 @@ fn sandboxes_are_added_and_removed_through_the_api() {
 /// only its next ones: a relayed TCP stream is cut.
 #[test]
 fn removing_a_sandbox_cuts_its_relayed_connections() {
-    let upstream = EchoServer::v4();
-    let mut builder = DaemonBuilder::new();
-    let sbx = builder.cgroup("sbx");
-    builder.policy("default", vec![Rule::exact(upstream.addr())]);
-    let daemon = builder.start();
-    let cgroup = sbx.path_str();
-    let add = [
-        "sandbox", "add", "sbx", "--cgroup", &cgroup, "--policy", "default",
-    ];
-    daemon.cli(&add).expect_success("sluice sandbox add");
-
-    let spec = json!({ "host": "127.0.0.1", "port": upstream.port() });
-    let out = across_a_change(
-        &sbx,
-        daemon.dir(),
-        tls_scripts::STREAM_ACROSS_A_CHANGE,
-        spec,
-        || {
-            daemon
-                .cli(&["sandbox", "rm", "sbx"])
-                .expect_success("sluice sandbox rm");
-        },
-    );
-    out.expect_success("a relayed connection across its sandbox's removal");
-    daemon.wait_metric_at_least(
-        "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}",
-        1.0,
+    removing_the_sandbox_cuts(
+        "a relayed connection",
+        |upstream| json!({ "host": "127.0.0.1", "port": upstream.port() }),
     );
 }
 
@@ -283,6 +259,16 @@ fn removing_a_sandbox_cuts_its_relayed_connections() {
 /// it, so a resolver socket kept open cannot outlive its sandbox.
 #[test]
 fn removing_a_sandbox_cuts_its_dns_over_tcp_connections() {
+    removing_the_sandbox_cuts(
+        "a DNS-over-TCP connection",
+        |_| json!({ "host": "127.0.0.1", "dns": "example.test" }),
+    );
+}
+
+/// A sandbox added at run time opens the stream `spec` describes
+/// (`STREAM_ACROSS_A_CHANGE`, given the policy's echo upstream), then is
+/// removed: the stream must end, counted as revoked.
+fn removing_the_sandbox_cuts(what: &str, spec: impl FnOnce(&EchoServer) -> Value) {
     let upstream = EchoServer::v4();
     let mut builder = DaemonBuilder::new();
     let sbx = builder.cgroup("sbx");
@@ -294,19 +280,18 @@ fn removing_a_sandbox_cuts_its_dns_over_tcp_connections() {
     ];
     daemon.cli(&add).expect_success("sluice sandbox add");
 
-    let spec = json!({ "host": "127.0.0.1", "dns": "example.test" });
     let out = across_a_change(
         &sbx,
         daemon.dir(),
         tls_scripts::STREAM_ACROSS_A_CHANGE,
-        spec,
+        spec(&upstream),
         || {
             daemon
                 .cli(&["sandbox", "rm", "sbx"])
                 .expect_success("sluice sandbox rm");
         },
     );
-    out.expect_success("a DNS-over-TCP connection across its sandbox's removal");
+    out.expect_success(&format!("{what} across its sandbox's removal"));
     daemon.wait_metric_at_least(
         "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}",
         1.0,

@@ -147,20 +147,26 @@ fn disallowed_destination_is_refused_counted_and_audited() {
         .expect_success("curl to the allowed upstream");
 }
 
-#[test]
-fn host_rule_matches_http_host_and_resolved_address() {
-    let upstream = HttpServer::v4();
-    let port = upstream.port();
+/// A daemon whose sandbox sb1 may reach `upstream.test` (loopback, in
+/// Sluice's resolver) on `port`, by a name rule only. The upstream is on
+/// loopback and these tests are about the name rule, so the SSRF guard
+/// (which would refuse loopback for a name) is off.
+fn named_upstream(port: u16) -> (Daemon, sluice_e2e::TestCgroup) {
     let mut builder = DaemonBuilder::new();
     let sb1 = builder.cgroup("sb1");
-    // The upstream is on loopback: this test is about the name rule, so the
-    // SSRF guard (which would refuse loopback for a name) is off.
     builder
         .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
         .ssrf_guard(false)
         .policy("default", vec![Rule::host("upstream.test", &[port])])
         .sandbox("sb1", &sb1, None, "default");
-    let daemon = builder.start();
+    (builder.start(), sb1)
+}
+
+#[test]
+fn host_rule_matches_http_host_and_resolved_address() {
+    let upstream = HttpServer::v4();
+    let port = upstream.port();
+    let (daemon, sb1) = named_upstream(port);
 
     // The name resolves (for curl) to the upstream's address: allowed.
     let mut args = curl(&format!("http://upstream.test:{port}/named"));
@@ -204,14 +210,7 @@ fn host_rule_matches_http_host_and_resolved_address() {
 fn a_kept_alive_plain_http_connection_cannot_switch_host() {
     let upstream = HttpsUpstream::plain_v4();
     let port = upstream.port();
-    let mut builder = DaemonBuilder::new();
-    let sb1 = builder.cgroup("sb1");
-    builder
-        .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
-        .ssrf_guard(false)
-        .policy("default", vec![Rule::host("upstream.test", &[port])])
-        .sandbox("sb1", &sb1, None, "default");
-    let daemon = builder.start();
+    let (daemon, sb1) = named_upstream(port);
 
     let out = in_cgroup(&sb1).python(
         scripts::KEEPALIVE_HOSTS,
