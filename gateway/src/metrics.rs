@@ -324,6 +324,16 @@ impl Metrics {
         }
     }
 
+    /// Counts the bytes one relayed connection carried each way.
+    pub fn relayed(&self, upstream: u64, downstream: u64) {
+        self.relay_bytes
+            .with_label_values(&["upstream"])
+            .inc_by(upstream);
+        self.relay_bytes
+            .with_label_values(&["downstream"])
+            .inc_by(downstream);
+    }
+
     /// The registry in Prometheus text format.
     pub fn render(&self) -> String {
         let mut buf = Vec::new();

@@ -362,7 +362,8 @@ impl ExplicitProxy {
                 let _ = upstream.set_nodelay(true);
                 let standing = &*self.interceptor.standing;
                 let revoked = crate::proxy::revoked(standing, &who, &self.metrics);
-                relay::relay(client, upstream, &buf, revoked).await;
+                let (up, down) = relay::relay(client, upstream, &buf, revoked).await;
+                self.metrics.relayed(up, down);
                 return;
             }
             Ok(Err(err)) => {

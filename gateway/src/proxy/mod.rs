@@ -400,14 +400,7 @@ impl Proxy {
         let _ = upstream.set_nodelay(true);
         let revoked = revoked(&*self.standing, who, &self.metrics);
         let (up, down) = relay::relay(client, upstream, prefix, revoked).await;
-        self.metrics
-            .relay_bytes
-            .with_label_values(&["upstream"])
-            .inc_by(up);
-        self.metrics
-            .relay_bytes
-            .with_label_values(&["downstream"])
-            .inc_by(down);
+        self.metrics.relayed(up, down);
     }
 
     fn upstream_failed(&self, client: &TcpStream, reason: &str) {

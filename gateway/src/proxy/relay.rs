@@ -6,9 +6,12 @@
 //! A relay whose connection is revoked (`super::revoked`) ends at once.
 
 use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use tokio::{
-    io::{AsyncWriteExt as _, copy_bidirectional_with_sizes},
+    io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, ReadBuf, copy_bidirectional_with_sizes},
     net::TcpStream,
 };
 
@@ -17,11 +20,11 @@ const BUF: usize = 64 * 1024;
 
 /// Relays until both directions are done, or until `revoked` resolves:
 /// then both sides are reset. Returns bytes sent upstream (prefix
-/// included) and downstream; the copy's own counts are known only when it
-/// ends by itself. Errors end the relay quietly: a reset from either side
-/// is an ordinary way for a connection to end.
+/// included) and downstream, also when the relay was cut short: each is
+/// what was read from the other side. Errors end the relay quietly: a
+/// reset from either side is an ordinary way for a connection to end.
 pub async fn relay(
-    mut client: TcpStream,
+    client: TcpStream,
     mut upstream: TcpStream,
     prefix: &[u8],
     revoked: impl Future<Output = ()>,
@@ -29,20 +32,61 @@ pub async fn relay(
     if !prefix.is_empty() && upstream.write_all(prefix).await.is_err() {
         return (0, 0);
     }
-    let copied = tokio::select! {
-        copied = copy_bidirectional_with_sizes(&mut client, &mut upstream, BUF, BUF) => copied.ok(),
+    let (mut client, mut upstream) = (Counted::new(client), Counted::new(upstream));
+    tokio::select! {
+        _ = copy_bidirectional_with_sizes(&mut client, &mut upstream, BUF, BUF) => {}
         () = revoked => {
             // A reset, not an end of stream: neither side may take a
             // connection cut half-way for one that ended (plain TCP has no
             // framing of its own to tell).
-            super::reset(&client);
-            super::reset(&upstream);
-            None
+            super::reset(&client.inner);
+            super::reset(&upstream.inner);
         }
-    };
-    match copied {
-        Some((up, down)) => (up + prefix.len() as u64, down),
-        None => (prefix.len() as u64, 0),
+    }
+    (prefix.len() as u64 + client.read, upstream.read)
+}
+
+/// A stream that counts the bytes read from it, so a relay cut short still
+/// knows how much it carried (the copy's own counts come only at its end).
+struct Counted<S> {
+    inner: S,
+    read: u64,
+}
+
+impl<S> Counted<S> {
+    fn new(inner: S) -> Counted<S> {
+        Counted { inner, read: 0 }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        self.read += (buf.filled().len() - before) as u64;
+        polled
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 
@@ -88,6 +132,24 @@ mod tests {
             .await
             .expect("sandbox reads");
         assert_eq!(reply, b"reply");
+        assert_eq!(relay.await.expect("relay task"), (9, 5));
+    }
+
+    #[tokio::test]
+    async fn a_revoked_relay_still_reports_what_it_carried() {
+        let (mut sandbox, client_side) = pair().await;
+        let (upstream_side, mut server) = pair().await;
+        let (revoke, revoked) = tokio::sync::oneshot::channel::<()>();
+        let relay = tokio::spawn(relay(client_side, upstream_side, b"HEAD", async {
+            let _ = revoked.await;
+        }));
+        sandbox.write_all(b"-body").await.expect("write");
+        let mut got = [0u8; 9];
+        server.read_exact(&mut got).await.expect("server reads");
+        server.write_all(b"reply").await.expect("reply");
+        let mut reply = [0u8; 5];
+        sandbox.read_exact(&mut reply).await.expect("sandbox reads");
+        let _ = revoke.send(());
         assert_eq!(relay.await.expect("relay task"), (9, 5));
     }
 }
