@@ -13,6 +13,7 @@ pub mod sniff;
 #[cfg(test)]
 mod tests;
 
+use hickory_proto::rr::RecordType;
 use std::{
     net::{IpAddr, SocketAddr},
     sync::Arc,
@@ -308,7 +309,7 @@ impl Proxy {
                         if first.tls {
                             interceptor.clone().tls(stream, who, dst, name, sni).await;
                         } else {
-                            let named = self.named_address(&name, dst, &addrs).await;
+                            let named = self.named_address(&who, &name, dst, &addrs).await;
                             let interceptor = interceptor.clone();
                             interceptor.plain(stream, who, dst, name, named).await;
                         }
@@ -322,9 +323,18 @@ impl Proxy {
     /// Whether `dst` is an address of `name` (canonical): the name is that
     /// address written out, or Sluice's resolver gives it for the name
     /// (`resolved`, when the network decision already asked, else asked
-    /// now). A secret sent over plain HTTP depends on it: nothing else
-    /// ties the `Host` a sandbox writes to the address it dials.
-    async fn named_address(&self, name: &str, dst: SocketAddr, resolved: &[IpAddr]) -> bool {
+    /// now, as the sandbox's own DNS question: through its gate, so a Host
+    /// the policy would not resolve is never looked up, and cannot carry
+    /// data to a name server past the DNS policy). A secret sent over plain
+    /// HTTP depends on it: nothing else ties the `Host` a sandbox writes to
+    /// the address it dials.
+    async fn named_address(
+        &self,
+        who: &Who,
+        name: &str,
+        dst: SocketAddr,
+        resolved: &[IpAddr],
+    ) -> bool {
         let ip = dst.ip().to_canonical();
         if let Ok(named) = name
             .trim_start_matches('[')
@@ -335,6 +345,9 @@ impl Proxy {
         }
         let asked;
         let addrs = if resolved.is_empty() {
+            if let dns::Admission::Refuse(..) = who.dns.admit(name, RecordType::A) {
+                return false;
+            }
             asked = self.resolver.lookup_ip(name).await.unwrap_or_default();
             &asked
         } else {

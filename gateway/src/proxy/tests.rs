@@ -87,6 +87,7 @@ fn policy(network: &str) -> Arc<CompiledPolicy> {
 }
 
 struct Harness {
+    proxy: Arc<Proxy>,
     proxy_addr: SocketAddr,
     orig: Arc<MockOrigDst>,
     standing: Arc<Revocable>,
@@ -126,8 +127,9 @@ impl Harness {
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let proxy_addr = listener.local_addr().expect("addr");
-        tokio::spawn(proxy.serve(listener, NETNS));
+        tokio::spawn(proxy.clone().serve(listener, NETNS));
         Harness {
+            proxy,
             proxy_addr,
             orig,
             standing,
@@ -422,4 +424,44 @@ async fn silent_and_vanishing_clients_cost_nothing_but_a_count() {
         "only the silent client's denial is audited"
     );
     assert!(Path::new(&h.audit_path).exists());
+}
+
+/// A DNS gate that refuses every question.
+struct RefuseAll;
+
+impl dns::Gate for RefuseAll {
+    fn admit(&self, _: &str, _: hickory_proto::rr::RecordType) -> dns::Admission {
+        dns::Admission::Refuse(hickory_proto::op::ResponseCode::Refused, "refused")
+    }
+    fn keep(&self, _: IpAddr) -> bool {
+        false
+    }
+}
+
+/// Whether a plain-HTTP Host names the address dialled is asked of the
+/// resolver as the sandbox's own question: a name its DNS gate refuses
+/// (denied, over a cap) is never looked up, so a Host cannot carry data to
+/// a name server past the sandbox's DNS policy.
+#[tokio::test]
+async fn a_host_the_sandboxs_dns_gate_refuses_is_never_resolved() {
+    let named: IpAddr = "10.1.2.3".parse().expect("ip");
+    let h = Harness::start(
+        policy("  allow_out: [10.0.0.0/8]\n"),
+        &[("named.test", named)],
+    )
+    .await;
+    let who = OneSandbox(policy("  allow_out: [10.0.0.0/8]\n"))
+        .who(IDENTITY)
+        .expect("the sandbox");
+    let dst = SocketAddr::new(named, 80);
+    assert!(h.proxy.named_address(&who, "named.test", dst, &[]).await);
+    let refused = Who {
+        dns: Arc::new(RefuseAll),
+        ..who
+    };
+    assert!(
+        !h.proxy
+            .named_address(&refused, "named.test", dst, &[])
+            .await
+    );
 }
