@@ -316,22 +316,33 @@ impl ExplicitProxy {
             .await
             {
                 Ok(Ok(n)) if n > 0 => {}
+                // Gone before saying anything: nothing to dial for.
+                Ok(_) if buf.is_empty() => return,
+                // Silence (a protocol whose server speaks first), or the
+                // end of what the client had to say.
                 _ => break Sniffed::Opaque,
             }
         };
         let name = canonical_name(&target.host);
-        if let Sniffed::Tls { .. } = sniffed
-            && who.policy.network.intercepts(Some(&name))
-        {
-            let stream = Prefixed::new(buf, client);
-            // The tunnel was granted for this name: requests on it must
-            // name it too (hygiene compares Host with it).
-            let sni = Some(name.clone());
-            return self
-                .interceptor
-                .clone()
-                .tls(stream, who, dst, name, sni)
-                .await;
+        if who.policy.network.intercepts(Some(&name)) {
+            match sniffed {
+                Sniffed::Tls { .. } => {
+                    let stream = Prefixed::new(buf, client);
+                    // The tunnel was granted for this name: requests on it
+                    // must name it too (hygiene compares Host with it).
+                    let sni = Some(name.clone());
+                    let interceptor = self.interceptor.clone();
+                    return interceptor.tls(stream, who, dst, name, sni).await;
+                }
+                Sniffed::Http { .. } => {
+                    // Each request's Host is checked against the tunnel's
+                    // name; `dst` is Sluice's own resolution of it.
+                    let stream = Prefixed::new(buf, client);
+                    let interceptor = self.interceptor.clone();
+                    return interceptor.plain(stream, who, dst, name, true).await;
+                }
+                _ => {}
+            }
         }
         // Not decrypted: what the tunnel carries is decided as a steered
         // connection's first bytes are.
@@ -672,6 +683,44 @@ mod tests {
                 })
                 .map_err(|_| ());
             assert_eq!(got, want, "{text:?}");
+        }
+    }
+
+    /// A tunnel the policy does not decrypt is decided on what it carries;
+    /// a hello offering ECH is refused under `encrypted_client_hello:
+    /// refuse` with or without an SNI (without one, the tunnel's granted
+    /// name still decides it is not decrypted).
+    #[test]
+    fn an_undecrypted_tunnel_refuses_ech_with_or_without_an_sni() {
+        let raw: crate::policy::raw::Policy = serde_yaml::from_str(
+            "network:\n  deny_out: [evil.test]\n  ssrf_guard: false\n  decide_without_decryption: false\n  passthrough: [pinned.test]\n  encrypted_client_hello: refuse\n",
+        )
+        .expect("policy yaml");
+        let policy = Arc::new(
+            crate::policy::compiled::CompiledPolicy::compile("p", &raw).expect("compiles"),
+        );
+        assert!(!policy.network.intercepts(Some("pinned.test")));
+        let who = Who {
+            identity: None,
+            sandbox: Arc::from("vm-1"),
+            session: None,
+            policy,
+            dns: Arc::new(NoDns),
+            dry_run: false,
+        };
+        let dst: SocketAddr = "127.0.0.1:443".parse().expect("addr");
+        for sni in [Some("pinned.test".to_owned()), None] {
+            let plain = Sniffed::Tls {
+                sni: sni.clone(),
+                ech: false,
+            };
+            assert!(carried(&who, dst, "pinned.test", &plain).is_ok(), "{sni:?}");
+            let ech = Sniffed::Tls {
+                sni: sni.clone(),
+                ech: true,
+            };
+            let refusal = carried(&who, dst, "pinned.test", &ech).expect_err("refused");
+            assert_eq!(refusal.reason, "encrypted_client_hello", "{sni:?}");
         }
     }
 }

@@ -211,11 +211,16 @@ impl Proxy {
         let host_address = host_address::for_policy(network, dst.ip());
 
         // The first bytes only matter when a name rule could apply to this
-        // port; otherwise decide at once, so server-first protocols work.
+        // port, TLS is decrypted or checked for Encrypted Client Hello, or
+        // a stage reads plain HTTP; otherwise decide at once, so
+        // server-first protocols work without waiting for the timeout.
         // A connection the address alone refuses is still read, so that a
         // plain-HTTP client gets a 403 naming the rule instead of a reset.
         let must_sniff = network.name_rules_apply(dst.port())
             || !network.decide_without_decryption()
+            || network.refuses_ech()
+            || who.policy.reads_http()
+            || who.dry_run
             || matches!(
                 network.decide(&ConnRequest {
                     dst,
@@ -257,7 +262,7 @@ impl Proxy {
             host,
             name_addrs: Some(&addrs),
             host_address,
-            ech: first.ech,
+            ech: first.ech && !network.intercepts(sni),
         });
         let policy = &who.policy.name;
         match verdict {

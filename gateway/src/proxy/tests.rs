@@ -81,8 +81,12 @@ impl Standing for Revocable {
 
 /// A policy `p` from its `network` section, in YAML.
 fn policy(network: &str) -> Arc<CompiledPolicy> {
-    let raw: raw::Policy =
-        serde_yaml::from_str(&format!("network:\n{network}")).expect("test policy parses");
+    policy_doc(&format!("network:\n{network}"))
+}
+
+/// A policy `p` from its YAML.
+fn policy_doc(yaml: &str) -> Arc<CompiledPolicy> {
+    let raw: raw::Policy = serde_yaml::from_str(yaml).expect("test policy parses");
     Arc::new(CompiledPolicy::compile("p", &raw).expect("test policy compiles"))
 }
 
@@ -464,4 +468,42 @@ async fn a_host_the_sandboxs_dns_gate_refuses_is_never_resolved() {
             .named_address(&refused, "named.test", dst, &[])
             .await
     );
+}
+
+/// On a port only address rules cover, the first bytes are read only when
+/// something needs them: a stage that reads plain HTTP, or the ECH check.
+/// What was read shows in the allow event's `host`.
+#[tokio::test]
+async fn first_bytes_are_read_where_a_stage_or_the_ech_check_needs_them() {
+    let upstream = echo_upstream().await;
+    let network = format!(
+        "network:\n  allow_out: [\"127.0.0.1:{}\"]\n  deny_out: [ALL_TRAFFIC]\n",
+        upstream.port()
+    );
+    let cases = [
+        ("", false),
+        ("pii:\n  enabled: true\n", true),
+        ("dry_run: true\n", true),
+        ("  encrypted_client_hello: refuse\n", true),
+    ];
+    for (extra, read) in cases {
+        // Appended: top-level keys, or (indented) more of `network`.
+        let h = Harness::start(policy_doc(&format!("{network}{extra}")), &[]).await;
+        let mut client = h.connect(upstream).await;
+        client
+            .write_all(b"GET / HTTP/1.1\r\nHost: named.test\r\n\r\n")
+            .await
+            .expect("write");
+        client.shutdown().await.expect("half-close");
+        let (got, _) = read_all(&mut client).await;
+        assert!(got.starts_with(b"echo:"), "{extra:?}");
+        let audit = h.audit().await;
+        assert_eq!(audit[0]["verdict"], "allow", "{extra:?}");
+        assert_eq!(
+            audit[0]["host"] == "named.test",
+            read,
+            "{extra:?}: {}",
+            audit[0]
+        );
+    }
 }

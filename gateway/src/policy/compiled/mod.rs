@@ -62,6 +62,18 @@ pub struct Transformation {
 }
 
 impl CompiledPolicy {
+    /// Whether a stage reads HTTP requests or their answers (PII, injection
+    /// defense, transformations, credentials, apps, dry run): plain HTTP is
+    /// then read even on a port where no name rule needs its Host.
+    pub fn reads_http(&self) -> bool {
+        self.pii.enabled
+            || self.injection_defense.enabled
+            || !self.transformations.is_empty()
+            || !self.credentials.is_empty()
+            || !self.apps.is_empty()
+            || self.dry_run
+    }
+
     pub fn compile(name: &str, raw: &raw::Policy) -> Result<CompiledPolicy, Vec<CompileError>> {
         let mut errors = Vec::new();
         let network = match NetworkPolicy::compile(&raw.network) {

@@ -113,7 +113,10 @@ pub struct ConnRequest<'a> {
     /// itself): refused by the SSRF guard like loopback, whatever the
     /// address tables say ([`ssrf::IpClass::Host`]).
     pub host_address: bool,
-    /// The TLS ClientHello offers Encrypted Client Hello.
+    /// The TLS ClientHello offers Encrypted Client Hello and the connection
+    /// will not be decrypted (the caller knows which name decides that:
+    /// [`NetworkPolicy::intercepts`] of the SNI, or of an explicit-proxy
+    /// tunnel's granted name).
     pub ech: bool,
 }
 
@@ -362,8 +365,9 @@ impl NetworkPolicy {
         Ok(policy)
     }
 
-    /// Whether an allowed connection with this name (SNI, or Host for plain
-    /// HTTP) is decrypted and proxied rather than spliced.
+    /// Whether an allowed TLS connection with this name (its SNI, or an
+    /// explicit-proxy tunnel's name) is decrypted and proxied rather than
+    /// spliced. Plain HTTP is read whatever this says.
     pub fn intercepts(&self, name: Option<&str>) -> bool {
         if self.decide_without_decryption {
             return false;
@@ -411,7 +415,7 @@ impl NetworkPolicy {
         }
         // An undecrypted hello that offers ECH may carry another name
         // inside; refused where the policy says so, before any allow.
-        if req.ech && self.refuse_ech && !self.intercepts(req.sni) {
+        if req.ech && self.refuse_ech {
             return deny(NetDenyReason::EncryptedClientHello, ECH);
         }
         let Some(rule) = winner else {
@@ -511,6 +515,12 @@ impl NetworkPolicy {
 
     pub fn dns_limits(&self) -> &DnsLimits {
         &self.dns
+    }
+
+    /// Whether a TLS hello offering Encrypted Client Hello is refused when
+    /// the connection is not decrypted.
+    pub fn refuses_ech(&self) -> bool {
+        self.refuse_ech
     }
 
     /// Whether SNI / Host may decide without terminating TLS.
