@@ -451,3 +451,28 @@ try:
 except ConnectionResetError:
     print(json.dumps({"result": "reset"}))
 "#;
+
+/// `ADDR PORT HOST N`: N+1 WebSocket upgrades of `/ws` on plain HTTP to
+/// ADDR:PORT (Host HOST), each kept open once upgraded. Prints each one's
+/// status line code, or `closed` when the connection ended first.
+pub const WEBSOCKETS_HELD: &str = r#"
+import base64, json, os, socket, sys
+addr, port, host, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+held, statuses = [], []
+for _ in range(n + 1):
+    key = base64.b64encode(os.urandom(16)).decode()
+    try:
+        s = socket.create_connection((addr, port), timeout=10)
+        s.sendall(f"GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            head += chunk
+        statuses.append(int(head.split()[1]) if head else "closed")
+        held.append(s)
+    except OSError:
+        statuses.append("closed")
+print(json.dumps({"statuses": statuses}))
+"#;

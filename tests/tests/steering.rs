@@ -248,6 +248,42 @@ fn a_kept_alive_plain_http_connection_cannot_switch_host() {
     assert_eq!(events[0]["reason"], "host_changed", "{}", events[0]);
 }
 
+/// An upgraded connection (a WebSocket) lives on after its HTTP
+/// connection: it still holds its sandbox's connection slot.
+#[test]
+fn websockets_count_toward_the_connection_limit() {
+    let upstream = HttpsUpstream::plain_v4();
+    let port = upstream.port();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .host("upstream.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
+        .ssrf_guard(false)
+        .limit("max_connections_per_sandbox", serde_json::json!(2))
+        .policy("default", vec![Rule::host("upstream.test", &[port])])
+        .sandbox("sb1", &sb1, None, "default");
+    let daemon = builder.start();
+    let out = in_cgroup(&sb1).python(
+        scripts::WEBSOCKETS_HELD,
+        &[
+            "127.0.0.1",
+            &port.to_string(),
+            &format!("upstream.test:{port}"),
+            "2",
+        ],
+    );
+    out.expect_success("three WebSocket upgrades");
+    assert_eq!(
+        out.json()["statuses"],
+        serde_json::json!([101, 101, "closed"]),
+        "{out}"
+    );
+    daemon.wait_metric_at_least(
+        "sluice_connections_total{verdict=\"deny\",reason=\"connection_limit\"}",
+        1.0,
+    );
+}
+
 /// Errors a refusal may surface as in Python: `PermissionError`.
 fn is_permission_error(result: &Value) -> bool {
     result == "EPERM" || result == "EACCES"

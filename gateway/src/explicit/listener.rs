@@ -33,7 +33,7 @@ use crate::{
         store::PolicyStore,
     },
     proxy::{
-        Who,
+        Held, Who,
         quota::Quota,
         relay,
         sniff::{MAX_SNIFF_BYTES, Sniffed, sniff},
@@ -75,6 +75,14 @@ pub(crate) struct Target {
     pub port: u16,
     /// CONNECT (a tunnel); otherwise absolute-form plain HTTP.
     pub tunnel: bool,
+}
+
+/// A connection the token and the policy let through: who, the address
+/// checked (the one dialled), and what it holds while open.
+struct Admitted {
+    who: Who,
+    dst: SocketAddr,
+    held: Held,
 }
 
 /// A refusal answered before any tunnel exists.
@@ -120,7 +128,7 @@ impl ExplicitProxy {
         if self.drain.is_draining() {
             return;
         }
-        let _tracked = self.drain.track();
+        let tracked = self.drain.track();
         let (buf, head_len) = match self.read_head(&mut client).await {
             HeadRead::Read(buf, head_len) => (buf, head_len),
             // A client that left or stalled: nothing to answer.
@@ -174,7 +182,8 @@ impl ExplicitProxy {
             Ok((who, dst, slot))
         });
         match admitted {
-            Ok((who, dst, _slot)) => {
+            Ok((who, dst, slot)) => {
+                let held: Held = Arc::new((tracked, slot));
                 self.metrics
                     .connections
                     .with_label_values(&["allow", "capability_token"])
@@ -195,14 +204,15 @@ impl ExplicitProxy {
                         return;
                     }
                     let rest = buf[head_len..].to_vec();
-                    self.tunnel(client, rest, &claims, who, dst, target).await;
+                    let admitted = Admitted { who, dst, held };
+                    self.tunnel(client, rest, &claims, target, admitted).await;
                 } else {
                     // The whole request, head included, is the interceptor's;
                     // `dst` is Sluice's own resolution of the name.
                     let stream = Prefixed::new(buf, client);
                     let name = canonical_name(&target.host);
                     let interceptor = self.interceptor.clone();
-                    interceptor.plain(stream, who, dst, name, true).await;
+                    interceptor.plain(stream, who, dst, name, true, held).await;
                 }
             }
             Err(refusal) => {
@@ -298,10 +308,10 @@ impl ExplicitProxy {
         mut client: TcpStream,
         mut buf: Vec<u8>,
         claims: &Claims,
-        who: Who,
-        dst: SocketAddr,
         target: &Target,
+        admitted: Admitted,
     ) {
+        let Admitted { who, dst, held } = admitted;
         let deadline = Instant::now() + self.header_timeout;
         let sniffed = loop {
             match sniff(&buf) {
@@ -332,14 +342,14 @@ impl ExplicitProxy {
                     // must name it too (hygiene compares Host with it).
                     let sni = Some(name.clone());
                     let interceptor = self.interceptor.clone();
-                    return interceptor.tls(stream, who, dst, name, sni).await;
+                    return interceptor.tls(stream, who, dst, name, sni, held).await;
                 }
                 Sniffed::Http { .. } => {
                     // Each request's Host is checked against the tunnel's
                     // name; `dst` is Sluice's own resolution of it.
                     let stream = Prefixed::new(buf, client);
                     let interceptor = self.interceptor.clone();
-                    return interceptor.plain(stream, who, dst, name, true).await;
+                    return interceptor.plain(stream, who, dst, name, true, held).await;
                 }
                 _ => {}
             }
@@ -363,7 +373,7 @@ impl ExplicitProxy {
             // the tunnel's name.
             let stream = Prefixed::new(buf, client);
             let interceptor = self.interceptor.clone();
-            return interceptor.plain(stream, who, dst, name, true).await;
+            return interceptor.plain(stream, who, dst, name, true, held).await;
         }
         // TLS not decrypted, other bytes, or none within the timeout (a
         // protocol whose server speaks first): relayed, as when steered.

@@ -38,7 +38,7 @@ use crate::{
     drain::Drain,
     metrics::Metrics,
     pipeline::{Pipeline, RequestHead, Verdict},
-    proxy::{Standing, Who, revoked},
+    proxy::{Held, Standing, Who, revoked},
     redact::RedactedBody,
     tls::mint::Minter,
 };
@@ -91,6 +91,9 @@ struct Conn {
     /// resolver) or elsewhere: what a secret sent over it relies on (over
     /// TLS the upstream's certificate vouches for the name).
     transport: Transport,
+    /// What the connection holds while open, kept by an upgraded stream
+    /// too ([`Held`]).
+    held: Held,
 }
 
 impl Interceptor {
@@ -103,6 +106,7 @@ impl Interceptor {
         dst: SocketAddr,
         name: String,
         sni: Option<String>,
+        held: Held,
     ) {
         let leaf = match self.minter.leaf(&name).await {
             Ok(leaf) => leaf,
@@ -142,6 +146,7 @@ impl Interceptor {
             who,
             sni,
             transport: Transport::Tls,
+            held,
         };
         // As for plain HTTP: hyper's header read timeout ends an idle
         // HTTP/1 connection, but HTTP/2 has no timer of its own.
@@ -193,6 +198,7 @@ impl Interceptor {
         dst: SocketAddr,
         host: String,
         named_address: bool,
+        held: Held,
     ) {
         let conn = Conn {
             key: Key {
@@ -208,6 +214,7 @@ impl Interceptor {
             } else {
                 Transport::PlainElsewhere
             },
+            held,
         };
         let in_flight = InFlight::default();
         let io = Idle::new(stream, self.limits.idle, in_flight.clone());
@@ -489,12 +496,11 @@ impl Interceptor {
                 let metrics = self.metrics.clone();
                 async move { revoked(&*standing, &who, &metrics).await }
             };
-            tokio::spawn(splice::upgraded(
-                downstream,
-                upstream,
-                needles.clone(),
-                revoked,
-            ));
+            let (needles, held) = (needles.clone(), conn.held.clone());
+            tokio::spawn(async move {
+                splice::upgraded(downstream, upstream, needles, revoked).await;
+                drop(held);
+            });
         }
         if needles.is_some() && response.status() == StatusCode::PARTIAL_CONTENT {
             // Asked for none: a part of an answer is redacted as a part,

@@ -170,8 +170,8 @@ impl Proxy {
         // the client's delayed ACK (1 MiB bodies ran at a sixth of direct).
         let _ = client.set_nodelay(true);
         self.metrics.active_connections.inc();
-        let _active = scopeguard(&self.metrics);
-        let _tracked = self.drain.track();
+        let active = Active(self.metrics.clone());
+        let tracked = self.drain.track();
         let Some(steered) = self.orig.take(netns, peer) else {
             // Not steered by our programs (e.g. a direct connection to the
             // listener, or an entry evicted under pressure): nothing to relay to.
@@ -183,7 +183,7 @@ impl Proxy {
             self.deny(&client, Some(dst), "unknown_identity");
             return;
         };
-        let Some(_slot) = self.quota.take(&who.sandbox) else {
+        let Some(slot) = self.quota.take(&who.sandbox) else {
             let rule = "config:limits.max_connections_per_sandbox";
             self.record_denial(
                 Some(&who),
@@ -196,6 +196,7 @@ impl Proxy {
             reset(&client);
             return;
         };
+        let held: Held = Arc::new((active, tracked, slot));
         if dst.port() == DNS_PORT {
             // DNS over TCP gets the same policy and caps as over UDP.
             let (resolver, metrics) = (self.resolver.clone(), self.metrics.clone());
@@ -312,11 +313,12 @@ impl Proxy {
                         let sni = first.sni.as_deref().map(canonical_name);
                         let stream = Prefixed::new(first.buf, client);
                         if first.tls {
-                            interceptor.clone().tls(stream, who, dst, name, sni).await;
+                            let interceptor = interceptor.clone();
+                            interceptor.tls(stream, who, dst, name, sni, held).await;
                         } else {
                             let named = self.named_address(&who, &name, dst, &addrs).await;
                             let interceptor = interceptor.clone();
-                            interceptor.plain(stream, who, dst, name, named).await;
+                            interceptor.plain(stream, who, dst, name, named, held).await;
                         }
                     }
                     _ => self.forward(client, &who, dst, &first.buf).await,
@@ -507,12 +509,18 @@ pub(crate) fn reset(stream: &TcpStream) {
 }
 
 /// Decrements the active-connection gauge when the handler ends, however it ends.
-fn scopeguard(metrics: &Arc<Metrics>) -> impl Drop + '_ {
-    struct Guard<'a>(&'a Metrics);
-    impl Drop for Guard<'_> {
-        fn drop(&mut self) {
-            self.0.active_connections.dec();
-        }
+/// A connection's count in `sluice_active_connections`, until dropped.
+struct Active(Arc<Metrics>);
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        self.0.active_connections.dec();
     }
-    Guard(metrics)
 }
+
+/// What an open connection holds until it ends (its count among the
+/// active connections, its place in the drain, its sandbox's connection
+/// slot): shared with the stream an HTTP upgrade hands over, which lives
+/// on after the HTTP connection, so a WebSocket is counted and capped as
+/// long as it is open.
+pub type Held = Arc<dyn Send + Sync>;
