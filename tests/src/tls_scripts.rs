@@ -612,3 +612,35 @@ except (ssl.SSLError, OSError) as e:
 finish(result, result["before"] and result["closed"])
 "#
 );
+
+/// Spec `{host, port, cafile, ready, go, wait}`: `GET /sse`, event `one`
+/// read (the upstream then holds the stream open for up to 10 s, waiting
+/// for an ack that never comes), then `ready` and `go` as in
+/// [`KEEPALIVE_ACROSS_A_CHANGE`], then the rest of the stream until it
+/// ends. Succeeds when it ended before the upstream's next event.
+pub const SSE_ACROSS_A_CHANGE: &str = concat!(
+    prelude!(),
+    r#"
+result = {"events": []}
+c = Conn(spec["host"], spec["port"], spec["cafile"])
+c.request("GET", "/sse", headers={"Accept": "text/event-stream"})
+r = c.getresponse()
+result["status"] = r.status
+def events():
+    while True:
+        line = r.readline()
+        if not line:
+            return
+        line = line.decode().rstrip("\r\n")
+        if line.startswith("data: "):
+            yield line[len("data: "):]
+stream = events()
+result["events"].append(next(stream, None))
+ready_then_go(spec)
+try:
+    result["events"].extend(stream)
+except Exception as e:
+    result["error"] = err(e)
+finish(result, result["status"] == 200 and result["events"] == ["one"])
+"#
+);

@@ -247,6 +247,27 @@ fn a_policy_edit_closes_connections_admitted_under_the_old_policy() {
     world.daemon.wait_metric_at_least(REVOKED, 1.0);
 }
 
+/// A request in flight when its connection is revoked may finish, but
+/// not forever: an endless stream to a host the policy no longer allows
+/// ends within the grace.
+#[test]
+fn a_policy_edit_ends_a_stream_in_flight_after_a_grace() {
+    let ca = TestCa::upstream();
+    let (upstream, world) = World::intercepting(&ca, "upstream.test");
+    let spec = json!({
+        "host": "upstream.test", "port": upstream.port(), "cafile": world.sluice_ca,
+    });
+    let out = across_a_change(
+        &world.sb1,
+        world.daemon.dir(),
+        tls_scripts::SSE_ACROSS_A_CHANGE,
+        spec,
+        || deny_everything(&world),
+    );
+    out.expect_success("an SSE stream across a policy edit");
+    world.daemon.wait_metric_at_least(REVOKED, 1.0);
+}
+
 /// An upgraded stream outlives the HTTP connection it was upgraded on: a
 /// policy edit that removes its host must still end it.
 #[test]

@@ -47,6 +47,9 @@ use prefixed::Prefixed;
 use respond::{Body, bad_gateway, bad_request};
 use upstream::{Key, Upstreams};
 
+/// How long requests in flight on a revoked connection may take to finish.
+const REVOKED_GRACE: Duration = Duration::from_secs(5);
+
 /// Limits of intercepted connections.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -271,9 +274,13 @@ impl Interceptor {
                 connection.await
             }
             () = revoked(&*self.standing, &conn.who, &self.metrics) => {
-                // Answer the requests in flight, then close.
+                // Answer the requests in flight, then close; but not
+                // forever: an endless stream (an upload, SSE) to a host
+                // the policy no longer allows must end too.
                 connection.as_mut().graceful_shutdown();
-                connection.await
+                tokio::time::timeout(REVOKED_GRACE, connection)
+                    .await
+                    .unwrap_or(Ok(()))
             }
         };
         if let Err(err) = result {
