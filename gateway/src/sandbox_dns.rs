@@ -40,35 +40,57 @@ struct Quiet {
     /// (reason, registrable domain; empty for the overflow) → (last
     /// audited, refusals folded since).
     kinds: HashMap<(&'static str, String), (Instant, u64)>,
+    /// Per reason, refusals folded into kinds since forgotten: told in the
+    /// next event for that reason.
+    forgotten: HashMap<&'static str, u64>,
+}
+
+/// What the audit event of an admitted refusal says it stands for besides
+/// itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Folded {
+    /// Of its kind (reason and domain), since the last event of the kind.
+    same: u64,
+    /// For its reason, under other domains forgotten since.
+    elsewhere: u64,
 }
 
 impl Quiet {
-    /// For a refusal of `name` for `reason` at `now`: `Some(folded)` to
-    /// audit it, `folded` being how many of its kind were refused since
-    /// the last event of that kind; `None` to fold it into the next.
-    fn admit(&mut self, now: Instant, reason: &'static str, name: &str) -> Option<u64> {
+    /// For a refusal of `name` for `reason` at `now`: `Some` to audit it,
+    /// with what was folded in since; `None` to fold it into a later one.
+    fn admit(&mut self, now: Instant, reason: &'static str, name: &str) -> Option<Folded> {
         let mut kind = (reason, dns_guard::registrable(name).to_ascii_lowercase());
         if !self.kinds.contains_key(&kind) && self.kinds.len() >= MAX_KINDS {
-            self.kinds
-                .retain(|_, (last, folded)| *folded > 0 || now.duration_since(*last) < AUDIT_EVERY);
+            // Kinds quiet for a while are forgotten, their folded counts
+            // kept per reason so no refusal goes untold.
+            let forgotten = &mut self.forgotten;
+            self.kinds.retain(|(reason, _), (last, folded)| {
+                let keep = now.duration_since(*last) < AUDIT_EVERY;
+                if !keep && *folded > 0 {
+                    *forgotten.entry(reason).or_insert(0) += *folded;
+                }
+                keep
+            });
             if self.kinds.len() >= MAX_KINDS {
                 kind.1 = String::new();
             }
         }
-        match self.kinds.get_mut(&kind) {
+        let same = match self.kinds.get_mut(&kind) {
             Some((last, folded)) if now.duration_since(*last) < AUDIT_EVERY => {
                 *folded += 1;
-                None
+                return None;
             }
             Some((last, folded)) => {
                 *last = now;
-                Some(std::mem::take(folded))
+                std::mem::take(folded)
             }
             None => {
                 self.kinds.insert(kind, (now, 0));
-                Some(0)
+                0
             }
-        }
+        };
+        let elsewhere = self.forgotten.remove(reason).unwrap_or(0);
+        Some(Folded { same, elsewhere })
     }
 }
 
@@ -113,6 +135,19 @@ impl SandboxDns {
         let Some(folded) = admitted else {
             return;
         };
+        let mut told = Vec::new();
+        if folded.same > 0 {
+            told.push(format!(
+                "{} more refused for this reason and domain since the last event",
+                folded.same
+            ));
+        }
+        if folded.elsewhere > 0 {
+            told.push(format!(
+                "{} more for this reason under other domains, folded earlier",
+                folded.elsewhere
+            ));
+        }
         self.audit.record(&Event {
             event: "dns",
             verdict: "deny",
@@ -120,9 +155,7 @@ impl SandboxDns {
             rule,
             sandbox: Some(&self.sandbox),
             host: Some(name),
-            detail: (folded > 0).then(|| {
-                format!("{folded} more refused for this reason and domain since the last event")
-            }),
+            detail: (!told.is_empty()).then(|| told.join("; ")),
             ..Event::default()
         });
     }
@@ -195,22 +228,26 @@ impl Gate for SandboxDns {
 mod tests {
     use super::*;
 
+    fn told(same: u64, elsewhere: u64) -> Option<Folded> {
+        Some(Folded { same, elsewhere })
+    }
+
     #[test]
     fn refusals_fold_per_reason_and_domain() {
         let t0 = Instant::now();
         let at = |ms: u64| t0 + Duration::from_millis(ms);
         let mut quiet = Quiet::default();
-        // (ms, reason, name, audited with this many folded, or folded)
+        // (ms, reason, name, audited with what it stands for, or folded)
         #[rustfmt::skip]
-        let steps: &[(u64, &'static str, &str, Option<u64>)] = &[
-            (0, "dns_denied_name", "a.evil.test", Some(0)),
+        let steps: &[(u64, &'static str, &str, Option<Folded>)] = &[
+            (0, "dns_denied_name", "a.evil.test", told(0, 0)),
             (10, "dns_denied_name", "b.evil.test", None),
             (20, "dns_denied_name", "B.Evil.Test.", None),
             // Another domain, or another reason, is its own kind.
-            (30, "dns_denied_name", "exfil.example.co.uk", Some(0)),
-            (40, "rate_limited", "c.evil.test", Some(0)),
+            (30, "dns_denied_name", "exfil.example.co.uk", told(0, 0)),
+            (40, "rate_limited", "c.evil.test", told(0, 0)),
             // A second on, the kind is audited again with its count.
-            (1000, "dns_denied_name", "d.evil.test", Some(2)),
+            (1000, "dns_denied_name", "d.evil.test", told(2, 0)),
             (1001, "dns_denied_name", "e.evil.test", None),
         ];
         for &(ms, reason, name, want) in steps {
@@ -222,34 +259,38 @@ mod tests {
         }
     }
 
+    /// The kinds kept are bounded; a flood of new domains folds together
+    /// per reason, and kinds quiet for a while are forgotten, what they
+    /// had folded told with the next event for their reason.
     #[test]
-    fn a_flood_of_domains_is_bounded_and_folds_together() {
-        let now = Instant::now();
+    fn a_flood_of_domains_is_bounded_and_nothing_goes_untold() {
+        let t0 = Instant::now();
         let mut quiet = Quiet::default();
         for i in 0..MAX_KINDS {
+            // An A and an AAAA question each: one told, one folded.
             assert_eq!(
-                quiet.admit(now, "dns_denied_name", &format!("d{i}.test")),
-                Some(0)
+                quiet.admit(t0, "dns_denied_name", &format!("d{i}.test")),
+                told(0, 0)
             );
-            // Something folded: the kind must be kept for its count.
             assert_eq!(
-                quiet.admit(now, "dns_denied_name", &format!("x.d{i}.test")),
+                quiet.admit(t0, "dns_denied_name", &format!("d{i}.test")),
                 None
             );
         }
-        assert_eq!(quiet.admit(now, "dns_denied_name", "new1.test"), Some(0));
-        assert_eq!(quiet.admit(now, "dns_denied_name", "new2.test"), None);
+        assert_eq!(quiet.admit(t0, "dns_denied_name", "new1.test"), told(0, 0));
+        assert_eq!(quiet.admit(t0, "dns_denied_name", "new2.test"), None);
         assert_eq!(quiet.kinds.len(), MAX_KINDS + 1);
-        // Quiet kinds with nothing folded make room again.
-        let later = now + AUDIT_EVERY * 2;
-        let mut quiet = Quiet::default();
-        for i in 0..MAX_KINDS {
-            assert_eq!(
-                quiet.admit(now, "dns_denied_name", &format!("d{i}.test")),
-                Some(0)
-            );
-        }
-        assert_eq!(quiet.admit(later, "dns_denied_name", "fresh.test"), Some(0));
-        assert_eq!(quiet.kinds.len(), 1);
+        // Later, the quiet kinds make room, and what they folded is told.
+        let later = t0 + AUDIT_EVERY * 2;
+        let forgotten = MAX_KINDS as u64 + 1;
+        assert_eq!(
+            quiet.admit(later, "dns_denied_name", "fresh.test"),
+            told(0, forgotten)
+        );
+        assert_eq!(
+            quiet.admit(later, "dns_denied_name", "other.test"),
+            told(0, 0)
+        );
+        assert_eq!(quiet.kinds.len(), 2);
     }
 }
