@@ -476,3 +476,14 @@ for _ in range(n + 1):
         statuses.append("closed")
 print(json.dumps({"statuses": statuses}))
 "#;
+
+/// `ADDR PORT HEX`: sends the bytes of HEX (a raw HTTP request) and reads
+/// the answer's status line; prints its code, or `closed`.
+pub const RAW_HTTP: &str = r#"
+import json, socket, sys
+addr, port, raw = sys.argv[1], int(sys.argv[2]), bytes.fromhex(sys.argv[3])
+s = socket.create_connection((addr, port), timeout=10)
+s.sendall(raw)
+line = s.makefile("rb").readline()
+print(json.dumps({"status": int(line.split()[1]) if line else "closed"}))
+"#;

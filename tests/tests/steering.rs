@@ -284,6 +284,26 @@ fn websockets_count_toward_the_connection_limit() {
     );
 }
 
+/// Plain HTTP is read with the same checks as decrypted HTTPS: a head
+/// that frames its body two ways (request smuggling) is refused before
+/// anything reaches the upstream.
+#[test]
+fn a_plain_http_request_framed_two_ways_is_refused() {
+    let upstream = HttpsUpstream::plain_v4();
+    let port = upstream.port();
+    let (_daemon, sb1) = named_upstream(port);
+    let smuggled = format!("0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: upstream.test:{port}\r\n\r\n");
+    let raw = format!(
+        "POST /echo HTTP/1.1\r\nHost: upstream.test:{port}\r\nContent-Length: {}\r\nTransfer-Encoding: chunked\r\n\r\n{smuggled}",
+        smuggled.len()
+    );
+    let hex: String = raw.bytes().map(|b| format!("{b:02x}")).collect();
+    let out = in_cgroup(&sb1).python(scripts::RAW_HTTP, &["127.0.0.1", &port.to_string(), &hex]);
+    out.expect_success("a request framed two ways");
+    assert_eq!(out.json()["status"], 400, "{out}");
+    assert_eq!(upstream.request_count(), 0, "nothing reached the upstream");
+}
+
 /// Errors a refusal may surface as in Python: `PermissionError`.
 fn is_permission_error(result: &Value) -> bool {
     result == "EPERM" || result == "EACCES"

@@ -203,6 +203,12 @@ impl Interceptor {
         named_address: bool,
         held: Held,
     ) {
+        // As over TLS: refuse what hyper would silently normalize.
+        let mut stream = stream;
+        let Some(head) = self.first_head(&mut stream).await else {
+            return;
+        };
+        let stream = Prefixed::new(head, stream);
         let conn = Conn {
             key: Key {
                 sandbox: who.sandbox.clone(),
