@@ -3,8 +3,8 @@
 //!
 //! The evaluation is the daemon's own (`NetworkPolicy::decide`,
 //! `name_verdict`); only resolution happens here, through the same resolver
-//! configuration the daemon uses. Stages this build does not enforce yet
-//! say so rather than guess.
+//! configuration the daemon uses. The request stages say whether they
+//! would read the request; their verdicts on a body are not guessed.
 
 use std::{
     fmt,
@@ -146,34 +146,75 @@ pub fn explain(
     if !network_allowed {
         return lines;
     }
-    let mode = if policy.network.decide_without_decryption() {
-        "passthrough: decided on SNI/Host, not decrypted"
-    } else {
-        "intercept: TLS would be terminated"
+    // Whether the request itself would be read: plain HTTP whenever a
+    // stage needs it (it does once one is configured), HTTPS when the
+    // policy decrypts this name.
+    let read = match target.scheme.as_str() {
+        "https" => policy.network.intercepts(name),
+        _ => true,
+    };
+    let mode = match (target.scheme.as_str(), read) {
+        ("https", true) => "intercept: TLS terminated, each request read",
+        ("https", false) => "passthrough: decided on the SNI, not decrypted",
+        _ => "plain HTTP: each request read (its Host must stay the connection's)",
     };
     lines.push(Line {
         stage: "inspection",
         verdict: "info".to_owned(),
         detail: mode.to_owned(),
     });
-    // Stages whose behaviour lands later: configured or not, say so.
-    let later: [(&'static str, bool); 6] = [
-        ("apps", !policy.apps.is_empty()),
-        ("dry_run", policy.dry_run),
-        ("credentials", !policy.credentials.is_empty()),
-        ("pii", policy.pii.enabled),
-        ("injection", policy.injection_defense.enabled),
-        ("transformations", !policy.transformations.is_empty()),
+    let writes = !matches!(target.method.as_str(), "GET" | "HEAD");
+    // What each request stage would do with this request, on paper: the
+    // content stages' verdicts depend on the body, which is not known here.
+    let stages: [(&'static str, bool, &str); 6] = [
+        (
+            "apps",
+            !policy.apps.is_empty(),
+            "the app catalogue decides this method and path",
+        ),
+        (
+            "dry_run",
+            policy.dry_run,
+            if writes {
+                "answered 202 with a preview; the upstream is not reached"
+            } else {
+                "GET and HEAD proceed"
+            },
+        ),
+        (
+            "credentials",
+            !policy.credentials.is_empty(),
+            "bound credentials swapped in toward their hosts",
+        ),
+        (
+            "pii",
+            policy.pii.enabled,
+            "the body is scanned (the verdict depends on it)",
+        ),
+        (
+            "injection",
+            policy.injection_defense.enabled,
+            "the body is scored (the verdict depends on it)",
+        ),
+        (
+            "transformations",
+            !policy.transformations.is_empty(),
+            "rules for this host rewrite the bodies",
+        ),
     ];
-    for (stage, configured) in later {
+    for (stage, configured, applies) in stages {
+        let (verdict, detail) = match (configured, read) {
+            (false, _) => ("skip", "not configured".to_owned()),
+            (true, false) => (
+                "skip",
+                "configured; not applied: this connection is not decrypted".to_owned(),
+            ),
+            (true, true) => ("apply", applies.to_owned()),
+        };
         lines.push(Line {
             stage,
-            verdict: "skip".to_owned(),
-            detail: if configured {
-                "configured, not enforced by this build yet".to_owned()
-            } else {
-                "not configured".to_owned()
-            },
+            verdict: verdict.to_owned(),
+            detail,
         });
     }
     lines
@@ -239,5 +280,48 @@ mod tests {
                 .address(),
             Some("::1".parse().expect("ip"))
         );
+    }
+
+    /// The request stages say whether they would read the request: plain
+    /// HTTP always, HTTPS only where the policy decrypts the name.
+    #[test]
+    fn request_stages_apply_where_the_request_is_read() {
+        let yaml = "network:\n  allow_out: [\"93.184.216.34\"]\n  passthrough: [pinned.test]\npii:\n  enabled: true\ndry_run: true\n";
+        let relay: crate::policy::raw::Policy = serde_yaml::from_str(yaml).expect("yaml");
+        let mut decrypting = relay.clone();
+        decrypting.network.decide_without_decryption = false;
+        let dst: SocketAddr = "93.184.216.34:443".parse().expect("addr");
+        // (decrypting, method, url, inspection starts with, pii, dry_run detail starts with)
+        #[rustfmt::skip]
+        let cases = [
+            (false, "GET", "https://api.test/", "passthrough", "skip", "configured; not applied"),
+            (false, "POST", "http://api.test/", "plain HTTP", "apply", "answered 202"),
+            (true, "POST", "https://api.test/", "intercept", "apply", "answered 202"),
+            (true, "GET", "https://api.test/", "intercept", "apply", "GET and HEAD"),
+            (true, "POST", "https://pinned.test/", "passthrough", "skip", "configured; not applied"),
+        ];
+        for (decrypts, method, url, inspection, pii, dry_run) in cases {
+            let raw = if decrypts { &decrypting } else { &relay };
+            let policy = CompiledPolicy::compile("p", raw).expect("compiles");
+            let target = Target::parse(method, url).expect("url");
+            let lines = explain(&policy, &target, dst, &[dst.ip()]);
+            let line = |stage: &str| {
+                lines
+                    .iter()
+                    .find(|l| l.stage == stage)
+                    .unwrap_or_else(|| panic!("{stage} in {lines:?}"))
+                    .clone()
+            };
+            assert!(
+                line("inspection").detail.starts_with(inspection),
+                "{url}: {lines:?}"
+            );
+            assert_eq!(line("pii").verdict, pii, "{method} {url}");
+            assert!(
+                line("dry_run").detail.starts_with(dry_run),
+                "{method} {url}: {lines:?}"
+            );
+            assert_eq!(line("apps").detail, "not configured", "{url}");
+        }
     }
 }
