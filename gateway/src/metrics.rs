@@ -93,7 +93,10 @@ impl Metrics {
         )
         .expect("valid metric");
         let relay_bytes = IntCounterVec::new(
-            Opts::new("sluice_relay_bytes_total", "Bytes relayed by direction."),
+            Opts::new(
+                "sluice_relay_bytes_total",
+                "Bytes relayed undecrypted and unread (not HTTP, or TLS not decrypted), by direction.",
+            ),
             &["direction"],
         )
         .expect("valid metric");
