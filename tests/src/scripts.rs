@@ -340,18 +340,21 @@ for host in hosts:
 print(json.dumps({"statuses": statuses}))
 "#;
 
-/// `ADDR PORT PENDING TARGET TOKEN_A TOKEN_B LIMIT`, against an explicit
-/// proxy whose `max_pending_connections` is PENDING and whose sandboxes may
-/// each have LIMIT connections open: holds PENDING connections that send
-/// nothing and opens one more (is it closed at once?), lets them go and
-/// waits for a tunnel to TARGET with TOKEN_A to open; then holds LIMIT
-/// tunnels with TOKEN_B (another sandbox) and opens one more (its status).
+/// `ADDR PORT PENDING PER_SOURCE TARGET TOKEN_A TOKEN_B LIMIT`, against an
+/// explicit proxy whose `max_pending_connections` is PENDING, of which one
+/// source address may hold PER_SOURCE, and whose sandboxes may each have
+/// LIMIT connections open. From 127.0.0.1 it holds PER_SOURCE connections
+/// that send nothing and opens one more (is it closed at once?); from
+/// 127.0.0.2 the rest of PENDING, and from 127.0.0.3 one more (closed at
+/// once?). Then it lets them go and waits for a tunnel to TARGET with
+/// TOKEN_A to open, holds LIMIT tunnels with TOKEN_B (another sandbox) and
+/// opens one more (its status).
 pub const PROXY_CAPS: &str = r#"
 import base64, json, socket, sys, time
-addr, port, pending, target, token_a, token_b, limit = sys.argv[1:8]
-port, pending, limit = int(port), int(pending), int(limit)
-def connect():
-    return socket.create_connection((addr, port), timeout=10)
+addr, port, pending, per_source, target, token_a, token_b, limit = sys.argv[1:9]
+port, pending, per_source, limit = int(port), int(pending), int(per_source), int(limit)
+def connect(source="127.0.0.1"):
+    return socket.create_connection((addr, port), timeout=10, source_address=(source, 0))
 def tunnel(token):
     s = connect()
     auth = base64.b64encode(f"vm:{token}".encode()).decode()
@@ -361,7 +364,11 @@ def tunnel(token):
     except OSError:
         line = b""
     return s, (int(line.split()[1]) if line else "closed")
-def closed_at_once(s):
+def closed_at_once(source):
+    try:
+        s = connect(source)
+    except ConnectionResetError:
+        return True  # reset before connect() even returned
     # Well before the daemon's 10 s head timeout would close it anyway.
     s.settimeout(3)
     try:
@@ -370,15 +377,13 @@ def closed_at_once(s):
         return True
     except socket.timeout:
         return False
+    finally:
+        s.close()
 out = {}
-silent = [connect() for _ in range(pending)]
-try:
-    extra = connect()
-    out["past_pending_closed"] = closed_at_once(extra)
-    extra.close()
-except ConnectionResetError:
-    # Reset before connect() even returned.
-    out["past_pending_closed"] = True
+silent = [connect("127.0.0.1") for _ in range(per_source)]
+out["past_source_closed"] = closed_at_once("127.0.0.1")
+silent += [connect("127.0.0.2") for _ in range(pending - per_source)]
+out["past_pending_closed"] = closed_at_once("127.0.0.3")
 for s in silent:
     s.close()
 deadline = time.monotonic() + 10

@@ -802,14 +802,15 @@ impl ExplicitWorld {
 }
 
 /// Before a token is shown, connections are capped for everyone together
-/// (`explicit_proxy.max_pending_connections`); after, each sandbox's count
-/// is capped as a steered sandbox's is (`limits.max_connections_per_sandbox`).
+/// (`explicit_proxy.max_pending_connections`) and per source address
+/// (`max_pending_per_source`); after, each sandbox's count is capped as a
+/// steered sandbox's is (`limits.max_connections_per_sandbox`).
 #[test]
 fn the_explicit_proxy_caps_connections_before_and_after_the_token() {
     let ca = TestCa::upstream();
     let plain = HttpsUpstream::plain_v4();
     let target = format!("plain.test:{}", plain.port());
-    let (pending, limit) = (3, 2);
+    let (pending, per_source, limit) = (3, 2, 2);
     let explicit = ExplicitWorld::start(
         &ca,
         &["plain.test"],
@@ -817,7 +818,7 @@ fn the_explicit_proxy_caps_connections_before_and_after_the_token() {
             "plain.test".to_owned(),
             format!("127.0.0.0/8:{}", plain.port()),
         ],
-        json!({ "max_pending_connections": pending }),
+        json!({ "max_pending_connections": pending, "max_pending_per_source": per_source }),
         |builder| {
             builder.limit("max_connections_per_sandbox", json!(limit));
         },
@@ -826,6 +827,7 @@ fn the_explicit_proxy_caps_connections_before_and_after_the_token() {
         sluice_e2e::scripts::PROXY_CAPS,
         &[
             &pending.to_string(),
+            &per_source.to_string(),
             &target,
             &explicit.mint("vm-1", &target),
             &explicit.mint("vm-2", &target),
@@ -834,15 +836,22 @@ fn the_explicit_proxy_caps_connections_before_and_after_the_token() {
     );
     out.expect_success("the proxy's caps");
     let json = out.json();
+    assert_eq!(json["past_source_closed"], true, "{out}");
     assert_eq!(json["past_pending_closed"], true, "{out}");
     assert_eq!(json["after_pending"], 200, "{out}");
     assert_eq!(json["held"], json!([200, 200]), "{out}");
     assert_eq!(json["past_limit"], 429, "{out}");
     let daemon = &explicit.world.daemon;
+    // Refusals past the pending caps are audited at most once a second:
+    // the first names its cap (the source's share), the second is folded.
+    daemon.wait_metric_at_least(
+        "sluice_connections_total{verdict=\"deny\",reason=\"pending_limit\"}",
+        2.0,
+    );
     for (reason, rule) in [
         (
             "pending_limit",
-            "config:explicit_proxy.max_pending_connections",
+            "config:explicit_proxy.max_pending_per_source",
         ),
         (
             "connection_limit",

@@ -506,6 +506,8 @@ async fn explicit_proxy(
         pending: Arc::new(tokio::sync::Semaphore::new(
             explicit.max_pending_connections,
         )),
+        pending_per_source: crate::proxy::quota::Quota::new(explicit.max_pending_per_source),
+        pending_refusals: Default::default(),
         quota: quota.clone(),
     };
     Ok(Some((listener, Arc::new(proxy))))

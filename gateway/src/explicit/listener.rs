@@ -34,7 +34,7 @@ use crate::{
     },
     proxy::{
         Held, Who,
-        quota::Quota,
+        quota::{Quota, Slot},
         relay,
         sniff::{MAX_SNIFF_BYTES, Sniffed, sniff},
     },
@@ -57,15 +57,21 @@ pub struct ExplicitProxy {
     pub max_header_bytes: usize,
     pub drain: Drain,
     /// Places for connections that have not shown a valid token yet
-    /// (`explicit_proxy.max_pending_connections`).
+    /// (`explicit_proxy.max_pending_connections`), and each source
+    /// address's share of them (`max_pending_per_source`).
     pub pending: Arc<Semaphore>,
+    pub pending_per_source: Quota<IpAddr>,
+    /// Refusals past those caps, audited at most once a second
+    /// ([`Folding`]): a flood must not flood the audit log too.
+    pub pending_refusals: Folding,
     /// Open connections per sandbox, shared with the steering listeners.
     pub quota: Quota,
 }
 
-/// What refuses a connection past the pending cap, and one past its
-/// sandbox's connection limit.
+/// What refuses a connection past the pending cap, or its source's share
+/// of it, and one past its sandbox's connection limit.
 const PENDING_RULE: &str = "config:explicit_proxy.max_pending_connections";
+const PENDING_SOURCE_RULE: &str = "config:explicit_proxy.max_pending_per_source";
 const QUOTA_RULE: &str = "config:limits.max_connections_per_sandbox";
 
 /// The target of a proxy request.
@@ -75,6 +81,30 @@ pub(crate) struct Target {
     pub port: u16,
     /// CONNECT (a tunnel); otherwise absolute-form plain HTTP.
     pub tunnel: bool,
+}
+
+/// A connection's place among those without a valid token yet: in the
+/// whole, and in its source address's share.
+type Pending = (OwnedSemaphorePermit, Slot<IpAddr>);
+
+/// Events of one kind audited at most once a second, each saying how many
+/// were folded into it since the one before.
+#[derive(Default)]
+pub struct Folding(std::sync::Mutex<(Option<Instant>, u64)>);
+
+impl Folding {
+    /// `Some(folded)`: audit this one, standing for `folded` more; `None`:
+    /// fold it into the next.
+    fn admit(&self, now: Instant) -> Option<u64> {
+        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let (last, folded) = &mut *state;
+        if last.is_some_and(|last| now.duration_since(last) < Duration::from_secs(1)) {
+            *folded += 1;
+            return None;
+        }
+        *last = Some(now);
+        Some(std::mem::take(folded))
+    }
 }
 
 /// A connection the token and the policy let through: who, the address
@@ -97,17 +127,14 @@ impl ExplicitProxy {
     pub async fn serve(self: Arc<Self>, listener: TcpListener) {
         loop {
             match listener.accept().await {
-                Ok((stream, _)) => {
-                    let Ok(pending) = self.pending.clone().try_acquire_owned() else {
-                        let refusal = Refusal {
-                            status: 503,
-                            reason: "pending_limit",
-                            rule: Some(PENDING_RULE.to_owned()),
-                            detail: "too many connections without a valid token yet".to_owned(),
-                        };
-                        self.record_refusal(None, None, &refusal);
-                        crate::proxy::reset(&stream);
-                        continue;
+                Ok((stream, peer)) => {
+                    let pending = match self.take_pending(peer.ip()) {
+                        Ok(pending) => pending,
+                        Err(rule) => {
+                            self.refuse_pending(peer.ip(), rule);
+                            crate::proxy::reset(&stream);
+                            continue;
+                        }
                     };
                     let proxy = self.clone();
                     tokio::spawn(async move { proxy.handle(stream, pending).await });
@@ -120,9 +147,49 @@ impl ExplicitProxy {
         }
     }
 
+    /// A place among the connections without a valid token yet, or the
+    /// rule of the cap that is full.
+    fn take_pending(&self, source: IpAddr) -> Result<Pending, &'static str> {
+        let of_source = self
+            .pending_per_source
+            .take(&source)
+            .ok_or(PENDING_SOURCE_RULE)?;
+        let place = self
+            .pending
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| PENDING_RULE)?;
+        Ok((place, of_source))
+    }
+
+    /// Counts a connection refused past a pending cap, and audits it
+    /// unless one was audited less than a second ago (the next event then
+    /// says how many were folded into it).
+    fn refuse_pending(&self, source: IpAddr, rule: &'static str) {
+        self.metrics
+            .connections
+            .with_label_values(&["deny", "pending_limit"])
+            .inc();
+        let Some(folded) = self.pending_refusals.admit(Instant::now()) else {
+            return;
+        };
+        let mut detail = format!("too many connections without a valid token yet (from {source})");
+        if folded > 0 {
+            detail.push_str(&format!("; {folded} more refused since the last event"));
+        }
+        self.audit.record(&Event {
+            event: "explicit_proxy",
+            verdict: "deny",
+            reason: "pending_limit",
+            rule: Some(rule),
+            detail: Some(detail),
+            ..Event::default()
+        });
+    }
+
     /// Serves one connection; `pending` is its place among those without a
     /// valid token yet, given back once its token is verified.
-    async fn handle(&self, mut client: TcpStream, pending: OwnedSemaphorePermit) {
+    async fn handle(&self, mut client: TcpStream, pending: Pending) {
         // As on the steered listener: whole messages, no Nagle delay.
         let _ = client.set_nodelay(true);
         if self.drain.is_draining() {
@@ -731,6 +798,24 @@ mod tests {
             };
             let refusal = carried(&who, dst, "pinned.test", &ech).expect_err("refused");
             assert_eq!(refusal.reason, "encrypted_client_hello", "{sni:?}");
+        }
+    }
+
+    #[test]
+    fn refusals_fold_into_one_event_a_second() {
+        let folding = Folding::default();
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        // (ms, audited standing for this many more, or folded)
+        let steps = [
+            (0, Some(0)),
+            (10, None),
+            (999, None),
+            (1000, Some(2)),
+            (1500, None),
+        ];
+        for (ms, want) in steps {
+            assert_eq!(folding.admit(at(ms)), want, "{ms} ms");
         }
     }
 }

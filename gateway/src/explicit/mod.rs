@@ -32,6 +32,14 @@ pub struct ExplicitProxyConfig {
     /// cannot hold every socket and head buffer the daemon has.
     #[serde(default = "default_max_pending_connections")]
     pub max_pending_connections: usize,
+    /// Of those, how many one source address may hold, so one client
+    /// cannot take them all from the others.
+    #[serde(default = "default_max_pending_per_source")]
+    pub max_pending_per_source: usize,
+}
+
+fn default_max_pending_per_source() -> usize {
+    64
 }
 
 fn default_max_pending_connections() -> usize {
@@ -52,8 +60,11 @@ pub struct RemoteSandbox {
 
 impl ExplicitProxyConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.max_pending_connections == 0 {
-            return Err("explicit_proxy.max_pending_connections must be at least 1".to_owned());
+        if self.max_pending_connections == 0 || self.max_pending_per_source == 0 {
+            return Err(
+                "explicit_proxy.max_pending_connections and max_pending_per_source must be at least 1"
+                    .to_owned(),
+            );
         }
         let mut seen = std::collections::BTreeSet::new();
         for sandbox in &self.sandboxes {
