@@ -230,21 +230,26 @@ fn deny_everything(world: &World) {
 /// answered, and the client's next connection is decided afresh.
 #[test]
 fn a_policy_edit_closes_connections_admitted_under_the_old_policy() {
+    let out = across_an_edit_denying_everything(tls_scripts::KEEPALIVE_ACROSS_A_CHANGE);
+    out.expect_success("a keep-alive connection across a policy edit");
+    assert_eq!(out.json()["alpn"], "h2", "{out}");
+}
+
+/// Runs `script` (a `tls_scripts` program across a change) in an
+/// intercepting world's sandbox, against `upstream.test`, across an edit
+/// of its policy that denies everything; returns its output once the
+/// revocation is counted.
+fn across_an_edit_denying_everything(script: &str) -> sluice_e2e::Output {
     let ca = TestCa::upstream();
     let (upstream, world) = World::intercepting(&ca, "upstream.test");
     let spec = json!({
         "host": "upstream.test", "port": upstream.port(), "cafile": world.sluice_ca,
     });
-    let out = across_a_change(
-        &world.sb1,
-        world.daemon.dir(),
-        tls_scripts::KEEPALIVE_ACROSS_A_CHANGE,
-        spec,
-        || deny_everything(&world),
-    );
-    out.expect_success("a keep-alive connection across a policy edit");
-    assert_eq!(out.json()["alpn"], "h2", "{out}");
+    let out = across_a_change(&world.sb1, world.daemon.dir(), script, spec, || {
+        deny_everything(&world)
+    });
     world.daemon.wait_metric_at_least(REVOKED, 1.0);
+    out
 }
 
 /// A request in flight when its connection is revoked may finish, but
@@ -252,20 +257,8 @@ fn a_policy_edit_closes_connections_admitted_under_the_old_policy() {
 /// ends within the grace.
 #[test]
 fn a_policy_edit_ends_a_stream_in_flight_after_a_grace() {
-    let ca = TestCa::upstream();
-    let (upstream, world) = World::intercepting(&ca, "upstream.test");
-    let spec = json!({
-        "host": "upstream.test", "port": upstream.port(), "cafile": world.sluice_ca,
-    });
-    let out = across_a_change(
-        &world.sb1,
-        world.daemon.dir(),
-        tls_scripts::SSE_ACROSS_A_CHANGE,
-        spec,
-        || deny_everything(&world),
-    );
+    let out = across_an_edit_denying_everything(tls_scripts::SSE_ACROSS_A_CHANGE);
     out.expect_success("an SSE stream across a policy edit");
-    world.daemon.wait_metric_at_least(REVOKED, 1.0);
 }
 
 /// An upgraded stream outlives the HTTP connection it was upgraded on: a
