@@ -11,7 +11,7 @@ use std::{
     io::Write,
     path::PathBuf,
     sync::{Arc, Mutex},
-    time::{SystemTime, UNIX_EPOCH},
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
 use serde::Serialize;
@@ -20,6 +20,42 @@ use crate::{admin::api::RecentRefusal, metrics::Metrics};
 
 /// Refusals kept for `sluice status`.
 pub const RECENT_REFUSALS: usize = 32;
+
+/// Events of one kind are audited at most this often where they can come
+/// in floods ([`Fold`]).
+pub const FOLD_EVERY: Duration = Duration::from_secs(1);
+
+/// One kind of event audited at most once a [`FOLD_EVERY`], each event
+/// saying how many of its kind were folded into it since the one before.
+#[derive(Debug, Default)]
+pub struct Fold {
+    last: Option<Instant>,
+    folded: u64,
+}
+
+impl Fold {
+    /// `Some(folded)`: audit this one, standing for `folded` more; `None`:
+    /// fold it into the next.
+    pub fn admit(&mut self, now: Instant) -> Option<u64> {
+        if !self.quiet_at(now) {
+            self.folded += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.folded))
+    }
+
+    /// Whether an event of this kind would be audited at `now`.
+    pub fn quiet_at(&self, now: Instant) -> bool {
+        self.last
+            .is_none_or(|last| now.duration_since(last) >= FOLD_EVERY)
+    }
+
+    /// How many were folded since the last event.
+    pub fn folded(&self) -> u64 {
+        self.folded
+    }
+}
 
 /// One audit event. Optional fields are omitted when empty.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -159,6 +195,24 @@ impl Audit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fold_audits_one_event_a_second() {
+        let mut fold = Fold::default();
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        // (ms, audited standing for this many more, or folded)
+        let steps = [
+            (0, Some(0)),
+            (10, None),
+            (999, None),
+            (1000, Some(2)),
+            (1500, None),
+        ];
+        for (ms, want) in steps {
+            assert_eq!(fold.admit(at(ms)), want, "{ms} ms");
+        }
+    }
 
     #[test]
     fn refusals_are_counted_and_the_newest_kept() {

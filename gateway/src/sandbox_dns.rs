@@ -9,37 +9,37 @@ use std::{
     collections::HashMap,
     net::IpAddr,
     sync::{Arc, Mutex},
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use arc_swap::ArcSwap;
 use hickory_proto::{op::ResponseCode, rr::RecordType};
 
 use crate::{
-    audit::{Audit, Event},
+    audit::{Audit, Event, Fold},
     dns::{Admission, Gate},
     dns_guard::{self, Guard},
     metrics::Metrics,
     policy::{network::NameVerdict, raw::DeniedAnswer, store::PolicyStore},
 };
 
-/// Repeated refusals of one kind (a reason and a registrable domain) are
-/// audited at most this often per sandbox (the count of the ones folded in
-/// goes into the next event of that kind), so a tunnel hammering a cap
-/// cannot flood the audit log, while each domain a sandbox was refused
-/// still shows.
-const AUDIT_EVERY: Duration = Duration::from_secs(1);
-/// Kinds remembered per sandbox. Past it, kinds with nothing folded and
-/// quiet for `AUDIT_EVERY` are forgotten; if that frees nothing (a flood
-/// of new domains), further new domains fold together per reason.
+/// Refusals of one kind (a reason and a registrable domain) are audited
+/// at most once a second per sandbox ([`Fold`]: the count of the ones
+/// folded in goes into the next event of that kind), so a tunnel hammering
+/// a cap cannot flood the audit log, while each domain a sandbox was
+/// refused still shows.
+///
+/// Kinds remembered per sandbox. Past it, kinds quiet for a second are
+/// forgotten (what they folded is told with the next event for their
+/// reason); if that frees nothing (a flood of new domains), further new
+/// domains fold together per reason.
 const MAX_KINDS: usize = 256;
 
 /// Which refusals are written out, and how many were folded in between.
 #[derive(Debug, Default)]
 struct Quiet {
-    /// (reason, registrable domain; empty for the overflow) → (last
-    /// audited, refusals folded since).
-    kinds: HashMap<(&'static str, String), (Instant, u64)>,
+    /// (reason, registrable domain; empty for the overflow) → its fold.
+    kinds: HashMap<(&'static str, String), Fold>,
     /// Per reason, refusals folded into kinds since forgotten: told in the
     /// next event for that reason.
     forgotten: HashMap<&'static str, u64>,
@@ -64,10 +64,10 @@ impl Quiet {
             // Kinds quiet for a while are forgotten, their folded counts
             // kept per reason so no refusal goes untold.
             let forgotten = &mut self.forgotten;
-            self.kinds.retain(|(reason, _), (last, folded)| {
-                let keep = now.duration_since(*last) < AUDIT_EVERY;
-                if !keep && *folded > 0 {
-                    *forgotten.entry(reason).or_insert(0) += *folded;
+            self.kinds.retain(|(reason, _), fold| {
+                let keep = !fold.quiet_at(now);
+                if !keep && fold.folded() > 0 {
+                    *forgotten.entry(reason).or_insert(0) += fold.folded();
                 }
                 keep
             });
@@ -75,20 +75,7 @@ impl Quiet {
                 kind.1 = String::new();
             }
         }
-        let same = match self.kinds.get_mut(&kind) {
-            Some((last, folded)) if now.duration_since(*last) < AUDIT_EVERY => {
-                *folded += 1;
-                return None;
-            }
-            Some((last, folded)) => {
-                *last = now;
-                std::mem::take(folded)
-            }
-            None => {
-                self.kinds.insert(kind, (now, 0));
-                0
-            }
-        };
+        let same = self.kinds.entry(kind).or_default().admit(now)?;
         let elsewhere = self.forgotten.remove(reason).unwrap_or(0);
         Some(Folded { same, elsewhere })
     }
@@ -226,7 +213,10 @@ impl Gate for SandboxDns {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::audit::FOLD_EVERY;
 
     fn told(same: u64, elsewhere: u64) -> Option<Folded> {
         Some(Folded { same, elsewhere })
@@ -281,7 +271,7 @@ mod tests {
         assert_eq!(quiet.admit(t0, "dns_denied_name", "new2.test"), None);
         assert_eq!(quiet.kinds.len(), MAX_KINDS + 1);
         // Later, the quiet kinds make room, and what they folded is told.
-        let later = t0 + AUDIT_EVERY * 2;
+        let later = t0 + FOLD_EVERY * 2;
         let forgotten = MAX_KINDS as u64 + 1;
         assert_eq!(
             quiet.admit(later, "dns_denied_name", "fresh.test"),

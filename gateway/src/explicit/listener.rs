@@ -23,7 +23,7 @@ use tokio::{
 use super::token::{self, Claims, TokenError, Verifier};
 use crate::proxy::host_address;
 use crate::{
-    audit::{Audit, Event},
+    audit::{Audit, Event, Fold},
     dns::{Admission, Gate},
     drain::Drain,
     intercept::{Interceptor, prefixed::Prefixed},
@@ -62,8 +62,8 @@ pub struct ExplicitProxy {
     pub pending: Arc<Semaphore>,
     pub pending_per_source: Quota<IpAddr>,
     /// Refusals past those caps, audited at most once a second
-    /// ([`Folding`]): a flood must not flood the audit log too.
-    pub pending_refusals: Folding,
+    /// ([`Fold`]): a flood must not flood the audit log too.
+    pub pending_refusals: std::sync::Mutex<Fold>,
     /// Open connections per sandbox, shared with the steering listeners.
     pub quota: Quota,
 }
@@ -86,26 +86,6 @@ pub(crate) struct Target {
 /// A connection's place among those without a valid token yet: in the
 /// whole, and in its source address's share.
 type Pending = (OwnedSemaphorePermit, Slot<IpAddr>);
-
-/// Events of one kind audited at most once a second, each saying how many
-/// were folded into it since the one before.
-#[derive(Default)]
-pub struct Folding(std::sync::Mutex<(Option<Instant>, u64)>);
-
-impl Folding {
-    /// `Some(folded)`: audit this one, standing for `folded` more; `None`:
-    /// fold it into the next.
-    fn admit(&self, now: Instant) -> Option<u64> {
-        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let (last, folded) = &mut *state;
-        if last.is_some_and(|last| now.duration_since(last) < Duration::from_secs(1)) {
-            *folded += 1;
-            return None;
-        }
-        *last = Some(now);
-        Some(std::mem::take(folded))
-    }
-}
 
 /// A connection the token and the policy let through: who, the address
 /// checked (the one dialled), and what it holds while open.
@@ -170,7 +150,12 @@ impl ExplicitProxy {
             .connections
             .with_label_values(&["deny", "pending_limit"])
             .inc();
-        let Some(folded) = self.pending_refusals.admit(Instant::now()) else {
+        let admitted = self
+            .pending_refusals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .admit(Instant::now());
+        let Some(folded) = admitted else {
             return;
         };
         let mut detail = format!("too many connections without a valid token yet (from {source})");
@@ -798,24 +783,6 @@ mod tests {
             };
             let refusal = carried(&who, dst, "pinned.test", &ech).expect_err("refused");
             assert_eq!(refusal.reason, "encrypted_client_hello", "{sni:?}");
-        }
-    }
-
-    #[test]
-    fn refusals_fold_into_one_event_a_second() {
-        let folding = Folding::default();
-        let t0 = Instant::now();
-        let at = |ms: u64| t0 + Duration::from_millis(ms);
-        // (ms, audited standing for this many more, or folded)
-        let steps = [
-            (0, Some(0)),
-            (10, None),
-            (999, None),
-            (1000, Some(2)),
-            (1500, None),
-        ];
-        for (ms, want) in steps {
-            assert_eq!(folding.admit(at(ms)), want, "{ms} ms");
         }
     }
 }
