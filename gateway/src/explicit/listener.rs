@@ -386,30 +386,26 @@ impl ExplicitProxy {
             }
         };
         let name = canonical_name(&target.host);
-        if who.policy.network.intercepts(Some(&name)) {
-            match sniffed {
-                Sniffed::Tls { .. } => {
-                    let stream = Prefixed::new(buf, client);
-                    // The tunnel was granted for this name: requests on it
-                    // must name it too (hygiene compares Host with it).
-                    let sni = Some(name.clone());
-                    let interceptor = self.interceptor.clone();
-                    return interceptor.tls(stream, who, dst, name, sni, held).await;
-                }
-                Sniffed::Http { .. } => {
-                    // Each request's Host is checked against the tunnel's
-                    // name; `dst` is Sluice's own resolution of it.
-                    let stream = Prefixed::new(buf, client);
-                    let interceptor = self.interceptor.clone();
-                    return interceptor.plain(stream, who, dst, name, true, held).await;
-                }
-                _ => {}
-            }
+        let intercepts = who.policy.network.intercepts(Some(&name));
+        let http = matches!(sniffed, Sniffed::Http { .. });
+        if let Sniffed::Tls { .. } = sniffed
+            && intercepts
+        {
+            let stream = Prefixed::new(buf, client);
+            // The tunnel was granted for this name: requests on it must
+            // name it too (hygiene compares Host with it).
+            let sni = Some(name.clone());
+            let interceptor = self.interceptor.clone();
+            return interceptor.tls(stream, who, dst, name, sni, held).await;
         }
         // Not decrypted: what the tunnel carries is decided as a steered
-        // connection's first bytes are.
-        if let Err(refusal) = carried(&who, dst, &name, &sniffed) {
-            if matches!(sniffed, Sniffed::Http { .. }) {
+        // connection's first bytes are (plain HTTP under an intercepting
+        // policy is not: each request's Host is checked against the
+        // tunnel's name instead, as with decrypted TLS).
+        if !(http && intercepts)
+            && let Err(refusal) = carried(&who, dst, &name, &sniffed)
+        {
+            if http {
                 return self
                     .refuse(client, Some(claims), Some(target), refusal)
                     .await;
@@ -418,7 +414,7 @@ impl ExplicitProxy {
             // refused by closing.
             return self.record_refusal(Some(claims), Some(target), &refusal);
         }
-        if let Sniffed::Http { .. } = sniffed {
+        if http {
             // Plain HTTP is served whether or not the policy decrypts TLS:
             // spliced, the requests after the first could name other hosts
             // behind the same address. `dst` is Sluice's own resolution of
