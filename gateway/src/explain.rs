@@ -146,17 +146,18 @@ pub fn explain(
     if !network_allowed {
         return lines;
     }
-    // Whether the request itself would be read: plain HTTP whenever a
-    // stage needs it (it does once one is configured), HTTPS when the
-    // policy decrypts this name.
+    // Whether the request itself would be read: plain HTTP where the
+    // daemon reads a connection's first bytes, HTTPS when the policy
+    // decrypts this name.
     let read = match target.scheme.as_str() {
         "https" => policy.network.intercepts(name),
-        _ => true,
+        _ => policy.reads_first_bytes(target.port),
     };
     let mode = match (target.scheme.as_str(), read) {
         ("https", true) => "intercept: TLS terminated, each request read",
         ("https", false) => "passthrough: decided on the SNI, not decrypted",
-        _ => "plain HTTP: each request read (its Host must stay the connection's)",
+        (_, true) => "plain HTTP: each request read (its Host must stay the connection's)",
+        (_, false) => "plain HTTP: relayed as it comes (nothing here depends on what it says)",
     };
     lines.push(Line {
         stage: "inspection",

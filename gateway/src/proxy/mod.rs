@@ -211,16 +211,11 @@ impl Proxy {
         let network = &who.policy.network;
         let host_address = host_address::for_policy(network, dst.ip());
 
-        // The first bytes only matter when a name rule could apply to this
-        // port, TLS is decrypted or checked for Encrypted Client Hello, or
-        // a stage reads plain HTTP; otherwise decide at once, so
-        // server-first protocols work without waiting for the timeout.
-        // A connection the address alone refuses is still read, so that a
-        // plain-HTTP client gets a 403 naming the rule instead of a reset.
-        let must_sniff = network.name_rules_apply(dst.port())
-            || !network.decide_without_decryption()
-            || network.refuses_ech()
-            || who.policy.reads_http()
+        // The first bytes are read where the policy needs them
+        // (`reads_first_bytes`), or a session's dry run does. A connection
+        // the address alone refuses is still read, so that a plain-HTTP
+        // client gets a 403 naming the rule instead of a reset.
+        let must_sniff = who.policy.reads_first_bytes(dst.port())
             || who.dry_run
             || matches!(
                 network.decide(&ConnRequest {

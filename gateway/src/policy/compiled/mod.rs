@@ -62,10 +62,22 @@ pub struct Transformation {
 }
 
 impl CompiledPolicy {
+    /// Whether a connection to `port` the address alone allows has its
+    /// first bytes read before it is relayed: a name rule could apply to
+    /// the port, TLS is decrypted or checked for Encrypted Client Hello, or
+    /// a stage reads plain HTTP. Otherwise it is relayed at once, so
+    /// protocols whose server speaks first need not wait for a timeout.
+    pub fn reads_first_bytes(&self, port: u16) -> bool {
+        self.network.name_rules_apply(port)
+            || !self.network.decide_without_decryption()
+            || self.network.refuses_ech()
+            || self.reads_http()
+    }
+
     /// Whether a stage reads HTTP requests or their answers (PII, injection
     /// defense, transformations, credentials, apps, dry run): plain HTTP is
     /// then read even on a port where no name rule needs its Host.
-    pub fn reads_http(&self) -> bool {
+    fn reads_http(&self) -> bool {
         self.pii.enabled
             || self.injection_defense.enabled
             || !self.transformations.is_empty()
