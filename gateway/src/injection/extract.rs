@@ -19,7 +19,7 @@
 
 use std::borrow::Cow;
 
-use crate::scan::json::tape::{Object, Tape, Value};
+use crate::scan::json::tape::{Keys, Object, Tape, Value};
 use crate::scan::json::{self, SEPARATOR};
 use crate::scan::segment::Decoded;
 use crate::scan::{Format, MAX_NESTING, multipart};
@@ -253,10 +253,11 @@ const TOOLS: [&str; 2] = ["tools", "functions"];
 
 impl<'t, 'a> Request<'t, 'a> {
     fn of(obj: Object<'t, 'a>) -> Request<'t, 'a> {
-        let [s0, s1, s2, s3, messages, input, contents, prompt, t0, t1] = obj.get_each([
+        const KEYS: Keys<10> = Keys::new([
             SYSTEM[0], SYSTEM[1], SYSTEM[2], SYSTEM[3], "messages", "input", "contents", "prompt",
             TOOLS[0], TOOLS[1],
         ]);
+        let [s0, s1, s2, s3, messages, input, contents, prompt, t0, t1] = obj.get_each(&KEYS);
         Request {
             system: [s0, s1, s2, s3],
             messages,
@@ -406,8 +407,8 @@ impl<'t> Reader<'t, '_> {
         let Some(obj) = m.as_object() else {
             return self.strings(m, Source::Text);
         };
-        let [role, content, tool_calls, function_call] =
-            obj.get_each(["role", "content", "tool_calls", "function_call"]);
+        const KEYS: Keys<4> = Keys::new(["role", "content", "tool_calls", "function_call"]);
+        let [role, content, tool_calls, function_call] = obj.get_each(&KEYS);
         let source = role
             .and_then(|v| v.as_str())
             .map_or(Source::Text, Source::of_role);

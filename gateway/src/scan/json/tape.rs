@@ -286,6 +286,63 @@ fn skip(nodes: &[Node], at: usize) -> usize {
     }
 }
 
+/// Keys that [`Object::get_each`] looks up together, with their sketches
+/// worked out when compiled.
+pub(crate) struct Keys<const N: usize> {
+    keys: [&'static str; N],
+    sketches: [Sketch; N],
+}
+
+impl<const N: usize> Keys<N> {
+    pub(crate) const fn new(keys: [&'static str; N]) -> Keys<N> {
+        let mut sketches = [Sketch { len: 0, word: 0 }; N];
+        let mut k = 0;
+        while k < N {
+            let key = keys[k].as_bytes();
+            let mut word = 0;
+            let mut i = 0;
+            while i < key.len() && i < 8 {
+                word |= (key[i] as u64) << (8 * i);
+                i += 1;
+            }
+            sketches[k] = Sketch {
+                len: key.len(),
+                word,
+            };
+            k += 1;
+        }
+        Keys { keys, sketches }
+    }
+}
+
+/// A key's length and its first eight bytes as a word, zeros past its
+/// end: equal for equal keys, and for unequal keys of up to eight bytes
+/// never. Comparing a member's key with a dozen as bytes, a call to
+/// compare memory for each of the same length, was half the time of
+/// walking a 1 KiB chat body's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sketch {
+    len: usize,
+    word: u64,
+}
+
+impl Sketch {
+    /// The sketch of `bytes[start..end]`.
+    #[inline(always)]
+    fn of(bytes: &[u8], start: usize, end: usize) -> Sketch {
+        let len = end - start;
+        let kept = if len >= 8 {
+            !0
+        } else {
+            (1u64 << (8 * len)) - 1
+        };
+        Sketch {
+            len,
+            word: chars::word_at(bytes, start) & kept,
+        }
+    }
+}
+
 /// A body laid out for the PII engine ([`Tape::laid_out`]).
 pub(crate) struct LaidOut<'t> {
     pub text: &'t [u8],
@@ -391,8 +448,8 @@ impl<'t, 'a> Object<'t, 'a> {
         })
     }
 
-    /// Whether the key node at `at` is `key`. Looked up often (every
-    /// `get`), so a key without escapes is compared as bytes, length first.
+    /// Whether the key node at `at` is `key`. A key without escapes is
+    /// compared as bytes, length first.
     #[inline]
     fn key_is(&self, at: usize, key: &str) -> bool {
         match self.nodes[at] {
@@ -417,15 +474,30 @@ impl<'t, 'a> Object<'t, 'a> {
 
     /// The value of each of `keys`, as [`Object::get`] finds it, in one
     /// walk over the members (a reader that looks up a dozen keys of an
-    /// object walked its members a dozen times).
-    /// Inlined, so the keys are constants where they are looked up, and
-    /// compared without a call each.
-    #[inline(always)]
-    pub(crate) fn get_each<const N: usize>(&self, keys: [&str; N]) -> [Option<Value<'t, 'a>>; N] {
+    /// object walked its members a dozen times). Each member's key is read
+    /// once, as its [`Sketch`], and compared with every key's as integers,
+    /// as bytes only when it is longer than a sketch holds.
+    #[inline]
+    pub(crate) fn get_each<const N: usize>(&self, keys: &Keys<N>) -> [Option<Value<'t, 'a>>; N] {
+        let body = self.tape.body.as_bytes();
         let mut found = [None; N];
         for (k, v) in self.members() {
-            for (slot, key) in found.iter_mut().zip(keys) {
-                if self.key_is(k, key) {
+            let Node::Str {
+                start,
+                end,
+                decoded: None,
+            } = self.nodes[k]
+            else {
+                for (slot, key) in found.iter_mut().zip(keys.keys) {
+                    if self.key_is(k, key) {
+                        *slot = Some(v);
+                    }
+                }
+                continue;
+            };
+            let this = Sketch::of(body, start, end);
+            for ((slot, key), sketch) in found.iter_mut().zip(keys.keys).zip(keys.sketches) {
+                if this == sketch && (this.len <= 8 || &body[start..end] == key.as_bytes()) {
                     *slot = Some(v);
                 }
             }
@@ -955,5 +1027,34 @@ mod tests {
                     .is_ascii()
             );
         }
+    }
+
+    #[test]
+    fn keys_looked_up_together_are_found_as_one_at_a_time() {
+        const KEYS: Keys<6> = Keys::new(["a", "", "instructions", "instructionz", "messages", "é"]);
+        let bodies = [
+            r#"{"a": 1, "a": 2}"#,
+            r#"{"": 1, "instructions": 2, "instructionsX": 3, "instructio": 4}"#,
+            r#"{"instructionz": 1, "instructions": 2}"#,
+            // Escaped keys are compared decoded.
+            r#"{"mes\u0073ages": 1, "\u0061": 2, "\u00e9": 3}"#,
+            // Keys that share a sketch's eight bytes, and keys at the very
+            // end of the body, where fewer than eight bytes follow.
+            r#"{"messagesX": 1, "message": 2, "a":0}"#,
+            r#"{"\u00e9":0,"é":5}"#,
+            r#"{"b": {"a": 1}, "A": 2}"#,
+            "{}",
+        ];
+        for body in bodies {
+            let tape = Tape::parse(body.as_bytes()).expect(body);
+            let obj = tape.root().as_object().expect("object");
+            let together = obj.get_each(&KEYS).map(|v| v.map(|v| v.at));
+            let alone = KEYS.keys.map(|k| obj.get(k).map(|v| v.at));
+            assert_eq!(together, alone, "{body}");
+        }
+        let tape = Tape::parse(br#"{"instructions": 1, "a": 2}"#).expect("valid");
+        let obj = tape.root().as_object().expect("object");
+        let found = obj.get_each(&KEYS).map(|v| v.is_some());
+        assert_eq!(found, [true, false, true, false, false, false]);
     }
 }
