@@ -446,27 +446,29 @@ impl<'t> Reader<'t, '_> {
         let Some(obj) = part.as_object() else {
             return self.strings(part, source);
         };
-        match kind(obj) {
+        // The members any type reads, found in one walk over the block.
+        const KEYS: Keys<6> =
+            Keys::new(["type", "text", "content", "input", "arguments", "thinking"]);
+        let [kind, text, content, input, arguments, thinking] = obj.get_each(&KEYS);
+        match kind.and_then(|v| v.as_str()).unwrap_or("") {
             "text" | "input_text" | "output_text" => {
-                self.at_key(obj, "text", |r, v| r.strings(v, source));
+                self.at("text", text, |r, v| r.strings(v, source));
             }
             // Anthropic: the tool's output, a string or more blocks.
             "tool_result" | "mcp_tool_result" | "web_search_tool_result" => {
-                self.at_key(obj, "content", |r, v| {
+                self.at("content", content, |r, v| {
                     r.content_value(v, Source::ToolResult)
                 });
             }
             "tool_use" | "server_tool_use" | "function_call" => {
                 // Found under either name, reported as `input`.
-                if let Some(v) = obj.get("input").or_else(|| obj.get("arguments")) {
-                    let mark = self.key("input");
-                    self.strings(v, Source::Assistant);
-                    self.back(mark);
-                }
+                self.at("input", input.or(arguments), |r, v| {
+                    r.strings(v, Source::Assistant)
+                });
             }
             "document" | "search_result" => self.document(obj),
             "thinking" | "redacted_thinking" => {
-                self.at_key(obj, "thinking", |r, v| r.strings(v, Source::Assistant));
+                self.at("thinking", thinking, |r, v| r.strings(v, Source::Assistant));
             }
             // Pixels and URLs of images and files carry no text the model reads as such.
             "image" | "image_url" | "input_image" | "input_audio" | "file" | "input_file" => {}
