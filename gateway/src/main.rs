@@ -334,6 +334,20 @@ fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()>
         match load_paths(&paths, catalogue.as_ref()) {
             Ok(set) => {
                 count = set.len();
+                // Valid, but likely not what was meant: said, not refused.
+                for name in set.names() {
+                    let stages = set.get(name).map(|p| p.stages_on_plain_http_only());
+                    if let Some(stages) = stages.filter(|s| !s.is_empty()) {
+                        let act = if stages.len() == 1 { "acts" } else { "act" };
+                        eprintln!(
+                            "warning: policy `{name}`: {} {act} on plain HTTP only: under \
+                             network.decide_without_decryption: true HTTPS is relayed \
+                             unread (set it to false, with the sandbox trusting Sluice's \
+                             CA, for them to see HTTPS too)",
+                            stages.join(", ")
+                        );
+                    }
+                }
                 // Bindings the daemon could not compile leave every
                 // placeholder of the policy refused: say so before it runs.
                 if let Some(credentials) = &credentials {

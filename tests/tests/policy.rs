@@ -355,8 +355,26 @@ fn sluice_check_passes_the_shipped_policies_and_locates_every_error() {
         WAIT,
     );
     out.expect_success("sluice check policies/");
+    assert!(
+        !out.stderr_str().contains("warning"),
+        "{}",
+        out.stderr_str()
+    );
 
     let dir = tempfile::tempdir().expect("tempdir");
+    // Valid, but its PII stage never sees HTTPS: passed, with a warning.
+    let relay = dir.path().join("relay.yaml");
+    std::fs::write(&relay, "pii: {enabled: true}\ndry_run: true\n").expect("write");
+    let out = run::host(
+        &[bin.as_os_str(), "check".as_ref(), relay.as_os_str()],
+        WAIT,
+    );
+    out.expect_success("a relay policy with content stages");
+    let text = out.stderr_str();
+    assert!(
+        text.contains("warning: policy `relay`: pii, dry_run act on plain HTTP only"),
+        "{text}"
+    );
     let broken = dir.path().join("broken.yaml");
     std::fs::write(
         &broken,

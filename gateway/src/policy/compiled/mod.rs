@@ -74,16 +74,35 @@ impl CompiledPolicy {
             || self.reads_http()
     }
 
-    /// Whether a stage reads HTTP requests or their answers (PII, injection
-    /// defense, transformations, credentials, apps, dry run): plain HTTP is
+    /// Whether a stage reads HTTP requests or their answers: plain HTTP is
     /// then read even on a port where no name rule needs its Host.
     fn reads_http(&self) -> bool {
-        self.pii.enabled
-            || self.injection_defense.enabled
-            || !self.transformations.is_empty()
-            || !self.credentials.is_empty()
-            || !self.apps.is_empty()
-            || self.dry_run
+        self.http_stages().iter().any(|&(_, on)| on)
+    }
+
+    /// The stages configured that see plain HTTP but never HTTPS: under
+    /// `decide_without_decryption: true` TLS is relayed unread, so a write
+    /// over `http://` is scanned, gated or previewed and the same write
+    /// over `https://` is not. `sluice check` warns of them.
+    pub fn stages_on_plain_http_only(&self) -> Vec<&'static str> {
+        if !self.network.decide_without_decryption() {
+            return Vec::new();
+        }
+        let stages = self.http_stages().into_iter();
+        stages.filter(|&(_, on)| on).map(|(name, _)| name).collect()
+    }
+
+    /// The stages that read HTTP requests or their answers, by their
+    /// policy section, and whether each is configured.
+    fn http_stages(&self) -> [(&'static str, bool); 6] {
+        [
+            ("pii", self.pii.enabled),
+            ("injection_defense", self.injection_defense.enabled),
+            ("transformations", !self.transformations.is_empty()),
+            ("credentials", !self.credentials.is_empty()),
+            ("apps", !self.apps.is_empty()),
+            ("dry_run", self.dry_run),
+        ]
     }
 
     pub fn compile(name: &str, raw: &raw::Policy) -> Result<CompiledPolicy, Vec<CompileError>> {

@@ -224,3 +224,39 @@ fn closest_names() {
     }
     assert_eq!(closest(&"n".repeat(10_000), names), None);
 }
+
+#[test]
+fn stages_that_never_see_https_under_a_relay_policy() {
+    let relay = "network: {decide_without_decryption: true}\n";
+    let decrypt = "network: {decide_without_decryption: false}\n";
+    let cases: &[(&str, &str, &[&str])] = &[
+        (relay, "", &[]),
+        (
+            relay,
+            "pii: {enabled: false}\ninjection_defense: {enabled: false}",
+            &[],
+        ),
+        (relay, "pii: {enabled: true}", &["pii"]),
+        (
+            relay,
+            "injection_defense: {enabled: true}\ndry_run: true",
+            &["injection_defense", "dry_run"],
+        ),
+        (
+            relay,
+            "transformations: [{pattern: a, replacement: b}]\ncredentials: [{credential: gh}]\napps: [{app: mail}]",
+            &["transformations", "credentials", "apps"],
+        ),
+        // Decrypted, every stage sees HTTPS too (but for `passthrough`
+        // names, which the operator named so).
+        (decrypt, "pii: {enabled: true}\ndry_run: true", &[]),
+    ];
+    for &(network, stages, want) in cases {
+        let yaml = format!("{network}{stages}");
+        let compiled = match CompiledPolicy::compile("t", &policy(&yaml)) {
+            Ok(c) => c,
+            Err(e) => panic!("{yaml}: {e:?}"),
+        };
+        assert_eq!(compiled.stages_on_plain_http_only(), want, "{yaml}");
+    }
+}
