@@ -87,6 +87,21 @@ pub(crate) struct Target {
 /// whole, and in its source address's share.
 type Pending = (OwnedSemaphorePermit, Slot<IpAddr>);
 
+/// The source a connection's share of the pending places is counted
+/// under: an IPv4 address (also when it arrives IPv4-mapped on a dual-stack
+/// listener), or an IPv6 address's /64. A single IPv6 host is routinely
+/// given a whole /64, so counted by address one client could take every
+/// place from a new address each time.
+fn source_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
+        },
+    }
+}
+
 /// A connection the token and the policy let through: who, the address
 /// checked (the one dialled), and what it holds while open.
 struct Admitted {
@@ -132,7 +147,7 @@ impl ExplicitProxy {
     fn take_pending(&self, source: IpAddr) -> Result<Pending, &'static str> {
         let of_source = self
             .pending_per_source
-            .take(&source)
+            .take(&source_key(source))
             .ok_or(PENDING_SOURCE_RULE)?;
         let place = self
             .pending
@@ -699,6 +714,23 @@ impl Gate for NoDns {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pending_places_are_shared_by_ipv4_address_and_ipv6_slash_64() {
+        let key = |s: &str| source_key(s.parse().expect("address")).to_string();
+        let cases = [
+            ("192.0.2.7", "192.0.2.7"),
+            ("::ffff:192.0.2.7", "192.0.2.7"),
+            ("2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::"),
+            ("2001:db8:1:2::1", "2001:db8:1:2::"),
+            ("2001:db8:1:3::1", "2001:db8:1:3::"),
+            ("::1", "::"),
+            ("fe80::1", "fe80::"),
+        ];
+        for (source, want) in cases {
+            assert_eq!(key(source), want, "{source}");
+        }
+    }
 
     #[test]
     fn proxy_heads() {

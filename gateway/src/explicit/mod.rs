@@ -32,8 +32,9 @@ pub struct ExplicitProxyConfig {
     /// cannot hold every socket and head buffer the daemon has.
     #[serde(default = "default_max_pending_connections")]
     pub max_pending_connections: usize,
-    /// Of those, how many one source address may hold, so one client
-    /// cannot take them all from the others.
+    /// Of those, how many one source address may hold (an IPv6 source's
+    /// /64 counted as one), so one client cannot take them all from the
+    /// others.
     #[serde(default = "default_max_pending_per_source")]
     pub max_pending_per_source: usize,
 }
