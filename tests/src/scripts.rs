@@ -294,14 +294,31 @@ except (ssl.SSLError, OSError) as e:
     print(json.dumps({"result": "error", "error": str(e)}))
 "#;
 
+/// Python for the scripts that open explicit-proxy tunnels:
+/// `send_connect(s, target, credentials)` writes a CONNECT request for
+/// `target` (`host:port`) with basic `credentials` (`user:password`) on
+/// socket `s`. A macro, so `concat!` can put it before each script.
+macro_rules! send_connect {
+    () => {
+        r#"
+import base64
+def send_connect(s, target, credentials):
+    auth = base64.b64encode(credentials.encode()).decode()
+    s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nProxy-Authorization: Basic {auth}\r\n\r\n".encode())
+"#
+    };
+}
+
 /// `ADDR PORT TUNNEL HOST...`: one connection to ADDR:PORT, through a
 /// CONNECT tunnel when TUNNEL is `TARGET=USER:PASSWORD` (an explicit proxy
 /// at ADDR:PORT, TARGET its `host:port`; `-` for none), and on it a
 /// `GET /echo` per HOST (`name:port`, the Host header), each sent once the
 /// answer to the one before was read whole (keep-alive). Prints the status
 /// of each answer, or `closed` when the connection ended first.
-pub const KEEPALIVE_HOSTS: &str = r#"
-import base64, json, socket, sys
+pub const KEEPALIVE_HOSTS: &str = concat!(
+    send_connect!(),
+    r#"
+import json, socket, sys
 addr, port, tunnel, hosts = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 s = socket.create_connection((addr, port), timeout=10)
 f = s.makefile("rb")
@@ -318,8 +335,7 @@ def head():
     return line, length
 if tunnel != "-":
     target, _, user = tunnel.partition("=")
-    auth = base64.b64encode(user.encode()).decode()
-    s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nProxy-Authorization: Basic {auth}\r\n\r\n".encode())
+    send_connect(s, target, user)
     line, _ = head()
     if b" 200 " not in line:
         print(json.dumps({"connect": line.decode(errors="replace")}))
@@ -338,7 +354,8 @@ for host in hosts:
         statuses.append("closed")
         break
 print(json.dumps({"statuses": statuses}))
-"#;
+"#
+);
 
 /// `ADDR PORT PENDING PER_SOURCE TARGET TOKEN_A TOKEN_B LIMIT`, against an
 /// explicit proxy whose `max_pending_connections` is PENDING, of which one
@@ -349,17 +366,18 @@ print(json.dumps({"statuses": statuses}))
 /// once?). Then it lets them go and waits for a tunnel to TARGET with
 /// TOKEN_A to open, holds LIMIT tunnels with TOKEN_B (another sandbox) and
 /// opens one more (its status).
-pub const PROXY_CAPS: &str = r#"
-import base64, json, socket, sys, time
+pub const PROXY_CAPS: &str = concat!(
+    send_connect!(),
+    r#"
+import json, socket, sys, time
 addr, port, pending, per_source, target, token_a, token_b, limit = sys.argv[1:9]
 port, pending, per_source, limit = int(port), int(pending), int(per_source), int(limit)
 def connect(source="127.0.0.1"):
     return socket.create_connection((addr, port), timeout=10, source_address=(source, 0))
 def tunnel(token):
     s = connect()
-    auth = base64.b64encode(f"vm:{token}".encode()).decode()
     try:
-        s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nProxy-Authorization: Basic {auth}\r\n\r\n".encode())
+        send_connect(s, target, f"vm:{token}")
         line = s.makefile("rb").readline()
     except OSError:
         line = b""
@@ -397,18 +415,20 @@ held = [tunnel(token_b) for _ in range(limit)]
 out["held"] = [status for _, status in held]
 s, out["past_limit"] = tunnel(token_b)
 print(json.dumps(out))
-"#;
+"#
+);
 
 /// `ADDR PORT TARGET TOKEN HEX`: through the explicit proxy at ADDR:PORT,
 /// a CONNECT tunnel to TARGET (`host:port`) with TOKEN (sandbox `vm`'s
 /// basic credentials); sends the bytes of HEX, half-closes and reads until
 /// EOF. Prints whether the same bytes came back.
-pub const TUNNEL_ECHO: &str = r#"
-import base64, json, socket, sys
+pub const TUNNEL_ECHO: &str = concat!(
+    send_connect!(),
+    r#"
+import json, socket, sys
 addr, port, target, token, payload = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], bytes.fromhex(sys.argv[5])
 s = socket.create_connection((addr, port), timeout=10)
-auth = base64.b64encode(f"vm:{token}".encode()).decode()
-s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nProxy-Authorization: Basic {auth}\r\n\r\n".encode())
+send_connect(s, target, f"vm:{token}")
 got = b""
 while b"\r\n\r\n" not in got:
     chunk = s.recv(4096)
@@ -427,7 +447,8 @@ while True:
         break
     got += chunk
 print(json.dumps({"echoed": got == payload, "received": got.hex()}))
-"#;
+"#
+);
 
 /// `HOST PORT NAME ECH`: a minimal TLS 1.3 ClientHello for SNI NAME, with
 /// an (outer) encrypted_client_hello extension when ECH is 1, sent raw;
