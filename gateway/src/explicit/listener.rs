@@ -35,7 +35,6 @@ use crate::{
     proxy::{
         Held, Who,
         quota::{Quota, Slot},
-        relay,
         sniff::{MAX_SNIFF_BYTES, Sniffed, sniff},
     },
     resolve::Resolver,
@@ -440,29 +439,17 @@ impl ExplicitProxy {
         }
         // TLS not decrypted, other bytes, or none within the timeout (a
         // protocol whose server speaks first): relayed, as when steered.
-        let connected = tokio::time::timeout(self.connect_timeout, TcpStream::connect(dst)).await;
-        let reason = match connected {
-            Ok(Ok(upstream)) => {
-                let _ = upstream.set_nodelay(true);
-                let standing = &*self.interceptor.standing;
-                let revoked = crate::proxy::revoked(standing, &who, &self.metrics);
-                let (up, down) = relay::relay(client, upstream, &buf, revoked).await;
-                self.metrics.relayed(up, down);
-                return;
-            }
-            Ok(Err(err)) => {
-                tracing::debug!(%dst, %err, "upstream connect failed");
-                "upstream_refused"
-            }
-            Err(_) => "upstream_timeout",
-        };
-        // Past the 200 there is no status to send: counted as the
-        // steered path counts it, and the client reset.
-        self.metrics
-            .connections
-            .with_label_values(&["error", reason])
-            .inc();
-        crate::proxy::reset(&client);
+        let standing = &*self.interceptor.standing;
+        let revoked = crate::proxy::revoked(standing, &who, &self.metrics);
+        crate::proxy::dial_and_relay(
+            client,
+            dst,
+            &buf,
+            self.connect_timeout,
+            revoked,
+            &self.metrics,
+        )
+        .await;
     }
 
     /// Reads the proxy request head.

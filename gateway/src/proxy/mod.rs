@@ -102,6 +102,38 @@ pub async fn revoked(standing: &dyn Standing, who: &Who, metrics: &Metrics) {
         .inc();
 }
 
+/// Dials `dst` (within `connect`) and relays `client` to it, `prefix` (the
+/// client's first bytes, already read) sent first, until both sides end or
+/// `revoked` resolves; the bytes carried are counted. A dial that fails is
+/// counted as an error and the client reset: a relay has no status to send.
+pub(crate) async fn dial_and_relay(
+    client: TcpStream,
+    dst: SocketAddr,
+    prefix: &[u8],
+    connect: Duration,
+    revoked: impl Future<Output = ()>,
+    metrics: &Metrics,
+) {
+    let reason = match tokio::time::timeout(connect, TcpStream::connect(dst)).await {
+        Ok(Ok(upstream)) => {
+            let _ = upstream.set_nodelay(true);
+            let (up, down) = relay::relay(client, upstream, prefix, revoked).await;
+            metrics.relayed(up, down);
+            return;
+        }
+        Ok(Err(err)) => {
+            tracing::debug!(%dst, %err, "upstream connect failed");
+            "upstream_refused"
+        }
+        Err(_) => "upstream_timeout",
+    };
+    metrics
+        .connections
+        .with_label_values(&["error", reason])
+        .inc();
+    reset(&client);
+}
+
 /// Timeouts for one connection.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -399,31 +431,16 @@ impl Proxy {
     }
 
     async fn forward(&self, client: TcpStream, who: &Who, dst: SocketAddr, prefix: &[u8]) {
-        let upstream =
-            match tokio::time::timeout(self.limits.connect, TcpStream::connect(dst)).await {
-                Ok(Ok(upstream)) => upstream,
-                Ok(Err(err)) => {
-                    tracing::debug!(%dst, %err, "upstream connect failed");
-                    self.upstream_failed(&client, "upstream_refused");
-                    return;
-                }
-                Err(_) => {
-                    self.upstream_failed(&client, "upstream_timeout");
-                    return;
-                }
-            };
-        let _ = upstream.set_nodelay(true);
         let revoked = revoked(&*self.standing, who, &self.metrics);
-        let (up, down) = relay::relay(client, upstream, prefix, revoked).await;
-        self.metrics.relayed(up, down);
-    }
-
-    fn upstream_failed(&self, client: &TcpStream, reason: &str) {
-        self.metrics
-            .connections
-            .with_label_values(&["error", reason])
-            .inc();
-        reset(client);
+        dial_and_relay(
+            client,
+            dst,
+            prefix,
+            self.limits.connect,
+            revoked,
+            &self.metrics,
+        )
+        .await;
     }
 
     /// Counts and audits a denial (the caller answers the client). `rule` is
