@@ -540,9 +540,10 @@ finish({"alpn": alpn, "served": len(first) > 0, "goaway": goaway, "closed": clos
 /// byte. One message echoed (`before`), then `ready` and `go` as in
 /// [`KEEPALIVE_ACROSS_A_CHANGE`], then a message every 50 ms for up to
 /// `wait` seconds, counting those echoed (`after`), until the stream is
-/// closed or reset (`closed`). Succeeds when it was echoed before and
-/// closed after the change; with `stays_open`, when one message is still
-/// echoed after it (`alive`).
+/// closed or reset (`closed`; a WebSocket's close frame gives `close`, its
+/// `code` and `reason`). Succeeds when it was echoed before and closed
+/// after the change; with `stays_open`, when one message is still echoed
+/// after it (`alive`).
 pub const STREAM_ACROSS_A_CHANGE: &str = concat!(
     prelude!(),
     r#"
@@ -573,12 +574,20 @@ def answered():
     rest = rest[2 + int.from_bytes(rest[:2], "big"):]
     return True
 def echoed():
-    """Sends `msg` and reads it back: False once the stream has ended."""
+    """Sends `msg` and reads it back: False once the stream has ended (a
+    WebSocket's close frame, its status and reason kept, ends it too)."""
     global rest
     if "dns" in spec:
         return answered()
     s.sendall(msg)
-    while len(rest) < len(msg):
+    while True:
+        if "path" in spec and rest[:1] == b"\x88":
+            if len(rest) >= 2 and len(rest) >= 2 + (rest[1] & 0x7F):
+                body = rest[2:2 + (rest[1] & 0x7F)]
+                result["close"] = {"code": int.from_bytes(body[:2], "big"), "reason": body[2:].decode()}
+                return False
+        elif len(rest) >= len(msg):
+            break
         c = s.recv(65536)
         if not c:
             return False

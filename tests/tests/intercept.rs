@@ -262,7 +262,8 @@ fn a_policy_edit_ends_a_stream_in_flight_after_a_grace() {
 }
 
 /// An upgraded stream outlives the HTTP connection it was upgraded on: a
-/// policy edit that removes its host must still end it.
+/// policy edit that removes its host must still end it, with a close
+/// frame that says why.
 #[test]
 fn a_policy_edit_closes_a_websocket_admitted_under_the_old_policy() {
     let ca = TestCa::upstream();
@@ -279,6 +280,12 @@ fn a_policy_edit_closes_a_websocket_admitted_under_the_old_policy() {
         || deny_everything(&world),
     );
     out.expect_success("a WebSocket across a policy edit that removes its host");
+    // Between two frames: the sandbox is told why, not cut.
+    assert_eq!(
+        out.json()["close"],
+        json!({"code": 1008, "reason": "revoked: policy or registration changed"}),
+        "{out}"
+    );
     assert_eq!(
         world.daemon.wait_metric_at_least(REVOKED, 1.0),
         1.0,

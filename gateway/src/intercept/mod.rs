@@ -16,6 +16,7 @@ pub mod prefixed;
 pub mod respond;
 mod splice;
 pub mod upstream;
+mod ws_close;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
@@ -446,6 +447,7 @@ impl Interceptor {
             parts.headers.remove(header::IF_RANGE);
         }
         let upgrade = is_upgrade(&parts);
+        let websocket = upgrade && is_websocket(&parts);
         // hyper keeps the upgraded connection's future in the extensions.
         let downstream_upgrade = if upgrade {
             parts.extensions.remove::<hyper::upgrade::OnUpgrade>()
@@ -511,7 +513,7 @@ impl Interceptor {
             };
             let (needles, held) = (needles.clone(), conn.held.clone());
             tokio::spawn(async move {
-                splice::upgraded(downstream, upstream, needles, revoked).await;
+                splice::upgraded(downstream, upstream, websocket, needles, revoked).await;
                 drop(held);
             });
         }
