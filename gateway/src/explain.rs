@@ -167,43 +167,17 @@ pub fn explain(
     let writes = !matches!(target.method.as_str(), "GET" | "HEAD");
     // What each request stage would do with this request, on paper: the
     // content stages' verdicts depend on the body, which is not known here.
-    let stages: [(&'static str, bool, &str); 6] = [
-        (
-            "apps",
-            !policy.apps.is_empty(),
-            "the app catalogue decides this method and path",
-        ),
-        (
-            "dry_run",
-            policy.dry_run,
-            if writes {
-                "answered 202 with a preview; the upstream is not reached"
-            } else {
-                "GET and HEAD proceed"
-            },
-        ),
-        (
-            "credentials",
-            !policy.credentials.is_empty(),
-            "bound credentials swapped in toward their hosts",
-        ),
-        (
-            "pii",
-            policy.pii.enabled,
-            "the body is scanned (the verdict depends on it)",
-        ),
-        (
-            "injection",
-            policy.injection_defense.enabled,
-            "the body is scored (the verdict depends on it)",
-        ),
-        (
-            "transformations",
-            !policy.transformations.is_empty(),
-            "rules for this host rewrite the bodies",
-        ),
-    ];
-    for (stage, configured, applies) in stages {
+    for (stage, configured) in policy.http_stages() {
+        let applies = match stage {
+            "apps" => "the app catalogue decides this method and path",
+            "dry_run" if writes => "answered 202 with a preview; the upstream is not reached",
+            "dry_run" => "GET and HEAD proceed",
+            "credentials" => "bound credentials swapped in toward their hosts",
+            "pii" => "the body is scanned (the verdict depends on it)",
+            "injection_defense" => "the body is scored (the verdict depends on it)",
+            "transformations" => "rules for this host rewrite the bodies",
+            _ => "the request is read",
+        };
         let (verdict, detail) = match (configured, read) {
             (false, _) => ("skip", "not configured".to_owned()),
             (true, false) => (
@@ -323,6 +297,23 @@ mod tests {
                 "{method} {url}: {lines:?}"
             );
             assert_eq!(line("apps").detail, "not configured", "{url}");
+            // Every request stage, in the order a request meets them.
+            let stages: Vec<&str> = lines
+                .iter()
+                .map(|l| l.stage)
+                .skip_while(|&s| s != "apps")
+                .collect();
+            assert_eq!(
+                stages,
+                [
+                    "apps",
+                    "dry_run",
+                    "credentials",
+                    "pii",
+                    "injection_defense",
+                    "transformations"
+                ]
+            );
         }
     }
 }

@@ -372,7 +372,7 @@ fn sluice_check_passes_the_shipped_policies_and_locates_every_error() {
     out.expect_success("a relay policy with content stages");
     let text = out.stderr_str();
     assert!(
-        text.contains("warning: policy `relay`: pii, dry_run act on plain HTTP only"),
+        text.contains("warning: policy `relay`: dry_run, pii act on plain HTTP only"),
         "{text}"
     );
     let broken = dir.path().join("broken.yaml");

@@ -93,15 +93,16 @@ impl CompiledPolicy {
     }
 
     /// The stages that read HTTP requests or their answers, by their
-    /// policy section, and whether each is configured.
-    fn http_stages(&self) -> [(&'static str, bool); 6] {
+    /// policy section, in the order a request meets them, and whether each
+    /// is configured.
+    pub fn http_stages(&self) -> [(&'static str, bool); 6] {
         [
+            ("apps", !self.apps.is_empty()),
+            ("dry_run", self.dry_run),
+            ("credentials", !self.credentials.is_empty()),
             ("pii", self.pii.enabled),
             ("injection_defense", self.injection_defense.enabled),
             ("transformations", !self.transformations.is_empty()),
-            ("credentials", !self.credentials.is_empty()),
-            ("apps", !self.apps.is_empty()),
-            ("dry_run", self.dry_run),
         ]
     }
 

@@ -240,12 +240,12 @@ fn stages_that_never_see_https_under_a_relay_policy() {
         (
             relay,
             "injection_defense: {enabled: true}\ndry_run: true",
-            &["injection_defense", "dry_run"],
+            &["dry_run", "injection_defense"],
         ),
         (
             relay,
             "transformations: [{pattern: a, replacement: b}]\ncredentials: [{credential: gh}]\napps: [{app: mail}]",
-            &["transformations", "credentials", "apps"],
+            &["apps", "credentials", "transformations"],
         ),
         // Decrypted, every stage sees HTTPS too (but for `passthrough`
         // names, which the operator named so).
