@@ -222,7 +222,8 @@ enum SessionCommand {
         #[arg(long = "pre-approve", value_name = "APP")]
         pre_approve: Vec<String>,
     },
-    /// Remove a session.
+    /// Remove a session (of a sandbox the explicit proxy serves: end it,
+    /// dropping its grants and PII tokens).
     Rm { sandbox: String, id: String },
 }
 

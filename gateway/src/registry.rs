@@ -120,6 +120,11 @@ impl Registry {
         }
     }
 
+    /// Whether `id` is reserved: a sandbox the explicit proxy serves.
+    pub fn is_reserved(&self, id: &str) -> bool {
+        self.reserved.contains(id)
+    }
+
     pub fn insert_sandbox(&mut self, sandbox: Sandbox) -> Result<(), RegistryError> {
         valid_id(&sandbox.id)?;
         if self.reserved.contains(&sandbox.id) {

@@ -740,6 +740,18 @@ impl ExplicitWorld {
         proxy: Value,
         configure: impl FnOnce(&mut sluice_e2e::DaemonBuilder),
     ) -> ExplicitWorld {
+        let policy = intercepting_policy(allow, json!({}));
+        ExplicitWorld::start_with_policy(ca, names, policy, proxy, configure)
+    }
+
+    /// [`ExplicitWorld::start`] with policy `p` given whole.
+    fn start_with_policy(
+        ca: &TestCa,
+        names: &[&str],
+        policy: Value,
+        proxy: Value,
+        configure: impl FnOnce(&mut sluice_e2e::DaemonBuilder),
+    ) -> ExplicitWorld {
         let keys = tempfile_dir();
         let dir = keys.path().to_string_lossy().into_owned();
         let sluice = sluice_e2e::sluice_bin();
@@ -754,7 +766,6 @@ impl ExplicitWorld {
         for (key, value) in proxy.as_object().into_iter().flatten() {
             section[key] = value.clone();
         }
-        let policy = intercepting_policy(allow, json!({}));
         let world = World::start_with(ca, names, policy, |builder| {
             configure(builder.config_key("explicit_proxy", section));
         });
@@ -770,23 +781,38 @@ impl ExplicitWorld {
 
     /// A token for `sandbox` granting `connection` (`host:port`).
     fn mint(&self, sandbox: &str, connection: &str) -> String {
+        self.mint_with(sandbox, connection, &[])
+    }
+
+    /// [`ExplicitWorld::mint`] with `extra` arguments (`--session ID`).
+    fn mint_with(&self, sandbox: &str, connection: &str, extra: &[&str]) -> String {
         let key = self.keys.path().join("token.key");
-        let out = sluice_e2e::run::host(
-            &[
-                sluice_e2e::sluice_bin().as_os_str(),
-                "token".as_ref(),
-                "mint".as_ref(),
-                "--key".as_ref(),
-                key.as_os_str(),
-                "--sandbox".as_ref(),
-                sandbox.as_ref(),
-                "--connection".as_ref(),
-                connection.as_ref(),
-            ],
-            WAIT,
-        );
+        let mut args = vec![
+            sluice_e2e::sluice_bin().into_os_string(),
+            "token".into(),
+            "mint".into(),
+            "--key".into(),
+            key.into_os_string(),
+            "--sandbox".into(),
+            sandbox.into(),
+            "--connection".into(),
+            connection.into(),
+        ];
+        args.extend(extra.iter().map(Into::into));
+        let out = sluice_e2e::run::host(&args, WAIT);
         out.expect_success("sluice token mint");
         out.stdout_str().trim().to_owned()
+    }
+
+    /// curl on the host (as a remote VM would) through the proxy with
+    /// `token`, trusting Sluice's CA for the tunnelled TLS; run on a
+    /// thread of its own, so the test can decide while it waits.
+    fn curl(&self, token: &str, url: &str, extra: &[&str]) -> std::thread::JoinHandle<Curl> {
+        let (proxy, user) = (format!("http://{}", self.proxy), format!("vm:{token}"));
+        let mut args = vec!["--proxy", proxy.as_str(), "--proxy-user", user.as_str()];
+        args.extend_from_slice(extra);
+        let args = self.world.curl_https(url, &args);
+        std::thread::spawn(move || Curl::parse(sluice_e2e::run::host(&args, WAIT * 2)))
     }
 
     /// Runs a script from `sluice_e2e::scripts` on the host (as a remote
@@ -905,4 +931,61 @@ fn tempfile_dir() -> tempfile::TempDir {
         .prefix("sluice-tokens-")
         .tempdir()
         .expect("tempdir")
+}
+
+/// A remote sandbox's sessions are named by its tokens and never
+/// registered, so nothing ends one by itself: `sluice session rm` does,
+/// dropping its approval grants, so a run that reuses the id is asked
+/// again.
+#[test]
+fn removing_a_remote_session_drops_its_grants() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test"], &ca);
+    let port = upstream.port();
+    let mut policy = intercepting_policy(
+        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
+        json!({}),
+    );
+    policy["apps"] = json!([{ "app": "tracker", "actions": { "issues.create": "ask" } }]);
+    let explicit = ExplicitWorld::start_with_policy(&ca, &["api.test"], policy, json!({}), |b| {
+        b.config_key("apps", catalogue())
+            .config_key("approvals", json!({ "timeout_ms": 60_000 }));
+    });
+    let world = &explicit.world;
+    let token = explicit.mint_with("vm-1", &format!("api.test:{port}"), &["--session", "run-1"]);
+    let url = format!("https://api.test:{port}/echo");
+    let post = || explicit.curl(&token, &url, &["-X", "POST", "-d", "{}"]);
+    // The card of the one request parked, once it is.
+    let parked_card = || {
+        let mut card = Value::Null;
+        wait_until("a request parked", WAIT, || {
+            card = parked(world).pop().unwrap_or(Value::Null);
+            !card.is_null()
+        });
+        assert_eq!(card["session"], "run-1", "{card}");
+        card["id"].as_str().expect("id").to_owned()
+    };
+
+    let waiting = post();
+    decide(world, &["approve", "--session", &parked_card()]);
+    assert_eq!(waiting.join().expect("curl").code, 200);
+    let curl = post().join().expect("curl");
+    assert_eq!(curl.code, 200, "granted for the session: {curl}");
+
+    world
+        .daemon
+        .cli(&["session", "rm", "vm-1", "run-1"])
+        .expect_success("sluice session rm of a remote session");
+    world.daemon.wait_audit("the session ended", 1, |e| {
+        e["event"] == "registration"
+            && e["verdict"] == "remove"
+            && e["sandbox"] == "vm-1"
+            && e["session"] == "run-1"
+    });
+    let before = upstream.request_count();
+    let waiting = post();
+    decide(world, &["reject", &parked_card()]);
+    let curl = waiting.join().expect("curl");
+    assert_eq!(curl.code, 403, "asked again, and rejected: {curl}");
+    assert_eq!(upstream.request_count(), before);
 }

@@ -130,7 +130,7 @@ impl Backend for Daemon {
         let sandbox = self
             .forget_sandbox(id)
             .ok_or_else(|| AdminError::NotFound(format!("no sandbox `{id}`")))?;
-        self.audit_registration("remove", id, None, &sandbox.cgroup);
+        self.audit_registration("remove", id, None, Some(&sandbox.cgroup));
         self.persist()
     }
 
@@ -154,8 +154,13 @@ impl Backend for Daemon {
 
     async fn remove_session(&self, sandbox: &str, session: &str) -> Result<(), AdminError> {
         let _registering = self.registering.lock().await;
+        if self.read_registry().is_reserved(sandbox) {
+            self.end_remote_session(sandbox, session);
+            self.audit_registration("remove", sandbox, Some(session), None);
+            return Ok(());
+        }
         let removed = self.forget_session(sandbox, session)?;
-        self.audit_registration("remove", sandbox, Some(session), &removed.cgroup);
+        self.audit_registration("remove", sandbox, Some(session), Some(&removed.cgroup));
         self.persist()
     }
 }

@@ -259,7 +259,7 @@ impl Daemon {
                 continue;
             }
             if let Some(sandbox) = self.forget_sandbox(id) {
-                self.audit_registration("remove", id, None, &sandbox.cgroup);
+                self.audit_registration("remove", id, None, Some(&sandbox.cgroup));
             }
         }
         self.reload_policies_switching(&plan.repolicy);
@@ -337,7 +337,7 @@ impl Daemon {
             dns.set_policy(&to.policy);
         }
         self.directory.changed();
-        self.audit_registration("policy", &to.id, None, &cgroup);
+        self.audit_registration("policy", &to.id, None, Some(&cgroup));
         Ok(())
     }
 

@@ -160,7 +160,7 @@ impl Daemon {
             self.forget_sandbox(&spec.id);
             return Err(AdminError::Internal(err.to_string()));
         }
-        self.audit_registration("add", &spec.id, None, &sandbox.cgroup);
+        self.audit_registration("add", &spec.id, None, Some(&sandbox.cgroup));
         Ok(info(&sandbox))
     }
 
@@ -263,7 +263,7 @@ impl Daemon {
             let _ = self.write_registry().remove_session(sandbox, &spec.id);
             return Err(AdminError::Internal(err.to_string()));
         }
-        self.audit_registration("add", sandbox, Some(&spec.id), &session.cgroup);
+        self.audit_registration("add", sandbox, Some(&spec.id), Some(&session.cgroup));
         if let Some(task) = &session.task {
             self.approvals()
                 .set_task(sandbox, &session.id, &task.pre_approved_apps);
@@ -317,6 +317,18 @@ impl Daemon {
         self.forget_intercepted(sandbox, Some(session));
         self.directory.changed();
         Ok(removed)
+    }
+
+    /// Ends a session of a sandbox the explicit proxy serves. Its sessions
+    /// are named by its tokens and never registered, so none is ever
+    /// removed by itself: this drops what Sluice keeps for one (approval
+    /// grants, requests parked for it, its PII tokens), so that a run
+    /// reusing the id starts from nothing, as a registered session removed
+    /// and added again does. Connections open under it go on (their
+    /// token admitted them); their next `ask` request parks again.
+    pub(super) fn end_remote_session(&self, sandbox: &str, session: &str) {
+        self.approvals().forget_session(sandbox, session);
+        self.forget_intercepted(sandbox, Some(session));
     }
 
     /// Drops what the interceptor keeps for a removed session or sandbox
@@ -476,7 +488,7 @@ impl Daemon {
         verdict: &str,
         sandbox: &str,
         session: Option<&str>,
-        cgroup: &Path,
+        cgroup: Option<&Path>,
     ) {
         self.metrics
             .registered
@@ -487,7 +499,7 @@ impl Daemon {
             reason: "admin",
             sandbox: Some(sandbox),
             session,
-            cgroup: Some(cgroup.display().to_string()),
+            cgroup: cgroup.map(|c| c.display().to_string()),
             ..Event::default()
         });
     }
