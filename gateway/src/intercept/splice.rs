@@ -65,7 +65,7 @@ pub(super) async fn frames<D, U>(
 {
     let (mut down_read, mut down_write) = tokio::io::split(down);
     let (mut up_read, mut up_write) = tokio::io::split(up);
-    // What has gone down, whole writes only: a write cut by the
+    // Where what has gone down stands: a write cut short by the
     // revocation leaves no edge to close at.
     let mut edges = Edges::default();
     let was_revoked = {
@@ -96,10 +96,11 @@ pub(super) async fn frames<D, U>(
                         &out
                     }
                 };
+                edges.writing(bytes);
                 if down_write.write_all(bytes).await.is_err() {
                     break;
                 }
-                edges.advance(bytes);
+                edges.written();
             }
             let _ = down_write.shutdown().await;
         };

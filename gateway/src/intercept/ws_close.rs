@@ -24,11 +24,14 @@ pub(super) struct Edges {
     /// Payload bytes still to come in the current frame.
     remaining: u64,
     closed: bool,
+    /// Bytes followed are being written: a write cut short by the
+    /// revocation leaves the stream anywhere.
+    writing: bool,
 }
 
 impl Edges {
     /// Follows `bytes`, the next ones written.
-    pub(super) fn advance(&mut self, mut bytes: &[u8]) {
+    fn advance(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             if self.remaining > 0 {
                 let n = usize::try_from(self.remaining).map_or(bytes.len(), |r| r.min(bytes.len()));
@@ -53,10 +56,22 @@ impl Edges {
         }
     }
 
-    /// Whether a close frame may be written now: on a frame's edge, no
-    /// close written before it.
+    /// Follows `bytes`, about to be written: no close may be written
+    /// until [`Edges::written`] says they all were.
+    pub(super) fn writing(&mut self, bytes: &[u8]) {
+        self.advance(bytes);
+        self.writing = true;
+    }
+
+    /// The bytes of the last [`Edges::writing`] are all written.
+    pub(super) fn written(&mut self) {
+        self.writing = false;
+    }
+
+    /// Whether a close frame may be written now: on a frame's edge, every
+    /// byte before it written, no close among them.
     pub(super) fn may_close(&self) -> bool {
-        self.have == 0 && self.remaining == 0 && !self.closed
+        self.have == 0 && self.remaining == 0 && !self.closed && !self.writing
     }
 }
 
@@ -152,6 +167,15 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn bytes_being_written_are_no_edge_until_written() {
+        let mut edges = Edges::default();
+        edges.writing(&frame(0x1, 3, false));
+        assert!(!edges.may_close(), "the write may be cut short");
+        edges.written();
+        assert!(edges.may_close());
     }
 
     #[test]
