@@ -7,11 +7,10 @@
 //! headers to know whether what was written so far ends on a frame's edge;
 //! when it does not, the connection is cut as before.
 
+use crate::redact::{CLOSE, extended_len, payload_len};
+
 /// The close frame: status 1008 and a reason naming what happened.
 pub(super) const REVOKED: &[u8] = b"\x88\x29\x03\xf0revoked: policy or registration changed";
-
-/// The opcode of a close frame.
-const CLOSE: u8 = 0x8;
 
 /// Where a stream of frames is, read as it is written: between frames or
 /// inside one, and whether a close frame has gone (nothing may follow it).
@@ -78,22 +77,8 @@ impl Edges {
 /// A header's length from its second byte: the extended length it
 /// announces and the mask key, if any.
 fn header_len(second: u8) -> usize {
-    let extended = match second & 0x7F {
-        126 => 2,
-        127 => 8,
-        _ => 0,
-    };
     let mask = if second & 0x80 != 0 { 4 } else { 0 };
-    2 + extended + mask
-}
-
-/// The payload length a whole header announces.
-fn payload_len(header: &[u8]) -> u64 {
-    match header[1] & 0x7F {
-        126 => u64::from(u16::from_be_bytes([header[2], header[3]])),
-        127 => u64::from_be_bytes(header[2..10].try_into().expect("a whole header")),
-        len => u64::from(len),
-    }
+    2 + extended_len(second) + mask
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ use zeroize::Zeroizing;
 pub use body::{RedactedBody, Rewrite, RewrittenBody};
 pub use decoding::{DecodedBody, Decoding};
 pub use forms::{forms, percent_encode_upper as percent_encode};
+pub(crate) use websocket::{CLOSE, extended_len, payload_len};
 pub use websocket::{FrameError, FrameRedactor};
 
 /// What a redacted credential is replaced with.

@@ -23,7 +23,7 @@ use super::{Needles, Redactor};
 const CONTINUATION: u8 = 0x0;
 const TEXT: u8 = 0x1;
 const BINARY: u8 = 0x2;
-const CLOSE: u8 = 0x8;
+pub(crate) const CLOSE: u8 = 0x8;
 /// The longest control payload (section 5.5).
 const CONTROL_MAX: usize = 125;
 
@@ -160,11 +160,7 @@ impl FrameRedactor {
         if header[1] & 0x80 != 0 {
             return Err(FrameError::Masked);
         }
-        let remaining = match header[1] & 0x7F {
-            126 => u64::from(u16::from_be_bytes([header[2], header[3]])),
-            127 => u64::from_be_bytes(header[2..10].try_into().expect("eight bytes")),
-            len => u64::from(len),
-        };
+        let remaining = payload_len(header);
         match opcode {
             CONTINUATION if self.message.is_none() => return Err(FrameError::Fragments),
             TEXT | BINARY if self.message.is_some() => return Err(FrameError::Fragments),
@@ -230,11 +226,21 @@ impl FrameRedactor {
 }
 
 /// The bytes of extended length a header's second byte announces.
-fn extended_len(second: u8) -> usize {
+pub(crate) fn extended_len(second: u8) -> usize {
     match second & 0x7F {
         126 => 2,
         127 => 8,
         _ => 0,
+    }
+}
+
+/// The payload length a header announces; `header` holds at least its
+/// first two bytes and the extended length they announce.
+pub(crate) fn payload_len(header: &[u8]) -> u64 {
+    match header[1] & 0x7F {
+        126 => u64::from(u16::from_be_bytes([header[2], header[3]])),
+        127 => u64::from_be_bytes(header[2..10].try_into().expect("eight bytes")),
+        len => u64::from(len),
     }
 }
 
