@@ -155,7 +155,9 @@ impl Backend for Daemon {
     async fn remove_session(&self, sandbox: &str, session: &str) -> Result<(), AdminError> {
         let _registering = self.registering.lock().await;
         if self.read_registry().is_reserved(sandbox) {
-            self.end_remote_session(sandbox, session);
+            // A sandbox the explicit proxy serves: its sessions are never
+            // registered, so ending one is forgetting its state.
+            self.forget_session_state(sandbox, session);
             self.audit_registration("remove", sandbox, Some(session), None);
             return Ok(());
         }

@@ -313,20 +313,18 @@ impl Daemon {
             .remove_session(sandbox, session)
             .map_err(|e| AdminError::NotFound(e.to_string()))?;
         self.steering.unregister(removed.cgroup_id);
-        self.approvals().forget_session(sandbox, session);
-        self.forget_intercepted(sandbox, Some(session));
+        self.forget_session_state(sandbox, session);
         self.directory.changed();
         Ok(removed)
     }
 
-    /// Ends a session of a sandbox the explicit proxy serves. Its sessions
-    /// are named by its tokens and never registered, so none is ever
-    /// removed by itself: this drops what Sluice keeps for one (approval
-    /// grants, requests parked for it, its PII tokens), so that a run
-    /// reusing the id starts from nothing, as a registered session removed
-    /// and added again does. Connections open under it go on (their
-    /// token admitted them); their next `ask` request parks again.
-    pub(super) fn end_remote_session(&self, sandbox: &str, session: &str) {
+    /// Drops what Sluice keeps for a session besides its registration
+    /// (approval grants, requests parked for it, its PII tokens), so that
+    /// a session reusing the id starts from nothing. A session of a sandbox
+    /// the explicit proxy serves, named by its tokens and never registered,
+    /// ends with this alone: connections open under it go on (their token
+    /// admitted them), and their next `ask` request parks again.
+    pub(super) fn forget_session_state(&self, sandbox: &str, session: &str) {
         self.approvals().forget_session(sandbox, session);
         self.forget_intercepted(sandbox, Some(session));
     }
