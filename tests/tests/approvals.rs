@@ -31,14 +31,19 @@ fn catalogue() -> Value {
     }])
 }
 
+/// An intercepting policy that allows api.test, served on loopback `port`.
+fn api_policy(port: u16) -> Value {
+    intercepting_policy(
+        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
+        json!({}),
+    )
+}
+
 /// Sandbox sb1 under a policy that gives tracker's actions auto / ask /
 /// deny, with credential `api` (bearer) bound to api.test; `approvals` is
 /// the daemon config's section.
 fn world(ca: &TestCa, port: u16, approvals: Value) -> World {
-    let mut policy = intercepting_policy(
-        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
-        json!({}),
-    );
+    let mut policy = api_policy(port);
     policy["credentials"] = json!([{ "credential": "api" }]);
     policy["apps"] = json!([{
         "app": "tracker",
@@ -386,15 +391,9 @@ fn a_thousand_parked_requests_leave_other_traffic_flowing() {
     let ca = TestCa::upstream();
     let upstream = HttpsUpstream::v4(&["api.test"], &ca);
     let port = upstream.port();
-    let mut policy = intercepting_policy(
-        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
-        json!({}),
-    );
+    let mut policy = api_policy(port);
     policy["apps"] = json!([{ "app": "tracker", "actions": { "issues.create": "ask" } }]);
-    let other = intercepting_policy(
-        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
-        json!({}),
-    );
+    let other = api_policy(port);
     let mut sb2 = None;
     let world = World::start_with(&ca, &["api.test"], policy, |builder| {
         let cgroup = builder.cgroup("sb2");
@@ -942,10 +941,7 @@ fn removing_a_remote_session_drops_its_grants() {
     let ca = TestCa::upstream();
     let upstream = HttpsUpstream::v4(&["api.test"], &ca);
     let port = upstream.port();
-    let mut policy = intercepting_policy(
-        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
-        json!({}),
-    );
+    let mut policy = api_policy(port);
     policy["apps"] = json!([{ "app": "tracker", "actions": { "issues.create": "ask" } }]);
     let explicit = ExplicitWorld::start_with_policy(&ca, &["api.test"], policy, json!({}), |b| {
         b.config_key("apps", catalogue())
