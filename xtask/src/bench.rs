@@ -3,6 +3,7 @@
 //! (`bench/harness`, binary `sluice-bench`). A full run into the default
 //! `bench/results` also copies the report into README.md's performance
 //! section, between its `bench:begin` / `bench:end` markers.
+//! `cargo xtask bench --scan` runs the content scanner's benchmark instead.
 
 use std::{
     path::{Path, PathBuf},
@@ -23,8 +24,9 @@ const README_END: &str = "<!-- bench:end -->";
 pub fn run(smoke: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
     install_peers()?;
     let root = super::workspace();
-    super::build(true)?;
-    super::run(super::cargo().args(["build", "--release", "--package", "sluice-bench"]))?;
+    // The daemon as it ships, and the harness with the same flags.
+    let rustflags = super::release_daemon(true)?;
+    super::release_build(&["sluice-bench"], &rustflags)?;
     let default_out = root.join("bench/results");
     let out = out.unwrap_or_else(|| {
         if smoke {
@@ -53,6 +55,19 @@ pub fn run(smoke: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
         update_readme(&root.join("README.md"), &out.join("latest.md"))?;
     }
     Ok(())
+}
+
+/// `cargo xtask bench --scan [-- ARGS]`: the content scanner's criterion
+/// benchmark (`bench/benches/scan.rs`), built with the release daemon's
+/// flags (profile-guided), so its figures are the shipped code's.
+pub fn scan(args: &[String]) -> anyhow::Result<()> {
+    let mut cmd = super::cargo();
+    cmd.args(["bench", "--package", "sluice-scan-bench", "--bench", "scan"])
+        .env("RUSTFLAGS", super::release_rustflags(true)?);
+    if !args.is_empty() {
+        cmd.arg("--").args(args);
+    }
+    super::run(&mut cmd)
 }
 
 /// Idempotent: checks before installing anything.

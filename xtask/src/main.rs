@@ -1,11 +1,13 @@
-//! Project tasks: `cargo xtask setup | build | test | demo | bench`.
+//! Project tasks: `cargo xtask setup | build | test | demo | bench | pgo`.
 //!
 //! Orchestration only: the eBPF programs build from the daemon's build.rs,
 //! the tests are ordinary cargo tests. Every task runs `setup` first, which
-//! is idempotent and quick when the toolchain is already there.
+//! is idempotent and quick when the toolchain is already there. Release
+//! builds are profile-guided ([`pgo`]).
 
 mod bench;
 mod demo;
+mod pgo;
 mod setup;
 
 use std::{path::PathBuf, process::Command};
@@ -23,10 +25,13 @@ struct Cli {
 enum Task {
     /// Install the eBPF toolchain (the pinned nightly with rust-src, LLVM 22, bpf-linker) and test tools.
     Setup,
-    /// Build the daemon with its eBPF programs.
+    /// Build the daemon with its eBPF programs (release builds profile-guided).
     Build {
         #[arg(long)]
         release: bool,
+        /// A release build without the content stages' profile.
+        #[arg(long, requires = "release")]
+        no_pgo: bool,
     },
     /// Run every test: unit, in-process and end-to-end (root, real eBPF).
     Test {
@@ -44,21 +49,30 @@ enum Task {
         /// Where the report goes (default bench/results; smoke: target/bench-smoke).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The content scanner's criterion benchmark instead (bench/benches/scan.rs),
+        /// built as a release daemon is; extra arguments go to criterion.
+        #[arg(long, conflicts_with_all = ["smoke", "out"])]
+        scan: bool,
+        #[arg(last = true)]
+        args: Vec<String>,
     },
+    /// Make the profile of profile-guided release builds (target/pgo/scan.profdata)
+    /// and print the RUSTFLAGS that build with it.
+    Pgo,
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Setup => setup::run().and_then(|()| bench::install_peers()),
-        Task::Build { release } => {
+        Task::Build { release, no_pgo } => {
             setup::run()?;
-            build(release)
+            build(release.then_some(!no_pgo))
         }
         Task::Test { args } => {
             setup::run()?;
             // The end-to-end tests move gigabytes through TLS: they run the
             // optimized daemon.
-            build(true)?;
+            build(Some(true))?;
             let mut cmd = cargo();
             // The default members: everything but the bpf-only crate.
             // Every suite runs even when one fails, so a run reports all failures.
@@ -71,21 +85,78 @@ fn main() -> anyhow::Result<()> {
         }
         Task::Demo => {
             setup::run()?;
-            build(false)?;
+            build(None)?;
             demo::run(&workspace().join("target/debug/sluice"))
         }
-        Task::Bench { smoke, out } => {
+        Task::Bench {
+            smoke,
+            out,
+            scan,
+            args,
+        } => {
             setup::run()?;
+            if scan {
+                return bench::scan(&args);
+            }
             bench::run(smoke, out)
+        }
+        Task::Pgo => {
+            setup::run()?;
+            println!("RUSTFLAGS={}", pgo::rustflags(&pgo::profile()?));
+            Ok(())
         }
     }
 }
 
-fn build(release: bool) -> anyhow::Result<()> {
+/// Builds the daemon: a debug build (`None`) or a release build, profile
+/// guided when `Some(true)`.
+fn build(release: Option<bool>) -> anyhow::Result<()> {
+    match release {
+        None => run(cargo().args(["build", "--package", "sluice"])),
+        Some(pgo) => release_daemon(pgo).map(drop),
+    }
+}
+
+/// The release daemon, profile guided when `pgo` (and checked to be:
+/// [`pgo::check`]); returns the RUSTFLAGS it was built with, for the other
+/// release builds of the task.
+fn release_daemon(pgo: bool) -> anyhow::Result<String> {
+    let rustflags = release_rustflags(pgo)?;
+    release_build(&DAEMON, &rustflags)?;
+    if pgo {
+        pgo::check(&workspace().join("target/release/sluice"))?;
+    }
+    Ok(rustflags)
+}
+
+/// The packages of a release build of the daemon: `sluice` with
+/// `sluice-scan-bench` ([`release_build`]).
+const DAEMON: [&str; 2] = ["sluice", "sluice-scan-bench"];
+
+/// The RUSTFLAGS of release builds: the caller's, then when `pgo` those of
+/// the content stages' profile (made first: [`pgo::profile`]).
+fn release_rustflags(pgo: bool) -> anyhow::Result<String> {
+    let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    if pgo {
+        flags.push(' ');
+        flags.push_str(&pgo::rustflags(&pgo::profile()?));
+    }
+    Ok(flags.trim().to_owned())
+}
+
+/// A release build of `packages` with `rustflags`. The daemon is built with
+/// `sluice-scan-bench` ([`DAEMON`]), the trainer's and the benchmarks'
+/// crate: one run resolves the same dependency features as theirs, so the
+/// library is the same crate to the compiler (`-C metadata`) and the
+/// profile's functions are the daemon's.
+fn release_build(packages: &[&str], rustflags: &str) -> anyhow::Result<()> {
     let mut cmd = cargo();
-    cmd.args(["build", "--package", "sluice"]);
-    if release {
-        cmd.arg("--release");
+    cmd.args(["build", "--release"]);
+    for package in packages {
+        cmd.args(["--package", package]);
+    }
+    if !rustflags.is_empty() {
+        cmd.env("RUSTFLAGS", rustflags);
     }
     run(&mut cmd)
 }

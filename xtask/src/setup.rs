@@ -31,7 +31,7 @@ const KUBERNETES_VALIDATE: &str = "kubernetes-validate==1.37.0";
 
 /// The bpf-linker release this project is verified with, built against LLVM 22.
 const BPF_LINKER_VERSION: &str = "0.13.0";
-const LLVM_PREFIX: &str = "/usr/lib/llvm-22";
+pub const LLVM_PREFIX: &str = "/usr/lib/llvm-22";
 
 pub fn run() -> anyhow::Result<()> {
     apt_packages()?;
