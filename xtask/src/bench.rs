@@ -63,7 +63,10 @@ pub fn run(smoke: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
 pub fn scan(args: &[String]) -> anyhow::Result<()> {
     let mut cmd = super::cargo();
     cmd.args(["bench", "--package", "sluice-scan-bench", "--bench", "scan"])
-        .env("RUSTFLAGS", super::release_rustflags(true)?);
+        .env(
+            "RUSTFLAGS",
+            super::release_rustflags(super::pgo::profile()?.as_deref()),
+        );
     if !args.is_empty() {
         cmd.arg("--").args(args);
     }

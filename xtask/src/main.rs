@@ -10,7 +10,10 @@ mod demo;
 mod pgo;
 mod setup;
 
-use std::{path::PathBuf, process::Command};
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
 
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
@@ -102,7 +105,8 @@ fn main() -> anyhow::Result<()> {
         }
         Task::Pgo => {
             setup::run()?;
-            println!("RUSTFLAGS={}", pgo::rustflags(&pgo::profile()?));
+            let profile = pgo::profile()?.context("no profile: see the warning above")?;
+            println!("RUSTFLAGS={}", pgo::rustflags(&profile));
             Ok(())
         }
     }
@@ -121,9 +125,10 @@ fn build(release: Option<bool>) -> anyhow::Result<()> {
 /// [`pgo::check`]); returns the RUSTFLAGS it was built with, for the other
 /// release builds of the task.
 fn release_daemon(pgo: bool) -> anyhow::Result<String> {
-    let rustflags = release_rustflags(pgo)?;
+    let profile = if pgo { pgo::profile()? } else { None };
+    let rustflags = release_rustflags(profile.as_deref());
     release_build(&DAEMON, &rustflags)?;
-    if pgo {
+    if profile.is_some() {
         pgo::check(&workspace().join("target/release/sluice"))?;
     }
     Ok(rustflags)
@@ -133,15 +138,15 @@ fn release_daemon(pgo: bool) -> anyhow::Result<String> {
 /// `sluice-scan-bench` ([`release_build`]).
 const DAEMON: [&str; 2] = ["sluice", "sluice-scan-bench"];
 
-/// The RUSTFLAGS of release builds: the caller's, then when `pgo` those of
-/// the content stages' profile (made first: [`pgo::profile`]).
-fn release_rustflags(pgo: bool) -> anyhow::Result<String> {
+/// The RUSTFLAGS of release builds: the caller's, then those that build
+/// with `profile` ([`pgo::profile`]) when there is one.
+fn release_rustflags(profile: Option<&Path>) -> String {
     let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
-    if pgo {
+    if let Some(profile) = profile {
         flags.push(' ');
-        flags.push_str(&pgo::rustflags(&pgo::profile()?));
+        flags.push_str(&pgo::rustflags(profile));
     }
-    Ok(flags.trim().to_owned())
+    flags.trim().to_owned()
 }
 
 /// A release build of `packages` with `rustflags`. The daemon is built with

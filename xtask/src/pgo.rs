@@ -25,10 +25,13 @@ use super::setup::LLVM_PREFIX;
 /// Where the profile and the instrumented build live, under the workspace.
 const DIR: &str = "target/pgo";
 
-/// Builds and runs the trainer; returns the merged profile's path.
-pub fn profile() -> anyhow::Result<PathBuf> {
+/// Builds and runs the trainer; returns the merged profile's path, or
+/// `None` (with a warning) where no `llvm-profdata` reads rustc's profiles.
+pub fn profile() -> anyhow::Result<Option<PathBuf>> {
     let dir = super::workspace().join(DIR);
-    let profdata = llvm_profdata()?;
+    let Some(profdata) = llvm_profdata()? else {
+        return Ok(None);
+    };
     // The caller's flags too, so the trainer's code is the daemon's.
     // Build scripts run instrumented as well: their counts go elsewhere.
     let generate = format!(
@@ -52,7 +55,7 @@ pub fn profile() -> anyhow::Result<PathBuf> {
     if let (Some(made), Some(built)) = (modified(&out), modified(&trainer))
         && made > built
     {
-        return Ok(out);
+        return Ok(Some(out));
     }
     let raw = dir.join("raw");
     if raw.exists() {
@@ -68,7 +71,7 @@ pub fn profile() -> anyhow::Result<PathBuf> {
             .arg(&out)
             .arg(&raw),
     )?;
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// A function of the library the trainer runs: its symbol in the trainer
@@ -134,28 +137,42 @@ fn llvm_major(rustc_verbose: &str) -> Option<&str> {
 
 /// The `llvm-profdata` of rustc's LLVM: a profile is read by the LLVM that
 /// wrote its format, so the tool must be of the same major version as
-/// rustc's (`cargo xtask setup` installs LLVM 22, as rustc 1.9x uses).
-fn llvm_profdata() -> anyhow::Result<PathBuf> {
-    let verbose = Command::new("rustc")
-        .arg("-vV")
-        .output()
-        .context("cannot run rustc -vV")?;
-    let verbose = String::from_utf8_lossy(&verbose.stdout);
+/// rustc's. The toolchain's own (rustup's `llvm-tools`) where installed,
+/// else LLVM 22's, which `cargo xtask setup` installs and rustc 1.9x uses.
+/// With neither, the build goes on without a profile, saying so: the scan
+/// is then ~9% slower than the README's figures.
+fn llvm_profdata() -> anyhow::Result<Option<PathBuf>> {
+    let rustc = |arg: &str| -> anyhow::Result<String> {
+        let out = Command::new("rustc")
+            .arg(arg)
+            .output()
+            .with_context(|| format!("cannot run rustc {arg}"))?;
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    };
+    let verbose = rustc("-vV")?;
     let major = llvm_major(&verbose).context("rustc -vV names no LLVM version")?;
-    let tool = Path::new(LLVM_PREFIX).join("bin/llvm-profdata");
-    let version = Command::new(&tool)
-        .arg("--version")
-        .output()
-        .with_context(|| format!("cannot run {}", tool.display()))?;
-    let version = String::from_utf8_lossy(&version.stdout);
-    if !version.contains(&format!("LLVM version {major}.")) {
-        bail!(
-            "rustc uses LLVM {major} but {} is another version; install LLVM {major}'s \
-             llvm-profdata there, or build with --no-pgo",
-            tool.display()
-        );
+    let host = verbose
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .context("rustc -vV names no host")?;
+    let toolchain = PathBuf::from(rustc("--print=sysroot")?)
+        .join("lib/rustlib")
+        .join(host)
+        .join("bin/llvm-profdata");
+    let candidates = [toolchain, Path::new(LLVM_PREFIX).join("bin/llvm-profdata")];
+    for tool in &candidates {
+        let Ok(out) = Command::new(tool).arg("--version").output() else {
+            continue;
+        };
+        if String::from_utf8_lossy(&out.stdout).contains(&format!("LLVM version {major}.")) {
+            return Ok(Some(tool.clone()));
+        }
     }
-    Ok(tool)
+    eprintln!(
+        "warning: no llvm-profdata of LLVM {major} (rustc's) among {candidates:?}: building \
+         without the content stages' profile (rustup component add llvm-tools provides one)"
+    );
+    Ok(None)
 }
 
 #[cfg(test)]
