@@ -16,6 +16,7 @@ use std::hint::black_box;
 
 use sluice::content::Read;
 use sluice::injection::Detector;
+use sluice::redact::percent_encode;
 use sluice::scan::{ScanConfig, Scanner};
 use sluice_scan_bench::{Api, body};
 
@@ -51,20 +52,13 @@ fn main() {
     // text, as a form field and as NDJSON lines.
     for seed in FIRST_SEED..FIRST_SEED + 200 {
         let b = body(Api::OpenAiChat, 2 << 10, seed);
-        let text = String::from_utf8_lossy(&b).replace("\\n", "\n");
-        let form: String = text
-            .bytes()
-            .map(|c| match c {
-                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => (c as char).to_string(),
-                b' ' => "+".to_string(),
-                _ => format!("%{c:02X}"),
-            })
-            .collect();
-        let form = format!("q={form}");
-        let ndjson = format!("{}\n{}\n", String::from_utf8_lossy(&b), "{\"a\": 1}");
+        let json = String::from_utf8_lossy(&b);
+        let text = json.replace("\\n", "\n");
+        let form = [b"q=".as_slice(), &percent_encode(text.as_bytes())].concat();
+        let ndjson = format!("{json}\n{{\"a\": 1}}\n");
         for (content_type, body) in [
             (Some("text/plain"), text.as_bytes()),
-            (Some("application/x-www-form-urlencoded"), form.as_bytes()),
+            (Some("application/x-www-form-urlencoded"), &form),
             (Some("application/x-ndjson"), ndjson.as_bytes()),
         ] {
             bytes += body.len();

@@ -141,12 +141,16 @@ const DAEMON: [&str; 2] = ["sluice", "sluice-scan-bench"];
 /// The RUSTFLAGS of release builds: the caller's, then those that build
 /// with `profile` ([`pgo::profile`]) when there is one.
 fn release_rustflags(profile: Option<&Path>) -> String {
-    let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
-    if let Some(profile) = profile {
-        flags.push(' ');
-        flags.push_str(&pgo::rustflags(profile));
-    }
-    flags.trim().to_owned()
+    rustflags_with(profile.map(pgo::rustflags).as_deref())
+}
+
+/// The caller's RUSTFLAGS followed by `extra`: a task's builds keep the
+/// flags they were started with.
+fn rustflags_with(extra: Option<&str>) -> String {
+    let callers = std::env::var("RUSTFLAGS").unwrap_or_default();
+    format!("{callers} {}", extra.unwrap_or_default())
+        .trim()
+        .to_owned()
 }
 
 /// A release build of `packages` with `rustflags`. The daemon is built with

@@ -25,6 +25,13 @@ use super::setup::LLVM_PREFIX;
 /// Where the profile and the instrumented build live, under the workspace.
 const DIR: &str = "target/pgo";
 
+/// The instrumented trainer, as [`profile`] builds it.
+fn trainer() -> PathBuf {
+    super::workspace()
+        .join(DIR)
+        .join("instrumented/release/examples/train")
+}
+
 /// Builds and runs the trainer; returns the merged profile's path, or
 /// `None` (with a warning) where no `llvm-profdata` reads rustc's profiles.
 pub fn profile() -> anyhow::Result<Option<PathBuf>> {
@@ -34,22 +41,18 @@ pub fn profile() -> anyhow::Result<Option<PathBuf>> {
     };
     // The caller's flags too, so the trainer's code is the daemon's.
     // Build scripts run instrumented as well: their counts go elsewhere.
-    let generate = format!(
-        "{} -Cprofile-generate={}",
-        std::env::var("RUSTFLAGS").unwrap_or_default(),
-        dir.join("build-scripts").display()
-    );
+    let generate = format!("-Cprofile-generate={}", dir.join("build-scripts").display());
     super::run(
         super::cargo()
             .args(["build", "--release", "--package", "sluice-scan-bench"])
             .args(["--example", "train", "--target-dir"])
             .arg(dir.join("instrumented"))
-            .env("RUSTFLAGS", generate.trim_start()),
+            .env("RUSTFLAGS", super::rustflags_with(Some(&generate))),
     )?;
     // Rustc lists the profile among each crate's inputs: a new one rebuilds
     // every crate. So it is made again only when the trainer, and so the
     // code it runs, changed.
-    let trainer = dir.join("instrumented/release/examples/train");
+    let trainer = trainer();
     let out = dir.join("scan.profdata");
     let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
     if let (Some(made), Some(built)) = (modified(&out), modified(&trainer))
@@ -83,15 +86,12 @@ const PROBE: &[u8] = b"_ZN6sluice9injection4gate3x865sieve17h";
 /// between the trainer's build and the daemon's would quietly break (the
 /// build would succeed, without the profile).
 pub fn check(daemon: &Path) -> anyhow::Result<()> {
-    let trainer = super::workspace()
-        .join(DIR)
-        .join("instrumented/release/examples/train");
     let symbols = |path: &Path| -> anyhow::Result<Vec<Vec<u8>>> {
         let bytes =
             std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         Ok(probes_in(&bytes))
     };
-    let probes = symbols(&trainer)?;
+    let probes = symbols(&trainer())?;
     if probes.is_empty() {
         bail!(
             "the trainer has no symbol {}: update pgo::PROBE to a function it runs",
