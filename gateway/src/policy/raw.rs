@@ -131,6 +131,18 @@ pub struct Dns {
     /// Record types refused outright (tunnels favour TXT, NULL and ANY).
     #[serde(default = "default_refused_types")]
     pub refuse_types: Vec<String>,
+    /// Under default deny with address rules, resolve names no rule names
+    /// (keeping only the answers the address rules allow) instead of
+    /// answering them `denied_answer` without asking upstream. Each such
+    /// query is audited, and counted against
+    /// `max_unique_unlisted_per_minute`.
+    #[serde(default)]
+    pub resolve_unlisted: bool,
+    /// `max_unique_subdomains_per_minute` for the names `resolve_unlisted`
+    /// resolves (the lower of the two applies): whoever serves their zone
+    /// reads every name asked.
+    #[serde(default = "default_unique_unlisted")]
+    pub max_unique_unlisted_per_minute: u32,
 }
 
 impl Default for Dns {
@@ -142,6 +154,8 @@ impl Default for Dns {
             max_name_length: default_name_len(),
             max_unique_subdomains_per_minute: default_unique_subdomains(),
             refuse_types: default_refused_types(),
+            resolve_unlisted: false,
+            max_unique_unlisted_per_minute: default_unique_unlisted(),
         }
     }
 }
@@ -351,6 +365,12 @@ fn default_name_len() -> usize {
 }
 fn default_unique_subdomains() -> u32 {
     120
+}
+/// Enough for the few hosts a service keeps under one domain (`www`,
+/// `api`, `cdn`, a regional name or two); a tunnel through a zone no rule
+/// names gets ten names a minute per domain, each one audited.
+fn default_unique_unlisted() -> u32 {
+    10
 }
 fn default_refused_types() -> Vec<String> {
     ["TXT", "NULL", "ANY"].map(String::from).to_vec()

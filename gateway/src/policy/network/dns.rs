@@ -13,6 +13,13 @@ pub struct DnsLimits {
     pub max_unique_subdomains_per_minute: u32,
     /// Record type codes refused outright; derefs to a sorted `&[u16]`.
     pub refused_types: RecordTypes,
+    /// `resolve_unlisted`: names no rule names are resolved (and audited)
+    /// rather than answered `denied_answer` (see [`NameDecision`]).
+    pub resolve_unlisted: bool,
+    /// The unique-name cap for the names `resolve_unlisted` resolves: the
+    /// lower of `max_unique_unlisted_per_minute` and
+    /// `max_unique_subdomains_per_minute`.
+    pub max_unique_unlisted_per_minute: u32,
 }
 
 impl DnsLimits {
@@ -115,6 +122,12 @@ pub(super) fn compile_dns(dns: &raw::Dns, errors: &mut Vec<CompileError>) -> Dns
         u64::from(u32::MAX),
         zero_refuses,
     );
+    bound(
+        "max_unique_unlisted_per_minute",
+        u64::from(dns.max_unique_unlisted_per_minute),
+        u64::from(u32::MAX),
+        "0 would refuse every name resolve_unlisted resolves; leave resolve_unlisted false instead",
+    );
     DnsLimits {
         denied_answer: dns.denied_answer,
         max_queries_per_second: dns.max_queries_per_second,
@@ -122,6 +135,10 @@ pub(super) fn compile_dns(dns: &raw::Dns, errors: &mut Vec<CompileError>) -> Dns
         max_name_length: dns.max_name_length,
         max_unique_subdomains_per_minute: dns.max_unique_subdomains_per_minute,
         refused_types,
+        resolve_unlisted: dns.resolve_unlisted,
+        max_unique_unlisted_per_minute: dns
+            .max_unique_unlisted_per_minute
+            .min(dns.max_unique_subdomains_per_minute),
     }
 }
 

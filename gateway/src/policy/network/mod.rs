@@ -154,7 +154,8 @@ impl NetDenyReason {
     }
 }
 
-/// The DNS listener's decision on a name, before any address exists.
+/// What the DNS listener does with a name, as `sluice explain` tells it
+/// ([`NameDecision`] has the detail).
 #[must_use]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NameVerdict {
@@ -164,10 +165,38 @@ pub enum NameVerdict {
     Deny {
         rule: String,
     },
-    /// No name rule decides: resolve, and keep only the answer addresses
+    /// Resolve, and keep only the answer addresses
     /// [`NetworkPolicy::address_allowed`] accepts.
     ByAddress,
 }
+
+/// [`NameVerdict`] with the cases the DNS listener treats apart told
+/// apart; see [`NetworkPolicy::name_decision`].
+#[must_use]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameDecision {
+    /// A name rule or `ALL_TRAFFIC` allows it on some port.
+    Allow { rule: String },
+    /// A name rule denies it (or `ALL_TRAFFIC`, in a policy without address
+    /// allow rules).
+    Deny { rule: String },
+    /// No rule names it and `ALL_TRAFFIC` (`rule`) denies it on every
+    /// port, under address allow rules: answered `denied_answer` by
+    /// Sluice, never asked upstream.
+    Unlisted { rule: String },
+    /// As [`Unlisted`](Self::Unlisted), under `dns.resolve_unlisted`:
+    /// resolved and filtered as [`ByAddress`](Self::ByAddress), each query
+    /// audited and held to `max_unique_unlisted_per_minute`.
+    ResolveUnlisted,
+    /// Some port to it is left to no rule (default allow), and `allow_out`
+    /// has address rules: resolve, and keep only the answer addresses
+    /// [`NetworkPolicy::address_allowed`] accepts.
+    ByAddress,
+}
+
+/// The rule an audit event names for a query resolved under
+/// `dns.resolve_unlisted`.
+pub const RESOLVE_UNLISTED: &str = "network.dns.resolve_unlisted";
 
 /// A compiled `network` section. Immutable; shared across connections.
 #[derive(Debug)]
@@ -432,26 +461,54 @@ impl NetworkPolicy {
         allow(&rule.label)
     }
 
-    /// For the DNS listener, before any address exists. Name rules and
-    /// `ALL_TRAFFIC` decide as in [`decide`](Self::decide); the name is
-    /// allowed if some port to it would be. Where they leave the decision to
-    /// addresses (nothing matches, or `ALL_TRAFFIC` denies) the answer is
-    /// [`NameVerdict::ByAddress`] when `allow_out` has address rules that
-    /// could let an answer through, and otherwise what that leaves. A name
-    /// written like an address is left to the address rules where there are
-    /// some, and otherwise decided like any name (a deny-all refuses it).
+    /// For the DNS listener, before any address exists: [`NameDecision`],
+    /// as `sluice explain` shows it (an unlisted name refused is a
+    /// [`NameVerdict::Deny`] by its `ALL_TRAFFIC` rule; one resolved under
+    /// `resolve_unlisted` is [`NameVerdict::ByAddress`]).
     pub fn name_verdict(&self, name: &str) -> NameVerdict {
-        let name = canonical_name(name);
-        if self.allow_has_address && ssrf::parse_ip_like(&name).is_some() {
-            return NameVerdict::ByAddress;
+        match self.name_decision(name) {
+            NameDecision::Allow { rule } => NameVerdict::Allow { rule },
+            NameDecision::Deny { rule } | NameDecision::Unlisted { rule } => {
+                NameVerdict::Deny { rule }
+            }
+            NameDecision::ByAddress | NameDecision::ResolveUnlisted => NameVerdict::ByAddress,
         }
+    }
+
+    /// The DNS listener's decision on a name, before any address exists.
+    /// Name rules and `ALL_TRAFFIC` decide as in [`decide`](Self::decide),
+    /// a port at a time; the name is allowed if some port to it would be.
+    /// Otherwise:
+    /// - some port is left to no rule at all (default allow): resolved,
+    ///   its answers filtered by the address rules where `allow_out` has
+    ///   some ([`NameDecision::ByAddress`]), unfiltered where not;
+    /// - a name rule denies it on some port: denied by that rule;
+    /// - `ALL_TRAFFIC` denies it on every port: denied by that rule where
+    ///   `allow_out` has no address rules; where it has some, only they
+    ///   could let the name's answers through, and the name is
+    ///   [`NameDecision::Unlisted`] (answered by Sluice, never asked
+    ///   upstream, whose zone's name server would read it), or
+    ///   [`NameDecision::ResolveUnlisted`] under `dns.resolve_unlisted`.
+    ///
+    /// A name written like an address is, where `allow_out` has address
+    /// rules, no name to the name rules (they could let a sandbox pick
+    /// which rule family judges it): only `ALL_TRAFFIC` and the address
+    /// rules decide it, an `ALL_TRAFFIC` allow included (it is resolved and
+    /// filtered). Elsewhere it is decided like any name.
+    pub fn name_decision(&self, name: &str) -> NameDecision {
+        let name = canonical_name(name);
+        let ip_like = self.allow_has_address && ssrf::parse_ip_like(&name).is_some();
+        let named = (!ip_like).then_some(name.as_str());
         let mut denied_by_name = None;
         let mut all_denies = None;
         let mut unmatched = false;
-        for ports in port_questions(self.name_rules(&name).chain(self.all_rules())) {
-            match self.winner(Some(&name), None, ports) {
+        let rules = named.into_iter().flat_map(|name| self.name_rules(name));
+        for ports in port_questions(rules.chain(self.all_rules())) {
+            match self.winner(named, None, ports) {
+                // Only the answers' addresses can decide it.
+                Some(rule) if rule.allow && ip_like => unmatched = true,
                 Some(rule) if rule.allow => {
-                    return NameVerdict::Allow {
+                    return NameDecision::Allow {
                         rule: rule.label.to_string(),
                     };
                 }
@@ -462,26 +519,30 @@ impl NetworkPolicy {
                 None => unmatched = true,
             }
         }
-        if unmatched || all_denies.is_some() {
+        // A port no rule decides is allowed by default.
+        let Some(rule) = denied_by_name.or(all_denies).filter(|_| !unmatched) else {
             if self.allow_has_address {
-                return NameVerdict::ByAddress;
+                return NameDecision::ByAddress;
             }
-            if unmatched {
-                return NameVerdict::Allow {
-                    rule: DEFAULT_ALLOW.into(),
-                };
-            }
-        }
-        match denied_by_name.or(all_denies) {
-            Some(rule) => NameVerdict::Deny {
+            return NameDecision::Allow {
+                rule: DEFAULT_ALLOW.into(),
+            };
+        };
+        if rule.is_name() || !self.allow_has_address {
+            NameDecision::Deny {
                 rule: rule.label.to_string(),
-            },
-            // Unreachable: the last question always yields one of the above.
-            None => NameVerdict::ByAddress,
+            }
+        } else if self.dns.resolve_unlisted {
+            NameDecision::ResolveUnlisted
+        } else {
+            NameDecision::Unlisted {
+                rule: rule.label.to_string(),
+            }
         }
     }
 
-    /// For filtering DNS answers under [`NameVerdict::ByAddress`]: would some
+    /// For filtering DNS answers under [`NameDecision::ByAddress`] and
+    /// [`NameDecision::ResolveUnlisted`]: would some
     /// port to `ip` be allowed by address rules and `ALL_TRAFFIC`, SSRF guard
     /// included?
     pub fn address_allowed(&self, ip: IpAddr) -> bool {

@@ -839,6 +839,8 @@ fn dns_limits_and_switches() {
     assert_eq!(limits.max_label_length, 63);
     assert_eq!(limits.max_name_length, 253);
     assert_eq!(limits.max_unique_subdomains_per_minute, 120);
+    assert_eq!(limits.max_unique_unlisted_per_minute, 10);
+    assert!(!limits.resolve_unlisted);
     assert_eq!(limits.denied_answer, raw::DeniedAnswer::Nxdomain);
     assert!(defaults.decide_without_decryption());
     let decrypting = compile(&raw::Network {
@@ -846,6 +848,26 @@ fn dns_limits_and_switches() {
         ..raw::Network::default()
     });
     assert!(!decrypting.decide_without_decryption());
+}
+
+/// The unlisted cap is never more lenient than the one for listed names.
+#[test]
+fn unlisted_names_get_the_lower_unique_cap() {
+    let cases: &[(u32, u32, u32)] = &[(120, 10, 10), (5, 10, 5), (120, 200, 120), (1, 1, 1)];
+    for &(listed, unlisted, want) in cases {
+        let policy = compile(&dns(|dns| {
+            dns.resolve_unlisted = true;
+            dns.max_unique_subdomains_per_minute = listed;
+            dns.max_unique_unlisted_per_minute = unlisted;
+        }));
+        let limits = policy.dns_limits();
+        assert!(limits.resolve_unlisted);
+        assert_eq!(limits.max_unique_subdomains_per_minute, listed);
+        assert_eq!(
+            limits.max_unique_unlisted_per_minute, want,
+            "{listed} {unlisted}"
+        );
+    }
 }
 
 #[test]
@@ -896,24 +918,39 @@ fn dns_errors() {
             dns(|dns| dns.max_unique_subdomains_per_minute = 0),
             "network.dns.max_unique_subdomains_per_minute",
         ),
+        (
+            dns(|dns| dns.max_unique_unlisted_per_minute = 0),
+            "network.dns.max_unique_unlisted_per_minute",
+        ),
     ];
     for (raw, path) in cases {
         assert_eq!(error_paths(&raw), [path], "{:?}", raw.dns);
     }
 }
 
-fn named_ok(rule: &str) -> NameVerdict {
-    NameVerdict::Allow { rule: rule.into() }
+fn named_ok(rule: &str) -> NameDecision {
+    NameDecision::Allow { rule: rule.into() }
 }
 
-fn named_no(rule: &str) -> NameVerdict {
-    NameVerdict::Deny { rule: rule.into() }
+fn named_no(rule: &str) -> NameDecision {
+    NameDecision::Deny { rule: rule.into() }
+}
+
+fn unlisted(rule: &str) -> NameDecision {
+    NameDecision::Unlisted { rule: rule.into() }
+}
+
+/// `spec` as [`policy`] makes it, with `dns.resolve_unlisted` set.
+fn resolving_unlisted(spec: &str) -> NetworkPolicy {
+    let mut raw = network(spec);
+    raw.dns.resolve_unlisted = true;
+    compile(&raw)
 }
 
 #[test]
-fn name_verdicts() {
-    let by_address = || NameVerdict::ByAddress;
-    let cases: &[(&str, &str, NameVerdict)] = &[
+fn name_decisions() {
+    let by_address = || NameDecision::ByAddress;
+    let cases: &[(&str, &str, NameDecision)] = &[
         ("*.example.com ; ALL_TRAFFIC", "a.example.com", named_ok(A0)),
         (
             "*.example.com ; ALL_TRAFFIC",
@@ -922,26 +959,48 @@ fn name_verdicts() {
         ),
         ("*.example.com ; ALL_TRAFFIC", "example.com", named_no(D0)),
         ("*.example.com ; ALL_TRAFFIC", "other.org", named_no(D0)),
+        // Default deny under address rules: a name no rule names is
+        // answered by Sluice, never asked upstream.
         (
             "*.example.com 10.0.0.0/8 ; ALL_TRAFFIC",
             "other.org",
-            by_address(),
+            unlisted(D0),
         ),
         (
             "*.example.com 10.0.0.0/8 ; ALL_TRAFFIC",
             "a.example.com",
             named_ok(A0),
         ),
+        ("10.0.0.0/8 ; ALL_TRAFFIC", "x.tunnel.example", unlisted(D0)),
+        ("10.0.0.0/8:443 ; ALL_TRAFFIC", "x.org", unlisted(D0)),
+        // A deny rule that names it decides, whatever else there is.
+        (
+            "10.0.0.0/8 ; evil.org:25 ALL_TRAFFIC",
+            "evil.org",
+            named_no(D0),
+        ),
+        (
+            "10.0.0.0/8 ; ALL_TRAFFIC evil.org",
+            "evil.org",
+            named_no(D1),
+        ),
+        // Default allow: resolved, filtered where there are address rules.
         ("", "x.org", named_ok(DEFAULT_ALLOW)),
         ("; 10.0.0.0/8", "x.org", named_ok(DEFAULT_ALLOW)),
         ("10.0.0.0/8", "x.org", by_address()),
         ("; evil.org", "evil.org", named_no(D0)),
         ("; evil.org", "www.evil.org", named_ok(DEFAULT_ALLOW)),
         ("10.0.0.0/8 ; evil.org", "evil.org", named_no(D0)),
+        ("10.0.0.0/8 ; evil.org:25", "evil.org", by_address()),
         // Some port is enough.
         ("; evil.org:25", "evil.org", named_ok(DEFAULT_ALLOW)),
         (
             "api.example.com:443 ; ALL_TRAFFIC",
+            "api.example.com",
+            named_ok(A0),
+        ),
+        (
+            "api.example.com:443 10.0.0.0/8 ; ALL_TRAFFIC",
             "api.example.com",
             named_ok(A0),
         ),
@@ -972,19 +1031,22 @@ fn name_verdicts() {
         ),
         ("ALL_TRAFFIC", "anything.example", named_ok(A0)),
         ("ALL_TRAFFIC ; evil.org", "evil.org", named_no(D0)),
-        // Names written like addresses are left to address rules where
-        // there are some; otherwise ALL_TRAFFIC decides them.
+        // Names written like addresses are no names to the name rules
+        // where there are address rules: ALL_TRAFFIC decides, and only the
+        // addresses could let them through.
         (
             "example.com 10.0.0.0/8 ; ALL_TRAFFIC",
             "127.0.0.1",
-            by_address(),
+            unlisted(D0),
         ),
         (
             "example.com 10.0.0.0/8 ; ALL_TRAFFIC",
             "2130706433",
-            by_address(),
+            unlisted(D0),
         ),
-        ("example.com 10.0.0.0/8 ; ALL_TRAFFIC", "::1", by_address()),
+        ("example.com 10.0.0.0/8 ; ALL_TRAFFIC", "::1", unlisted(D0)),
+        ("10.0.0.0/8 ALL_TRAFFIC", "10.0.0.1", by_address()),
+        ("10.0.0.0/8", "0x7f.1", by_address()),
         ("example.com ; ALL_TRAFFIC", "127.0.0.1", named_no(D0)),
         ("example.com ; ALL_TRAFFIC", "0x7f.1", named_no(D0)),
         ("; ALL_TRAFFIC", "1.2.3.4", named_no(D0)),
@@ -992,7 +1054,68 @@ fn name_verdicts() {
         ("example.com ; ALL_TRAFFIC", "", named_no(D0)),
     ];
     for (spec, name, want) in cases {
-        assert_eq!(&policy(spec).name_verdict(name), want, "{spec} / {name}");
+        assert_eq!(&policy(spec).name_decision(name), want, "{spec} / {name}");
+    }
+}
+
+/// `resolve_unlisted` changes only what would be [`NameDecision::Unlisted`].
+#[test]
+fn resolve_unlisted_resolves_only_unlisted_names() {
+    let spec = "*.example.com 10.0.0.0/8 ; evil.example.com ALL_TRAFFIC";
+    let (strict, lenient) = (policy(spec), resolving_unlisted(spec));
+    let names = [
+        "a.example.com",
+        "evil.example.com",
+        "x.tunnel.example",
+        "127.0.0.1",
+        "",
+    ];
+    for name in names {
+        let want = match strict.name_decision(name) {
+            NameDecision::Unlisted { .. } => NameDecision::ResolveUnlisted,
+            other => other,
+        };
+        assert_eq!(lenient.name_decision(name), want, "{name}");
+    }
+    assert_eq!(
+        lenient.name_decision("x.tunnel.example"),
+        NameDecision::ResolveUnlisted
+    );
+    // Without address rules nothing is resolved for want of a rule.
+    let named_only = resolving_unlisted("*.example.com ; ALL_TRAFFIC");
+    assert_eq!(named_only.name_decision("x.tunnel.example"), named_no(D0));
+}
+
+/// `sluice explain`'s view: an unlisted name is refused by its
+/// ALL_TRAFFIC rule, or filtered under `resolve_unlisted`.
+#[test]
+fn name_verdicts_summarise_decisions() {
+    let spec = "api.example.com 10.0.0.0/8 ; evil.example.com ALL_TRAFFIC";
+    let cases: &[(&NetworkPolicy, &str, NameVerdict)] = &[
+        (
+            &policy(spec),
+            "api.example.com",
+            NameVerdict::Allow { rule: A0.into() },
+        ),
+        (
+            &policy(spec),
+            "evil.example.com",
+            NameVerdict::Deny { rule: D0.into() },
+        ),
+        (
+            &policy(spec),
+            "x.tunnel.example",
+            NameVerdict::Deny { rule: D1.into() },
+        ),
+        (
+            &resolving_unlisted(spec),
+            "x.tunnel.example",
+            NameVerdict::ByAddress,
+        ),
+        (&policy("10.0.0.0/8"), "x.org", NameVerdict::ByAddress),
+    ];
+    for (policy, name, want) in cases {
+        assert_eq!(&policy.name_verdict(name), want, "{name}");
     }
 }
 
@@ -1121,7 +1244,8 @@ fn hostile_input_is_decided_not_crashed_on() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<NetworkPolicy>();
 
-    let policy = policy("*.example.com 10.0.0.0/8:5432 ; evil.example.com ALL_TRAFFIC");
+    let spec = "*.example.com 10.0.0.0/8:5432 ; evil.example.com ALL_TRAFFIC";
+    let (policy, resolving) = (policy(spec), resolving_unlisted(spec));
     let long = "a.".repeat(5000);
     let names = [
         "",
@@ -1150,6 +1274,7 @@ fn hostile_input_is_decided_not_crashed_on() {
     ];
     for name in names {
         let _ = policy.name_verdict(name);
+        let _ = resolving.name_decision(name);
         let _ = policy.wants_resolution(name);
         let _ = ssrf::parse_ip_like(name);
         for to in ["10.0.0.1:5432", "[::]:0", "255.255.255.255:65535"] {
