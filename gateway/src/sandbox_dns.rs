@@ -1,9 +1,12 @@
 //! One sandbox's DNS gate: the name rules of its policy, the tunnelling caps
-//! (`dns_guard`), and the audit trail of what was refused.
+//! (`dns_guard`), and the audit trail of what was refused, and of what was
+//! asked upstream for names no rule names (`dns.resolve_unlisted`).
 //!
 //! Each sandbox has its own DNS listener, so the gate knows who asked without
 //! any lookup; the policy is read from the live store on every question, so a
-//! reload applies to the next query.
+//! reload applies to the next query. [`Gate::admit`] is the one entry point
+//! for every name resolved on a sandbox's behalf, its own queries and the
+//! proxy's lookups alike, so the caps count them all.
 
 use std::{
     collections::HashMap,
@@ -20,11 +23,25 @@ use crate::{
     dns::{Admission, Gate},
     dns_guard::{self, Guard},
     metrics::Metrics,
-    policy::{network::NameVerdict, raw::DeniedAnswer, store::PolicyStore},
+    policy::{
+        network::{NameDecision, RESOLVE_UNLISTED},
+        raw::DeniedAnswer,
+        store::PolicyStore,
+    },
 };
 
-/// Refusals of one kind (a reason and a registrable domain) are audited
-/// at most once a second per sandbox ([`Fold`]: the count of the ones
+/// Audit reason of a name refused because no rule names it
+/// ([`NameDecision::Unlisted`]).
+const UNLISTED: &str = "dns_unlisted_name";
+/// Audit reason of a name a rule refuses.
+const DENIED: &str = "dns_denied_name";
+/// Audit reason of a query for a name no rule names, resolved under
+/// `resolve_unlisted` (verdict `allow`).
+const RESOLVED_UNLISTED: &str = "resolved_unlisted";
+
+/// Refusals of one kind (a reason and a registrable domain), and queries
+/// resolved under `resolve_unlisted` (reason `resolved_unlisted`), are
+/// audited at most once a second per sandbox ([`Fold`]: the count of the ones
 /// folded in goes into the next event of that kind), so a tunnel hammering
 /// a cap cannot flood the audit log, while each domain a sandbox was
 /// refused still shows.
@@ -112,8 +129,14 @@ impl SandboxDns {
         }
     }
 
-    fn refuse(&self, name: &str, reason: &'static str, rule: Option<&str>) {
+    fn refuse(&self, name: &str, reason: &'static str, rule: &str) {
         self.metrics.dns_refusals.with_label_values(&[reason]).inc();
+        self.tell("deny", name, reason, rule);
+    }
+
+    /// Audits one decision on `name`, unless [`Quiet`] folds it into a
+    /// later one of its kind.
+    fn tell(&self, verdict: &'static str, name: &str, reason: &'static str, rule: &str) {
         let admitted = self.quiet.lock().unwrap_or_else(|e| e.into_inner()).admit(
             Instant::now(),
             reason,
@@ -122,10 +145,15 @@ impl SandboxDns {
         let Some(folded) = admitted else {
             return;
         };
+        let done = if verdict == "deny" {
+            "refused"
+        } else {
+            "resolved"
+        };
         let mut told = Vec::new();
         if folded.same > 0 {
             told.push(format!(
-                "{} more refused for this reason and domain since the last event",
+                "{} more {done} for this reason and domain since the last event",
                 folded.same
             ));
         }
@@ -137,9 +165,9 @@ impl SandboxDns {
         }
         self.audit.record(&Event {
             event: "dns",
-            verdict: "deny",
+            verdict,
             reason,
-            rule,
+            rule: Some(rule),
             sandbox: Some(&self.sandbox),
             host: Some(name),
             detail: (!told.is_empty()).then(|| told.join("; ")),
@@ -165,6 +193,13 @@ impl Gate for SandboxDns {
         };
         let network = &policy.network;
         let limits = network.dns_limits();
+        // Decided first (it is pure), so the names resolve_unlisted lets
+        // through meet their own, lower, unique-name cap.
+        let decision = network.name_decision(name);
+        let unique = match decision {
+            NameDecision::ResolveUnlisted => limits.max_unique_unlisted_per_minute,
+            _ => limits.max_unique_subdomains_per_minute,
+        };
         let checked = self.guard.lock().unwrap_or_else(|e| e.into_inner()).check(
             Instant::now(),
             name,
@@ -173,7 +208,7 @@ impl Gate for SandboxDns {
                 max_queries_per_second: limits.max_queries_per_second,
                 max_label_length: limits.max_label_length,
                 max_name_length: limits.max_name_length,
-                max_unique_subdomains_per_minute: limits.max_unique_subdomains_per_minute,
+                max_unique_subdomains_per_minute: unique,
             },
             &limits.refused_types,
         );
@@ -181,26 +216,27 @@ impl Gate for SandboxDns {
             self.refuse(
                 name,
                 reason.as_str(),
-                Some(&format!("{name_of_policy}:network.dns")),
+                &format!("{name_of_policy}:network.dns"),
             );
             return Admission::Refuse(ResponseCode::Refused, "refused");
         }
-        match network.name_verdict(name) {
-            NameVerdict::Allow { .. } => Admission::Resolve,
-            NameVerdict::ByAddress => Admission::ResolveFiltered,
-            NameVerdict::Deny { rule } => {
-                self.refuse(
-                    name,
-                    "dns_denied_name",
-                    Some(&format!("{name_of_policy}:{rule}")),
-                );
-                let code = match limits.denied_answer {
-                    DeniedAnswer::Nxdomain => ResponseCode::NXDomain,
-                    DeniedAnswer::Refused => ResponseCode::Refused,
-                };
-                Admission::Refuse(code, "denied")
+        let (reason, rule) = match decision {
+            NameDecision::Allow { .. } => return Admission::Resolve,
+            NameDecision::ByAddress => return Admission::ResolveFiltered,
+            NameDecision::ResolveUnlisted => {
+                let rule = format!("{name_of_policy}:{RESOLVE_UNLISTED}");
+                self.tell("allow", name, RESOLVED_UNLISTED, &rule);
+                return Admission::ResolveFiltered;
             }
-        }
+            NameDecision::Deny { rule } => (DENIED, rule),
+            NameDecision::Unlisted { rule } => (UNLISTED, rule),
+        };
+        self.refuse(name, reason, &format!("{name_of_policy}:{rule}"));
+        let code = match limits.denied_answer {
+            DeniedAnswer::Nxdomain => ResponseCode::NXDomain,
+            DeniedAnswer::Refused => ResponseCode::Refused,
+        };
+        Admission::Refuse(code, "denied")
     }
 
     fn keep(&self, ip: IpAddr) -> bool {
@@ -282,5 +318,191 @@ mod tests {
             told(0, 0)
         );
         assert_eq!(quiet.kinds.len(), 2);
+    }
+
+    /// A zone that answers every A question with 127.0.0.1 (other types:
+    /// no records) and records each question it was asked.
+    async fn counting_zone() -> (std::net::SocketAddr, Arc<Mutex<Vec<String>>>) {
+        use hickory_proto::{
+            op::{Message, MessageType},
+            rr::{RData, Record, rdata::A},
+        };
+        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = socket.local_addr().expect("addr");
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&asked);
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok((n, peer)) = socket.recv_from(&mut buf).await {
+                let Ok(request) = Message::from_vec(&buf[..n]) else {
+                    continue;
+                };
+                let Some(question) = request.queries().first().cloned() else {
+                    continue;
+                };
+                seen.lock().expect("lock").push(question.name().to_ascii());
+                let mut response = Message::new();
+                response
+                    .set_id(request.id())
+                    .set_message_type(MessageType::Response)
+                    .set_recursion_desired(true)
+                    .set_recursion_available(true)
+                    .add_query(question.clone());
+                if question.query_type() == RecordType::A {
+                    let a = RData::A(A::new(127, 0, 0, 1));
+                    response.add_answer(Record::from_rdata(question.name().clone(), 60, a));
+                }
+                let _ = socket
+                    .send_to(&response.to_vec().expect("encodable"), peer)
+                    .await;
+            }
+        });
+        (addr, asked)
+    }
+
+    /// Sandbox `sb`'s gate under policy `p` (its YAML), the resolver asking
+    /// `zone`, and the audit file the gate writes to.
+    struct World {
+        gate: SandboxDns,
+        resolver: crate::resolve::Resolver,
+        metrics: Arc<Metrics>,
+        audit: std::path::PathBuf,
+        _dir: tempfile::TempDir,
+    }
+
+    impl World {
+        fn new(policy: &str, zone: std::net::SocketAddr) -> World {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let policies = dir.path().join("policies");
+            std::fs::create_dir(&policies).expect("mkdir");
+            std::fs::write(policies.join("p.yaml"), policy).expect("write policy");
+            let metrics = Arc::new(Metrics::new());
+            let store = PolicyStore::load(
+                &policies,
+                Arc::default(),
+                Arc::from(Vec::new()),
+                metrics.clone(),
+            )
+            .expect("policy loads");
+            let audit = dir.path().join("audit.jsonl");
+            let gate = SandboxDns::new(
+                "sb",
+                "p",
+                Arc::new(store),
+                Audit::open(audit.to_str().expect("utf-8"), metrics.clone()).expect("audit"),
+                metrics.clone(),
+            );
+            let resolver = crate::resolve::Resolver::new(&crate::config::ResolverConfig {
+                hosts: std::collections::BTreeMap::new(),
+                nameservers: vec![zone],
+                system: false,
+            })
+            .expect("resolver");
+            World {
+                gate,
+                resolver,
+                metrics,
+                audit,
+                _dir: dir,
+            }
+        }
+
+        /// The rcode and answer addresses for one question.
+        async fn ask(&self, name: &str, qtype: RecordType) -> (ResponseCode, Vec<String>) {
+            use hickory_proto::{
+                op::{Message, Query},
+                rr::Name,
+            };
+            let mut query = Message::new();
+            query
+                .set_id(7)
+                .set_recursion_desired(true)
+                .add_query(Query::query(Name::from_ascii(name).expect("name"), qtype));
+            let query = query.to_vec().expect("encodable");
+            let (reply, _) = crate::dns::answer(&query, &self.resolver, &self.gate).await;
+            let reply = Message::from_vec(&reply).expect("reply parses");
+            let answers = reply.answers().iter().map(|r| r.data().to_string());
+            (reply.response_code(), answers.collect())
+        }
+
+        fn events(&self, reason: &str) -> Vec<serde_json::Value> {
+            let text = std::fs::read_to_string(&self.audit).unwrap_or_default();
+            text.lines()
+                .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("json"))
+                .filter(|event| event["event"] == "dns" && event["reason"] == reason)
+                .collect()
+        }
+    }
+
+    const CLOSED: &str =
+        "network:\n  allow_out: [127.0.0.1/32, listed.example]\n  deny_out: [ALL_TRAFFIC]\n";
+
+    /// Under default deny with an address rule, fresh names in a zone no
+    /// rule names are answered here: the zone hears nothing.
+    #[tokio::test]
+    async fn unlisted_names_are_refused_without_asking_upstream() {
+        let (zone, asked) = counting_zone().await;
+        let world = World::new(CLOSED, zone);
+        for i in 0..20 {
+            for qtype in [RecordType::A, RecordType::AAAA] {
+                let name = format!("{i:02x}c0ffee.tunnel.example.");
+                let got = world.ask(&name, qtype).await;
+                assert_eq!(got, (ResponseCode::NXDomain, vec![]), "{name} {qtype}");
+            }
+        }
+        // A name a rule allows is asked: the zone is reachable.
+        let got = world.ask("listed.example.", RecordType::A).await;
+        assert_eq!(got, (ResponseCode::NoError, vec!["127.0.0.1".to_owned()]));
+        assert_eq!(*asked.lock().expect("lock"), ["listed.example."]);
+
+        let refused = world.events(UNLISTED);
+        assert_eq!(refused[0]["verdict"], "deny", "{refused:?}");
+        assert_eq!(refused[0]["rule"], "p:network.deny_out[0]", "{refused:?}");
+        assert_eq!(
+            refused[0]["host"], "00c0ffee.tunnel.example.",
+            "{refused:?}"
+        );
+        let counted = world.metrics.dns_refusals.with_label_values(&[UNLISTED]);
+        assert_eq!(counted.get(), 40);
+    }
+
+    /// Under `resolve_unlisted` they are asked, each audited, and only ten
+    /// names of one domain a minute by default.
+    #[tokio::test]
+    async fn resolve_unlisted_asks_audits_and_caps_low() {
+        let (zone, asked) = counting_zone().await;
+        let policy = format!("{CLOSED}  dns:\n    resolve_unlisted: true\n");
+        let world = World::new(&policy, zone);
+        let name = |i: usize| format!("{i:02x}c0ffee.tunnel.example.");
+        for i in 0..10 {
+            let got = world.ask(&name(i), RecordType::A).await;
+            assert_eq!(got, (ResponseCode::NoError, vec!["127.0.0.1".to_owned()]));
+        }
+        let got = world.ask(&name(10), RecordType::A).await;
+        assert_eq!(got, (ResponseCode::Refused, vec![]), "past the cap");
+        // A name already asked is no new name.
+        let got = world.ask(&name(0), RecordType::AAAA).await;
+        assert_eq!(got, (ResponseCode::NoError, vec![]));
+        let zone_heard = asked.lock().expect("lock").clone();
+        let mut want: Vec<String> = (0..10).map(name).collect();
+        want.push(name(0));
+        assert_eq!(zone_heard, want);
+
+        // Audited as allowed, folded: the first at once, the rest told
+        // with a later event of their kind (Quiet's tests drive the clock).
+        let resolved = world.events(RESOLVED_UNLISTED);
+        assert!(!resolved.is_empty(), "every forwarded query is audited");
+        assert_eq!(resolved[0]["verdict"], "allow", "{resolved:?}");
+        assert_eq!(resolved[0]["host"], name(0), "{resolved:?}");
+        assert_eq!(
+            resolved[0]["rule"], "p:network.dns.resolve_unlisted",
+            "{resolved:?}"
+        );
+        assert!(resolved.len() <= 11, "{resolved:?}");
+        let capped = world.events("dns_unique_subdomains");
+        assert_eq!(capped.len(), 1, "{capped:?}");
+        assert_eq!(capped[0]["host"], name(10));
     }
 }
