@@ -164,6 +164,27 @@ pub fn explain(
         verdict: "info".to_owned(),
         detail: mode.to_owned(),
     });
+    // What becomes of first bytes that are neither a well-formed TLS
+    // ClientHello nor an HTTP/1 request head (another protocol, a hello
+    // that does not parse, a head with two Hosts) on this port.
+    lines.push(match policy.first_bytes_reader(target.port) {
+        Some(reader) => Line {
+            stage: "first_bytes",
+            verdict: "refuse".to_owned(),
+            detail: format!(
+                "unless a well-formed TLS ClientHello or HTTP/1 request head: {}:{reader} reads them",
+                policy.name
+            ),
+        },
+        None => Line {
+            stage: "first_bytes",
+            verdict: "relay".to_owned(),
+            detail: format!(
+                "relayed unread: nothing in the policy reads port {} (no name rule, decryption, ECH check or HTTP stage)",
+                target.port
+            ),
+        },
+    });
     let writes = !matches!(target.method.as_str(), "GET" | "HEAD");
     // What each request stage would do with this request, on paper: the
     // content stages' verdicts depend on the body, which is not known here.
@@ -255,6 +276,42 @@ mod tests {
                 .address(),
             Some("::1".parse().expect("ip"))
         );
+    }
+
+    /// Per policy shape, whether bytes that are neither TLS nor HTTP/1 are
+    /// refused (and what reads them) or relayed unread.
+    #[test]
+    fn first_bytes_are_refused_wherever_the_policy_reads_them() {
+        let network = "network:\n  allow_out: [\"93.184.216.34\"]\n";
+        #[rustfmt::skip]
+        let cases = [
+            ("", "http://93.184.216.34:22/", "relay", "relayed unread"),
+            ("  allow_out: [\"93.184.216.34\", \"api.test\"]\n", "http://93.184.216.34:22/", "refuse", "p:network.name_rules"),
+            ("  allow_out: [\"93.184.216.34\", \"api.test:443\"]\n", "http://93.184.216.34:22/", "relay", "relayed unread"),
+            ("  decide_without_decryption: false\n", "http://93.184.216.34:22/", "refuse", "p:network.decide_without_decryption"),
+            ("  encrypted_client_hello: refuse\n", "http://93.184.216.34:22/", "refuse", "p:network.encrypted_client_hello"),
+            ("credentials:\n  - {credential: gh}\n", "http://93.184.216.34:22/", "refuse", "p:credentials"),
+            ("pii:\n  enabled: true\n", "http://93.184.216.34:22/", "refuse", "p:pii"),
+        ];
+        for (extra, url, verdict, detail) in cases {
+            // A second `allow_out` replaces the first (the YAML's last key).
+            let yaml = if extra.starts_with("  allow_out") {
+                format!("network:\n{extra}")
+            } else {
+                format!("{network}{extra}")
+            };
+            let raw: crate::policy::raw::Policy = serde_yaml::from_str(&yaml).expect("yaml");
+            let policy = CompiledPolicy::compile("p", &raw).expect("compiles");
+            let target = Target::parse("GET", url).expect("url");
+            let dst: SocketAddr = "93.184.216.34:22".parse().expect("addr");
+            let lines = explain(&policy, &target, dst, &[dst.ip()]);
+            let line = lines
+                .iter()
+                .find(|l| l.stage == "first_bytes")
+                .unwrap_or_else(|| panic!("first_bytes in {lines:?}"));
+            assert_eq!(line.verdict, verdict, "{yaml}");
+            assert!(line.detail.contains(detail), "{yaml}: {line:?}");
+        }
     }
 
     /// The request stages say whether they would read the request: plain

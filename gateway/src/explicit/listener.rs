@@ -35,7 +35,7 @@ use crate::{
     proxy::{
         Held, Who,
         quota::{Quota, Slot},
-        sniff::{MAX_SNIFF_BYTES, Sniffed, sniff},
+        sniff::{self, Sniffed},
     },
     resolve::Resolver,
 };
@@ -379,26 +379,33 @@ impl ExplicitProxy {
     ) {
         let Admitted { who, dst, held } = admitted;
         let deadline = Instant::now() + self.header_timeout;
-        let sniffed = loop {
-            match sniff(&buf) {
-                Sniffed::NeedMore if buf.len() < MAX_SNIFF_BYTES => {}
-                other => break other,
-            }
-            let room = (MAX_SNIFF_BYTES - buf.len()) as u64;
-            match tokio::time::timeout_at(
-                deadline.into(),
-                (&mut client).take(room).read_buf(&mut buf),
-            )
-            .await
-            {
-                Ok(Ok(n)) if n > 0 => {}
-                // Gone before saying anything: nothing to dial for.
-                Ok(_) if buf.is_empty() => return,
-                // Silence (a protocol whose server speaks first), or the
-                // end of what the client had to say.
-                _ => break Sniffed::Opaque,
-            }
+        // Gone before saying anything: nothing to dial for.
+        let Some(sniffed) = sniff::first_bytes(&mut client, &mut buf, deadline).await else {
+            return;
         };
+        if let Sniffed::Unreadable(why) = sniffed {
+            // What the policy reads is never spliced unread; where nothing
+            // reads it (an address rule, nothing decrypted, no stage), the
+            // address decides below as for a steered connection.
+            let reader = who.policy.first_bytes_reader(dst.port());
+            if let Some(reader) = reader.or(who.dry_run.then_some("dry_run")) {
+                let refusal = Refusal {
+                    status: 400,
+                    reason: why.as_str(),
+                    rule: Some(format!("{}:{reader}", who.policy.name)),
+                    detail: format!(
+                        "{reader} reads what the tunnel carries, and its first bytes are not a well-formed TLS ClientHello or HTTP/1 request head"
+                    ),
+                };
+                if why.is_http() {
+                    return self
+                        .refuse(client, Some(claims), Some(target), refusal)
+                        .await;
+                }
+                self.record_refusal(Some(claims), Some(target), &refusal);
+                return crate::proxy::reset(&client);
+            }
+        }
         let name = canonical_name(&target.host);
         let intercepts = who.policy.network.intercepts(Some(&name));
         let http = matches!(sniffed, Sniffed::Http { .. });
@@ -540,14 +547,14 @@ impl ExplicitProxy {
         // which can reach it before the answer does: what it is still
         // sending (the rest of an oversized head) is read and dropped, for
         // a moment and up to a bound.
-        let (mut leftover, mut sink) = (client.take(LINGER_BYTES), tokio::io::sink());
-        let _ = tokio::time::timeout(LINGER, tokio::io::copy(&mut leftover, &mut sink)).await;
+        let (mut leftover, mut sink) = (client.take(crate::proxy::LINGER_BYTES), tokio::io::sink());
+        let _ = tokio::time::timeout(
+            crate::proxy::LINGER,
+            tokio::io::copy(&mut leftover, &mut sink),
+        )
+        .await;
     }
 }
-
-/// How long, and how many bytes, a refused client's leftover is read.
-const LINGER: Duration = Duration::from_secs(2);
-const LINGER_BYTES: u64 = 1 << 20;
 
 /// Whether a tunnel spliced unread may carry what it starts with, decided
 /// as on a steered connection: the name a ClientHello or a Host sends must

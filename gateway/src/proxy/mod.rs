@@ -20,10 +20,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use tokio::{
-    io::AsyncReadExt as _,
-    net::{TcpListener, TcpStream},
-};
+use tokio::net::{TcpListener, TcpStream};
 
 use crate::{
     audit::{Audit, Event},
@@ -38,7 +35,7 @@ use crate::{
     resolve::Resolver,
     steer::OrigDstSource,
 };
-use sniff::{MAX_SNIFF_BYTES, Sniffed};
+use sniff::{Sniffed, Unreadable};
 
 /// The sandbox (and session) behind a registered cgroup, with the policy in
 /// force when the connection arrived.
@@ -143,6 +140,14 @@ pub struct Limits {
 
 const DNS_PORT: u16 = 53;
 
+/// The reason of an allowed connection whose first bytes were read and
+/// decided on.
+const RULE_MATCHED: &str = "rule_matched";
+/// The reason of an allowed connection relayed without reading anything:
+/// no name rule covers its port, nothing is decrypted or checked for ECH,
+/// no stage reads HTTP ([`CompiledPolicy::first_bytes_reader`]).
+pub const RELAYED_UNREAD: &str = "relayed_unread";
+
 /// Everything a connection handler needs; shared by all listeners.
 pub struct Proxy {
     pub orig: Arc<dyn OrigDstSource>,
@@ -161,20 +166,6 @@ pub struct Proxy {
     /// at most `limits.max_connections_per_sandbox` of the config; more
     /// are refused, `connection_limit`.
     pub quota: quota::Quota,
-}
-
-/// What the first bytes told us.
-#[derive(Debug, Default)]
-struct FirstBytes {
-    buf: Vec<u8>,
-    sni: Option<String>,
-    host: Option<String>,
-    /// An HTTP/1 request head: a refusal can be answered with a 403.
-    http: bool,
-    /// A TLS ClientHello.
-    tls: bool,
-    /// The ClientHello offers Encrypted Client Hello.
-    ech: bool,
 }
 
 impl Proxy {
@@ -242,46 +233,62 @@ impl Proxy {
         let mut client = client;
         let network = &who.policy.network;
         let host_address = host_address::for_policy(network, dst.ip());
-
-        // The first bytes are read where the policy needs them
-        // (`reads_first_bytes`), or a session's dry run does. A connection
-        // the address alone refuses is still read, so that a plain-HTTP
-        // client gets a 403 naming the rule instead of a reset.
-        let must_sniff = who.policy.reads_first_bytes(dst.port())
-            || who.dry_run
-            || matches!(
-                network.decide(&ConnRequest {
-                    dst,
-                    sni: None,
-                    host: None,
-                    name_addrs: None,
-                    host_address,
-                    ech: false,
-                }),
-                NetVerdict::Deny { .. }
-            );
-        let first = if must_sniff {
-            match self.read_first_bytes(&mut client).await {
-                Some(first) => first,
-                None => {
-                    // Closed before saying anything: not worth a log line.
-                    self.metrics
-                        .connections
-                        .with_label_values(&["closed", "client_closed_early"])
-                        .inc();
-                    return;
-                }
-            }
-        } else {
-            FirstBytes::default()
+        let by_address = network.decide(&ConnRequest {
+            dst,
+            sni: None,
+            host: None,
+            name_addrs: None,
+            host_address,
+            ech: false,
+        });
+        // What in the policy reads the first bytes, if anything does (a
+        // session's dry run reads each request too).
+        let reader = who
+            .policy
+            .first_bytes_reader(dst.port())
+            .or(who.dry_run.then_some("dry_run"));
+        if reader.is_none()
+            && let NetVerdict::Allow { rule } = &by_address
+        {
+            // Nothing would read what the client says: relayed unread, at
+            // once (protocols whose server speaks first keep working).
+            self.record_allow(&who, dst, rule, RELAYED_UNREAD, None, None);
+            return self.forward(client, &who, dst, &[]).await;
+        }
+        // Read where the policy reads; and where the address alone refuses,
+        // so that a plain-HTTP client gets a 403 naming the rule instead of
+        // a reset.
+        let mut buf = Vec::with_capacity(4096);
+        let deadline = Instant::now() + self.limits.sniff;
+        let Some(sniffed) = sniff::first_bytes(&mut client, &mut buf, deadline).await else {
+            // Closed before saying anything: not worth a log line.
+            self.metrics
+                .connections
+                .with_label_values(&["closed", "client_closed_early"])
+                .inc();
+            return;
         };
-        let (sni, host) = (first.sni.as_deref(), first.host.as_deref());
+        let (sni, host, ech, tls) = match &sniffed {
+            Sniffed::Tls { sni, ech } => (sni.as_deref(), None, *ech, true),
+            Sniffed::Http { host } => (None, host.as_deref(), false, false),
+            Sniffed::Unreadable(why) => {
+                return self
+                    .refuse_unreadable(client, &who, dst, *why, reader, by_address)
+                    .await;
+            }
+            // Never returned by `first_bytes`; judged as bytes cut short.
+            Sniffed::NeedMore => {
+                let why = Unreadable::cut_short(&buf);
+                return self
+                    .refuse_unreadable(client, &who, dst, why, reader, by_address)
+                    .await;
+            }
+        };
+        let http = !tls;
         let addrs = match sni.or(host) {
-            Some(name) if network.wants_resolution(name) => self
-                .resolver
-                .lookup_ip(&canonical_name(name))
-                .await
-                .unwrap_or_default(),
+            Some(name) if network.wants_resolution(name) => {
+                self.resolve_as(&who, &canonical_name(name)).await
+            }
             _ => Vec::new(),
         };
         let verdict = network.decide(&ConnRequest {
@@ -290,68 +297,129 @@ impl Proxy {
             host,
             name_addrs: Some(&addrs),
             host_address,
-            ech: first.ech && !network.intercepts(sni),
+            ech: ech && !network.intercepts(sni),
         });
         let policy = &who.policy.name;
-        match verdict {
+        let rule = match verdict {
             NetVerdict::Deny { reason, rule } => {
                 let rule = format!("{policy}:{rule}");
                 let reason = reason.as_str();
                 self.record_denial(Some(&who), Some(dst), reason, Some(&rule), sni, host);
-                if first.http {
-                    forbidden(client, &who.sandbox, dst, reason, &rule).await;
+                if http {
+                    forbidden(client, &who.sandbox, dst, 403, reason, &rule).await;
                 } else {
                     reset(&client);
                 }
+                return;
             }
-            NetVerdict::Allow { rule } => {
-                self.metrics
-                    .connections
-                    .with_label_values(&["allow", "rule_matched"])
-                    .inc();
-                self.metrics
-                    .sandbox_connections
-                    .with_label_values(&[&who.sandbox, "allow"])
-                    .inc();
-                let audit = &who.policy.audit;
-                if audit.enabled && audit.log_allowed {
-                    self.audit.record(&Event {
-                        event: "connection",
-                        verdict: "allow",
-                        reason: "rule_matched",
-                        rule: Some(&format!("{policy}:{rule}")),
-                        sandbox: Some(&who.sandbox),
-                        session: who.session.as_deref(),
-                        dst: Some(dst.to_string()),
-                        sni,
-                        host,
-                        ..Event::default()
-                    });
-                }
-                let name = sni.or(host);
-                // Plain HTTP has nothing to decrypt, and is always served
-                // request by request: relayed, a kept-alive connection
-                // could name another host behind the same address (virtual
-                // hosting) once its first request was let through.
-                let intercept = first.http || (first.tls && network.intercepts(name));
-                match &self.interceptor {
-                    Some(interceptor) if intercept => {
-                        let name = name.map_or_else(|| dst.ip().to_string(), canonical_name);
-                        let sni = first.sni.as_deref().map(canonical_name);
-                        let stream = Prefixed::new(first.buf, client);
-                        if first.tls {
-                            let interceptor = interceptor.clone();
-                            interceptor.tls(stream, who, dst, name, sni, held).await;
-                        } else {
-                            let named = self.named_address(&who, &name, dst, &addrs).await;
-                            let interceptor = interceptor.clone();
-                            interceptor.plain(stream, who, dst, name, named, held).await;
-                        }
-                    }
-                    _ => self.forward(client, &who, dst, &first.buf).await,
-                }
-            }
+            NetVerdict::Allow { rule } => rule,
+        };
+        self.record_allow(&who, dst, &rule, RULE_MATCHED, sni, host);
+        let name = sni.or(host);
+        // Plain HTTP has nothing to decrypt, and is always served request
+        // by request: relayed, a kept-alive connection could name another
+        // host behind the same address (virtual hosting) once its first
+        // request was let through.
+        if tls && !network.intercepts(name) {
+            // Passthrough: decided on the SNI, not decrypted.
+            return self.forward(client, &who, dst, &buf).await;
         }
+        let Some(interceptor) = self.interceptor.clone() else {
+            // Only an in-process test builds a proxy without one; what the
+            // policy reads is never relayed unread for want of it.
+            self.record_denial(Some(&who), Some(dst), "no_interceptor", None, sni, host);
+            return reset(&client);
+        };
+        let name = name.map_or_else(|| dst.ip().to_string(), canonical_name);
+        let sni = sni.map(canonical_name);
+        let stream = Prefixed::new(buf, client);
+        if tls {
+            interceptor.tls(stream, who, dst, name, sni, held).await;
+        } else {
+            let named = self.named_address(&who, &name, dst, &addrs).await;
+            interceptor.plain(stream, who, dst, name, named, held).await;
+        }
+    }
+
+    /// Refuses a connection whose first bytes cannot be read: where the
+    /// policy reads them (`reader`, its key), with why (a 400 naming it
+    /// where they are recognisably HTTP, else a reset); where only the
+    /// address's refusal had them read, with that refusal.
+    async fn refuse_unreadable(
+        &self,
+        client: TcpStream,
+        who: &Who,
+        dst: SocketAddr,
+        why: Unreadable,
+        reader: Option<&'static str>,
+        by_address: NetVerdict,
+    ) {
+        let policy = &who.policy.name;
+        let (status, reason, rule) = match (reader, by_address) {
+            (_, NetVerdict::Deny { reason, rule }) => {
+                (403, reason.as_str(), format!("{policy}:{rule}"))
+            }
+            // Read only for `reader` when the address allows.
+            (reader, NetVerdict::Allow { .. }) => (
+                400,
+                why.as_str(),
+                format!("{policy}:{}", reader.unwrap_or("network")),
+            ),
+        };
+        self.record_denial(Some(who), Some(dst), reason, Some(&rule), None, None);
+        if why.is_http() {
+            forbidden(client, &who.sandbox, dst, status, reason, &rule).await;
+        } else {
+            reset(&client);
+        }
+    }
+
+    /// Counts and (where the policy logs allows) audits an allowed
+    /// connection: `reason` says whether its first bytes were read.
+    fn record_allow(
+        &self,
+        who: &Who,
+        dst: SocketAddr,
+        rule: &str,
+        reason: &'static str,
+        sni: Option<&str>,
+        host: Option<&str>,
+    ) {
+        self.metrics
+            .connections
+            .with_label_values(&["allow", reason])
+            .inc();
+        self.metrics
+            .sandbox_connections
+            .with_label_values(&[&who.sandbox, "allow"])
+            .inc();
+        let audit = &who.policy.audit;
+        if audit.enabled && audit.log_allowed {
+            self.audit.record(&Event {
+                event: "connection",
+                verdict: "allow",
+                reason,
+                rule: Some(&format!("{}:{rule}", who.policy.name)),
+                sandbox: Some(&who.sandbox),
+                session: who.session.as_deref(),
+                dst: Some(dst.to_string()),
+                sni,
+                host,
+                ..Event::default()
+            });
+        }
+    }
+
+    /// What `name` resolves to, asked as the sandbox's own DNS question:
+    /// through its gate, so a name its policy would not resolve is never
+    /// looked up, and a lookup made for a connection counts against the
+    /// same caps as a query (it cannot carry data to a name server past
+    /// the DNS policy).
+    async fn resolve_as(&self, who: &Who, name: &str) -> Vec<IpAddr> {
+        if let dns::Admission::Refuse(..) = who.dns.admit(name, RecordType::A) {
+            return Vec::new();
+        }
+        self.resolver.lookup_ip(name).await.unwrap_or_default()
     }
 
     /// Whether `dst` is an address of `name` (canonical): the name is that
@@ -379,55 +447,12 @@ impl Proxy {
         }
         let asked;
         let addrs = if resolved.is_empty() {
-            if let dns::Admission::Refuse(..) = who.dns.admit(name, RecordType::A) {
-                return false;
-            }
-            asked = self.resolver.lookup_ip(name).await.unwrap_or_default();
+            asked = self.resolve_as(who, name).await;
             &asked
         } else {
             resolved
         };
         addrs.iter().any(|addr| addr.to_canonical() == ip)
-    }
-
-    /// Reads until the first bytes name a destination (or cannot), the buffer
-    /// is full, or the sniff timeout passes. `None`: the client closed first.
-    async fn read_first_bytes(&self, client: &mut TcpStream) -> Option<FirstBytes> {
-        let deadline = Instant::now() + self.limits.sniff;
-        let mut first = FirstBytes {
-            buf: Vec::with_capacity(4096),
-            ..FirstBytes::default()
-        };
-        loop {
-            match sniff::sniff(&first.buf) {
-                Sniffed::NeedMore if first.buf.len() < MAX_SNIFF_BYTES => {}
-                Sniffed::NeedMore | Sniffed::Opaque => return Some(first),
-                Sniffed::Tls { sni, ech } => {
-                    first.sni = sni;
-                    first.tls = true;
-                    first.ech = ech;
-                    return Some(first);
-                }
-                Sniffed::Http { host } => {
-                    first.host = host;
-                    first.http = true;
-                    return Some(first);
-                }
-            }
-            let room = MAX_SNIFF_BYTES - first.buf.len();
-            let read = tokio::time::timeout_at(
-                deadline.into(),
-                (&mut *client).take(room as u64).read_buf(&mut first.buf),
-            )
-            .await;
-            match read {
-                Ok(Ok(0)) if first.buf.is_empty() => return None,
-                // EOF mid-hello, or silence: decide on the address alone.
-                Ok(Ok(0)) | Err(_) => return Some(first),
-                Ok(Ok(_)) => {}
-                Ok(Err(_)) => return None,
-            }
-        }
     }
 
     async fn forward(&self, client: TcpStream, who: &Who, dst: SocketAddr, prefix: &[u8]) {
@@ -484,18 +509,22 @@ impl Proxy {
     }
 }
 
-/// Answers a refused plain-HTTP request with 403 and a JSON body naming the
-/// rule, then closes; the sandbox's code sees why instead of a bare reset.
+/// Answers a refused plain-HTTP request with `status` (403: a rule
+/// refused it; 400: it cannot be read) and a JSON body naming the reason
+/// and rule, then closes; the sandbox's code sees why instead of a bare
+/// reset.
 async fn forbidden(
     mut client: TcpStream,
     sandbox: &str,
     dst: SocketAddr,
+    status: u16,
     reason: &str,
     rule: &str,
 ) {
-    use tokio::io::AsyncWriteExt as _;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let status = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::FORBIDDEN);
     let body = serde_json::json!({
-        "error": "forbidden",
+        "error": if status == hyper::StatusCode::BAD_REQUEST { "bad_request" } else { "forbidden" },
         "reason": reason,
         "rule": rule,
         "sandbox": sandbox,
@@ -503,12 +532,23 @@ async fn forbidden(
     })
     .to_string();
     let response = format!(
-        "HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-sluice-denied: {reason}\r\nconnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-sluice-denied: {reason}\r\nconnection: close\r\n\r\n{body}",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or(""),
         body.len()
     );
     let _ = client.write_all(response.as_bytes()).await;
     let _ = client.shutdown().await;
+    // Closing with the client's bytes unread (a body behind a refused
+    // head) resets the connection, which can reach it before the answer
+    // does: what it still sends is read and dropped, briefly and boundedly.
+    let (mut leftover, mut sink) = (client.take(LINGER_BYTES), tokio::io::sink());
+    let _ = tokio::time::timeout(LINGER, tokio::io::copy(&mut leftover, &mut sink)).await;
 }
+
+/// How long, and how many bytes, a refused client's leftover is read.
+pub(crate) const LINGER: Duration = Duration::from_secs(2);
+pub(crate) const LINGER_BYTES: u64 = 1 << 20;
 
 /// Makes the close a reset: the sandbox sees the refusal at once instead of
 /// an orderly end of a stream it may take for a reply.

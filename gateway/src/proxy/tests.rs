@@ -218,9 +218,11 @@ async fn allowed_by_address_relays_exact_bytes_both_ways() {
     assert!(!reset);
     assert_eq!(&got[..5], b"echo:");
     assert_eq!(&got[5..], &payload[..]);
-    assert_eq!(h.count("allow", "rule_matched"), 1);
+    // Nothing in the policy reads the bytes: relayed unread, and said so.
+    assert_eq!(h.count("allow", "relayed_unread"), 1);
     let audit = h.audit().await;
     assert_eq!(audit[0]["verdict"], "allow");
+    assert_eq!(audit[0]["reason"], "relayed_unread");
     assert_eq!(audit[0]["rule"], "p:network.allow_out[0]");
     assert_eq!(audit[0]["sandbox"], "sb1");
     assert_eq!(audit[0]["dst"], upstream.to_string());
@@ -243,7 +245,7 @@ async fn a_sandbox_past_its_connection_limit_is_refused() {
     }
     // The echo upstream holds each open until the client half-closes.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while h.count("allow", "rule_matched") < PER_SANDBOX as u64 {
+    while h.count("allow", "relayed_unread") < PER_SANDBOX as u64 {
         assert!(
             tokio::time::Instant::now() < deadline,
             "connections admitted"
@@ -372,11 +374,14 @@ async fn host_rules_need_the_name_to_resolve_to_the_connected_address() {
         .await
         .expect("write");
     ok.shutdown().await.expect("half-close");
-    let (got, _) = read_all(&mut ok).await;
-    assert!(
-        got.starts_with(b"echo:GET / HTTP/1.1\r\nHost: good.test"),
-        "{got:?}"
-    );
+    let _ = read_all(&mut ok).await;
+    // Allowed by the name; this proxy has no interceptor to serve plain
+    // HTTP with, so it refuses rather than relay it unread.
+    assert_eq!(h.count("allow", "rule_matched"), 1);
+    assert_eq!(h.count("deny", "no_interceptor"), 1);
+    let audit = h.audit().await;
+    assert_eq!(audit[0]["rule"], "p:network.allow_out[0]");
+    assert_eq!(audit[0]["host"], "good.test");
 
     let mut forged = h.connect(upstream).await;
     forged
@@ -472,7 +477,9 @@ async fn a_host_the_sandboxs_dns_gate_refuses_is_never_resolved() {
 
 /// On a port only address rules cover, the first bytes are read only when
 /// something needs them: a stage that reads plain HTTP, or the ECH check.
-/// What was read shows in the allow event's `host`.
+/// What was read shows in the allow event's `host` and reason; what is
+/// read is never relayed unread (this proxy has no interceptor, so it
+/// refuses what it would have served).
 #[tokio::test]
 async fn first_bytes_are_read_where_a_stage_or_the_ech_check_needs_them() {
     let upstream = echo_upstream().await;
@@ -496,14 +503,136 @@ async fn first_bytes_are_read_where_a_stage_or_the_ech_check_needs_them() {
             .expect("write");
         client.shutdown().await.expect("half-close");
         let (got, _) = read_all(&mut client).await;
-        assert!(got.starts_with(b"echo:"), "{extra:?}");
+        assert_eq!(got.starts_with(b"echo:"), !read, "{extra:?}");
+        assert_eq!(
+            h.count("deny", "no_interceptor"),
+            u64::from(read),
+            "{extra:?}"
+        );
         let audit = h.audit().await;
         assert_eq!(audit[0]["verdict"], "allow", "{extra:?}");
-        assert_eq!(
-            audit[0]["host"] == "named.test",
-            read,
-            "{extra:?}: {}",
-            audit[0]
-        );
+        let (reason, host) = if read {
+            ("rule_matched", "named.test")
+        } else {
+            ("relayed_unread", "")
+        };
+        assert_eq!(audit[0]["reason"], reason, "{extra:?}");
+        assert_eq!(audit[0]["host"].as_str().unwrap_or(""), host, "{extra:?}");
     }
+}
+
+/// Wherever the policy reads the first bytes, bytes that are not a
+/// complete, well-formed ClientHello or request head are refused (a 400
+/// naming why where they are recognisably HTTP, a reset otherwise),
+/// counted and audited with what reads them; the upstream gets nothing.
+/// Under address rules alone the same bytes are relayed unread.
+#[tokio::test]
+async fn unreadable_first_bytes_are_refused_where_the_policy_reads_them() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let upstream = listener.local_addr().expect("addr");
+    let reached = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = reached.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut sink = Vec::new();
+                let _ = stream.read_to_end(&mut sink).await;
+            });
+        }
+    });
+    let address_only = format!(
+        "network:\n  allow_out: [\"127.0.0.1:{}\"]\n  deny_out: [ALL_TRAFFIC]\n",
+        upstream.port()
+    );
+    let body = "{\"card\": \"4111 1111 1111 1111\"}";
+    let with = |head: &str| format!("{head}content-length: {}\r\n\r\n{body}", body.len());
+    let mut hello = vec![0x16, 0x03, 0x01, 0x00, 0x10, 0x01, 0x00, 0x00, 0x0c];
+    hello.extend([0xee; 12]); // a hello whose body does not parse
+    #[rustfmt::skip]
+    let cases: Vec<(&str, Vec<u8>, Option<&str>)> = vec![
+        ("two hosts", with("POST / HTTP/1.1\r\nhost: 127.0.0.1\r\nhost: other.test\r\n").into_bytes(), Some("http_duplicate_host")),
+        ("userinfo", with("POST / HTTP/1.1\r\nhost: u@127.0.0.1\r\n").into_bytes(), Some("http_userinfo")),
+        ("absolute form elsewhere", with("POST http://other.test/ HTTP/1.1\r\nhost: 127.0.0.1\r\n").into_bytes(), Some("http_host_mismatch")),
+        ("obs-fold", with("POST / HTTP/1.1\r\nhost: 127.0.0.1\r\nx-a: 1\r\n 2\r\n").into_bytes(), Some("http_obs_fold")),
+        ("bad hello", hello, None),
+        ("ssh", b"SSH-2.0-OpenSSH_9.6\r\n".to_vec(), None),
+    ];
+    for (name, bytes, http_reason) in cases {
+        for (extra, reader) in [
+            ("pii:\n  enabled: true\n", "pii"),
+            (
+                "  decide_without_decryption: false\n",
+                "network.decide_without_decryption",
+            ),
+        ] {
+            let before = reached.load(Ordering::SeqCst);
+            let h = Harness::start(policy_doc(&format!("{address_only}{extra}")), &[]).await;
+            let mut client = h.connect(upstream).await;
+            client.write_all(&bytes).await.expect("write");
+            let (got, reset) = read_all(&mut client).await;
+            let text = String::from_utf8_lossy(&got);
+            let audit = h.audit().await;
+            let denied = audit
+                .iter()
+                .find(|e| e["verdict"] == "deny")
+                .expect("audited");
+            assert_eq!(denied["rule"], format!("p:{reader}"), "{name}");
+            match http_reason {
+                Some(reason) => {
+                    assert!(
+                        text.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+                        "{name}: {text}"
+                    );
+                    assert!(
+                        text.contains(&format!("\"reason\":\"{reason}\"")),
+                        "{name}: {text}"
+                    );
+                    assert_eq!(denied["reason"], reason, "{name}");
+                    assert_eq!(h.count("deny", reason), 1, "{name}");
+                }
+                None => assert!(got.is_empty() && reset, "{name}: {text}"),
+            }
+            assert_eq!(
+                reached.load(Ordering::SeqCst),
+                before,
+                "{name}: the upstream got nothing"
+            );
+        }
+        // Nothing reads them under address rules alone: relayed unread.
+        let h = Harness::start(policy_doc(&address_only), &[]).await;
+        let mut client = h.connect(upstream).await;
+        client.write_all(&bytes).await.expect("write");
+        client.shutdown().await.expect("half-close");
+        let _ = read_all(&mut client).await;
+        assert_eq!(h.count("allow", "relayed_unread"), 1, "{name}");
+    }
+}
+
+/// A client that trickles a well-formed head past the sniff timeout is
+/// refused, not relayed: the timeout never decides on the address alone
+/// where the policy reads the bytes.
+#[tokio::test]
+async fn a_sniff_timeout_refuses_where_the_policy_reads() {
+    let upstream = echo_upstream().await;
+    let doc = format!(
+        "network:\n  allow_out: [\"127.0.0.1:{}\"]\n  deny_out: [ALL_TRAFFIC]\npii:\n  enabled: true\n",
+        upstream.port()
+    );
+    let h = Harness::start(policy_doc(&doc), &[]).await;
+    let mut client = h.connect(upstream).await;
+    client
+        .write_all(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .expect("write");
+    let (got, _) = read_all(&mut client).await;
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    assert!(text.contains("http_incomplete"), "{text}");
+    assert_eq!(h.count("deny", "http_incomplete"), 1);
+    // Silent: a reset, counted.
+    let mut silent = h.connect(upstream).await;
+    let (got, reset) = read_all(&mut silent).await;
+    assert!(got.is_empty() && reset);
+    assert_eq!(h.count("deny", "sniff_timeout"), 1);
 }

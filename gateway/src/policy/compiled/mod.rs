@@ -33,6 +33,10 @@ pub const PII_TYPES: &[&str] = &[
     "generic_secret",
 ];
 
+/// [`CompiledPolicy::first_bytes_reader`] for the name rules of `allow_out`
+/// and `deny_out` that cover the port: the SNI or Host decides.
+pub const NAME_RULES: &str = "network.name_rules";
+
 /// One policy, ready to decide with. Shared behind an `Arc`; never mutated.
 #[derive(Debug)]
 pub struct CompiledPolicy {
@@ -63,21 +67,31 @@ pub struct Transformation {
 
 impl CompiledPolicy {
     /// Whether a connection to `port` the address alone allows has its
-    /// first bytes read before it is relayed: a name rule could apply to
-    /// the port, TLS is decrypted or checked for Encrypted Client Hello, or
-    /// a stage reads plain HTTP. Otherwise it is relayed at once, so
-    /// protocols whose server speaks first need not wait for a timeout.
+    /// first bytes read before it is relayed ([`Self::first_bytes_reader`]).
+    /// Otherwise it is relayed at once, so protocols whose server speaks
+    /// first need not wait for a timeout.
     pub fn reads_first_bytes(&self, port: u16) -> bool {
-        self.network.name_rules_apply(port)
-            || !self.network.decide_without_decryption()
-            || self.network.refuses_ech()
-            || self.reads_http()
+        self.first_bytes_reader(port).is_some()
     }
 
-    /// Whether a stage reads HTTP requests or their answers: plain HTTP is
-    /// then read even on a port where no name rule needs its Host.
-    fn reads_http(&self) -> bool {
-        self.http_stages().iter().any(|&(_, on)| on)
+    /// What in this policy reads the first bytes of a connection to
+    /// `port`, by its policy key: a name rule could apply to the port, TLS
+    /// is decrypted or checked for Encrypted Client Hello, or a stage reads
+    /// plain HTTP. Where something does, bytes that are not a well-formed
+    /// ClientHello or request head are refused, naming it; where nothing
+    /// does (`None`), they are relayed unread.
+    pub fn first_bytes_reader(&self, port: u16) -> Option<&'static str> {
+        if self.network.name_rules_apply(port) {
+            return Some(NAME_RULES);
+        }
+        if !self.network.decide_without_decryption() {
+            return Some("network.decide_without_decryption");
+        }
+        if self.network.refuses_ech() {
+            return Some("network.encrypted_client_hello");
+        }
+        let mut stages = self.http_stages().into_iter();
+        stages.find(|&(_, on)| on).map(|(name, _)| name)
     }
 
     /// The stages configured that see plain HTTP but never HTTPS: under

@@ -75,6 +75,10 @@ fn tls(sni: Option<&str>) -> Sniffed {
     }
 }
 
+fn bad(why: Unreadable) -> Sniffed {
+    Sniffed::Unreadable(why)
+}
+
 fn http(host: Option<&str>) -> Sniffed {
     Sniffed::Http {
         host: host.map(str::to_owned),
@@ -133,25 +137,25 @@ fn tls_table() {
         ("sni after another extension", records(&hello(Some(ems_then_sni)), 999), tls(Some("x.test"))),
         ("trailing dot removed", with_sni(b"a.test."), tls(Some("a.test"))),
         ("bytes after the hello ignored", trailing, tls(Some("a.test"))),
-        ("underscore in sni", with_sni(b"a_b.test"), Sniffed::Opaque),
-        ("empty label in sni", with_sni(b"a..test"), Sniffed::Opaque),
-        ("empty sni", with_sni(b""), Sniffed::Opaque),
-        ("just a dot", with_sni(b"."), Sniffed::Opaque),
-        ("nul in sni", with_sni(b"a.test\0.evil"), Sniffed::Opaque),
-        ("non-ascii sni", with_sni("é.test".as_bytes()), Sniffed::Opaque),
-        ("label too long", with_sni(&[b'a'; 64]), Sniffed::Opaque),
-        ("two host names", named(&[(0, b"a.test"), (0, b"b.test")]), Sniffed::Opaque),
-        ("unknown name type", named(&[(1, b"a.test")]), Sniffed::Opaque),
-        ("duplicate sni extension", records(&hello(Some(dup_ext)), 999), Sniffed::Opaque),
-        ("alert between records", alert_between, Sniffed::Opaque),
-        ("not a client hello", records(&[0x02, 0, 0, 1, 0], 99), Sniffed::Opaque),
-        ("bad record version", vec![TLS_HANDSHAKE, 0x02], Sniffed::Opaque),
-        ("tls 1.5 record", vec![TLS_HANDSHAKE, 0x03, 0x05], Sniffed::Opaque),
-        ("oversized record", vec![TLS_HANDSHAKE, 0x03, 0x01, 0x40, 0x01], Sniffed::Opaque),
-        ("empty record", vec![TLS_HANDSHAKE, 0x03, 0x01, 0x00, 0x00], Sniffed::Opaque),
-        ("hello longer than we buffer", huge, Sniffed::Opaque),
-        ("hello length lies short", records(&[1, 0, 0, 3, 3, 3, 0], 99), Sniffed::Opaque),
-        ("zero-length hello", records(&[1, 0, 0, 0], 99), Sniffed::Opaque),
+        ("underscore in sni", with_sni(b"a_b.test"), bad(Unreadable::TlsBadServerName)),
+        ("empty label in sni", with_sni(b"a..test"), bad(Unreadable::TlsBadServerName)),
+        ("empty sni", with_sni(b""), bad(Unreadable::TlsBadServerName)),
+        ("just a dot", with_sni(b"."), bad(Unreadable::TlsBadServerName)),
+        ("nul in sni", with_sni(b"a.test\0.evil"), bad(Unreadable::TlsBadServerName)),
+        ("non-ascii sni", with_sni("é.test".as_bytes()), bad(Unreadable::TlsBadServerName)),
+        ("label too long", with_sni(&[b'a'; 64]), bad(Unreadable::TlsBadServerName)),
+        ("two host names", named(&[(0, b"a.test"), (0, b"b.test")]), bad(Unreadable::TlsBadServerName)),
+        ("unknown name type", named(&[(1, b"a.test")]), bad(Unreadable::TlsBadServerName)),
+        ("duplicate sni extension", records(&hello(Some(dup_ext)), 999), bad(Unreadable::TlsBadServerName)),
+        ("alert between records", alert_between, bad(Unreadable::TlsMalformed)),
+        ("not a client hello", records(&[0x02, 0, 0, 1, 0], 99), bad(Unreadable::TlsMalformed)),
+        ("bad record version", vec![TLS_HANDSHAKE, 0x02], bad(Unreadable::TlsMalformed)),
+        ("tls 1.5 record", vec![TLS_HANDSHAKE, 0x03, 0x05], bad(Unreadable::TlsMalformed)),
+        ("oversized record", vec![TLS_HANDSHAKE, 0x03, 0x01, 0x40, 0x01], bad(Unreadable::TlsMalformed)),
+        ("empty record", vec![TLS_HANDSHAKE, 0x03, 0x01, 0x00, 0x00], bad(Unreadable::TlsMalformed)),
+        ("hello longer than we buffer", huge, bad(Unreadable::TlsHelloTooLarge)),
+        ("hello length lies short", records(&[1, 0, 0, 3, 3, 3, 0], 99), bad(Unreadable::TlsMalformed)),
+        ("zero-length hello", records(&[1, 0, 0, 0], 99), bad(Unreadable::TlsMalformed)),
     ];
     for (name, input, want) in cases {
         assert_eq!(sniff(&input), want, "{name}");
@@ -204,26 +208,31 @@ fn http_table() {
         ("empty host", b"GET / HTTP/1.1\r\nHost:\r\n\r\n", http(None)),
         ("absolute form", b"GET http://A.test/x HTTP/1.1\r\n\r\n", http(Some("a.test"))),
         ("absolute form agrees", b"GET http://a.test:80/x HTTP/1.1\r\nHost: a.test\r\n\r\n", http(Some("a.test"))),
-        ("absolute form disagrees", b"GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\n\r\n", Sniffed::Opaque),
-        ("absolute form userinfo", b"GET http://a.test@b.test/ HTTP/1.1\r\n\r\n", Sniffed::Opaque),
-        ("absolute form, odd scheme", b"GET ftp://a.test/ HTTP/1.1\r\n\r\n", Sniffed::Opaque),
+        ("absolute form disagrees", b"GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\n\r\n", bad(Unreadable::HttpHostMismatch)),
+        ("absolute form userinfo", b"GET http://a.test@b.test/ HTTP/1.1\r\n\r\n", bad(Unreadable::HttpUserinfo)),
+        ("absolute form, odd scheme", b"GET ftp://a.test/ HTTP/1.1\r\n\r\n", bad(Unreadable::HttpMalformed)),
         ("connect authority", b"CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n", http(Some("a.test"))),
-        ("connect disagrees", b"CONNECT a.test:443 HTTP/1.1\r\nHost: b.test\r\n\r\n", Sniffed::Opaque),
+        ("connect disagrees", b"CONNECT a.test:443 HTTP/1.1\r\nHost: b.test\r\n\r\n", bad(Unreadable::HttpHostMismatch)),
         ("asterisk form", b"OPTIONS * HTTP/1.1\r\nHost: a.test\r\n\r\n", http(Some("a.test"))),
-        ("duplicate host", b"GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n", Sniffed::Opaque),
-        ("duplicate same host", b"GET / HTTP/1.1\r\nHost: a.test\r\nHOST: a.test\r\n\r\n", Sniffed::Opaque),
-        ("host with userinfo", b"GET / HTTP/1.1\r\nHost: u@a.test\r\n\r\n", Sniffed::Opaque),
-        ("host with bad port", b"GET / HTTP/1.1\r\nHost: a.test:99999\r\n\r\n", Sniffed::Opaque),
-        ("host with space", b"GET / HTTP/1.1\r\nHost: a test\r\n\r\n", Sniffed::Opaque),
-        ("bad ipv6 literal", b"GET / HTTP/1.1\r\nHost: [nope]\r\n\r\n", Sniffed::Opaque),
-        ("relative target", b"GET x HTTP/1.1\r\nHost: a.test\r\n\r\n", Sniffed::Opaque),
+        ("duplicate host", b"GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n", bad(Unreadable::HttpDuplicateHost)),
+        ("duplicate same host", b"GET / HTTP/1.1\r\nHost: a.test\r\nHOST: a.test\r\n\r\n", bad(Unreadable::HttpDuplicateHost)),
+        ("host with userinfo", b"GET / HTTP/1.1\r\nHost: u@a.test\r\n\r\n", bad(Unreadable::HttpUserinfo)),
+        ("host with bad port", b"GET / HTTP/1.1\r\nHost: a.test:99999\r\n\r\n", bad(Unreadable::HttpBadHost)),
+        ("host with space", b"GET / HTTP/1.1\r\nHost: a test\r\n\r\n", bad(Unreadable::HttpBadHost)),
+        ("bad ipv6 literal", b"GET / HTTP/1.1\r\nHost: [nope]\r\n\r\n", bad(Unreadable::HttpBadHost)),
+        ("relative target", b"GET x HTTP/1.1\r\nHost: a.test\r\n\r\n", bad(Unreadable::HttpMalformed)),
         ("headers incomplete", b"GET / HTTP/1.1\r\nHost: a.test\r\n", Sniffed::NeedMore),
         ("method only", b"POS", Sniffed::NeedMore),
         ("method and space", b"POST ", Sniffed::NeedMore),
-        ("lowercase method", b"get / HTTP/1.1\r\n\r\n", Sniffed::Opaque),
-        ("method too long", &[b'A'; 40], Sniffed::Opaque),
-        ("http/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", Sniffed::Opaque),
-        ("bad header line", b"GET / HTTP/1.1\r\nHo st: a\r\n\r\n", Sniffed::Opaque),
+        ("lowercase method", b"get / HTTP/1.1\r\n\r\n", bad(Unreadable::Unrecognised)),
+        ("method too long", &[b'A'; 40], bad(Unreadable::Unrecognised)),
+        ("http/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", bad(Unreadable::Http2Preface)),
+        ("bad header line", b"GET / HTTP/1.1\r\nHo st: a\r\n\r\n", bad(Unreadable::HttpMalformed)),
+        ("obs-fold", b"GET / HTTP/1.1\r\nHost: a.test\r\nX-A: 1\r\n 2\r\n\r\n", bad(Unreadable::HttpObsFold)),
+        ("obs-fold with a tab", b"GET / HTTP/1.1\r\nX-A: 1\r\n\tHost: b.test\r\n\r\n", bad(Unreadable::HttpObsFold)),
+        ("obs-fold, bare lf", b"GET / HTTP/1.1\nHost: a.test\n 2\n\n", bad(Unreadable::HttpObsFold)),
+        ("host and port, userinfo", b"GET / HTTP/1.1\r\nHost: a.test:80@b.test\r\n\r\n", bad(Unreadable::HttpUserinfo)),
+        ("head then body", b"POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 2\r\n\r\nhi", http(Some("a.test"))),
     ];
     for (name, input, want) in cases {
         assert_eq!(sniff(input), want, "{name}");
@@ -234,11 +243,19 @@ fn http_table() {
 fn other_bytes_table() {
     let cases: Vec<(&str, &[u8], Sniffed)> = vec![
         ("empty", b"", Sniffed::NeedMore),
-        ("ssh banner", b"SSH-2.0-OpenSSH_9.6\r\n", Sniffed::Opaque),
-        ("binary", &[0x00, 0x01, 0x02], Sniffed::Opaque),
-        ("sslv2 hello", &[0x80, 0x2e, 0x01], Sniffed::Opaque),
-        ("lowercase first byte", b"x", Sniffed::Opaque),
-        ("space first", b" GET", Sniffed::Opaque),
+        (
+            "ssh banner",
+            b"SSH-2.0-OpenSSH_9.6\r\n",
+            bad(Unreadable::Unrecognised),
+        ),
+        ("binary", &[0x00, 0x01, 0x02], bad(Unreadable::Unrecognised)),
+        (
+            "sslv2 hello",
+            &[0x80, 0x2e, 0x01],
+            bad(Unreadable::Unrecognised),
+        ),
+        ("lowercase first byte", b"x", bad(Unreadable::Unrecognised)),
+        ("space first", b" GET", bad(Unreadable::Unrecognised)),
     ];
     for (name, input, want) in cases {
         assert_eq!(sniff(input), want, "{name}");
@@ -251,5 +268,67 @@ fn incomplete_at_the_cap_is_opaque() {
     head.resize(MAX_SNIFF_BYTES - 1, b'a');
     assert_eq!(sniff(&head), Sniffed::NeedMore);
     head.push(b'a');
-    assert_eq!(sniff(&head), Sniffed::Opaque);
+    assert_eq!(sniff(&head), bad(Unreadable::HttpHeadTooLarge));
+}
+
+/// Hellos past one record's 16 KiB (large key shares, padding) are
+/// reassembled up to [`MAX_CLIENT_HELLO`]; a longer one is refused, never
+/// waved through.
+#[test]
+fn large_hellos_are_reassembled_up_to_the_bound() {
+    let padded = |pad: usize| {
+        // The padding extension (21), then the name.
+        let mut ext = vec![0x00, 0x15];
+        ext.extend(vec16(&vec![0u8; pad]));
+        ext.extend(sni_ext(&[(0, b"big.test")]));
+        hello(Some(ext))
+    };
+    for (pad, chunk) in [(20_000, 1 << 14), (40_000, 1 << 14), (40_000, 1000)] {
+        let wire = records(&padded(pad), chunk);
+        assert!(wire.len() < MAX_SNIFF_BYTES, "{pad}");
+        assert_eq!(sniff(&wire), tls(Some("big.test")), "{pad} in {chunk}");
+        assert_eq!(sniff(&wire[..wire.len() - 1]), Sniffed::NeedMore, "{pad}");
+    }
+    // A hello one byte past the bound is refused on its header alone.
+    let past = u32::try_from(MAX_CLIENT_HELLO - HANDSHAKE_HEADER + 1).expect("fits");
+    let [_, a, b, c] = past.to_be_bytes();
+    let too_big = [
+        TLS_HANDSHAKE,
+        0x03,
+        0x01,
+        0x40,
+        0x00,
+        HANDSHAKE_CLIENT_HELLO,
+        a,
+        b,
+        c,
+    ];
+    assert_eq!(sniff(&too_big), bad(Unreadable::TlsHelloTooLarge));
+    // A hello within the bound in records so small that their headers
+    // overflow the buffer: refused at the cap too.
+    let tiny = records(&padded(40_000), 4);
+    assert_eq!(
+        sniff(&tiny[..MAX_SNIFF_BYTES]),
+        bad(Unreadable::TlsHelloTooLarge)
+    );
+}
+
+/// What a client that stops (or goes quiet) mid-way had sent is refused
+/// with the reason of what it was becoming.
+#[test]
+fn cut_short_names_what_was_coming() {
+    let real = hex(OPENSSL_HELLO);
+    let cases: Vec<(&[u8], Unreadable)> = vec![
+        (b"", Unreadable::Silent),
+        (&real[..40], Unreadable::TlsIncomplete),
+        (
+            b"POST /upload HTTP/1.1\r\nHost: a.te",
+            Unreadable::HttpIncomplete,
+        ),
+    ];
+    for (prefix, want) in cases {
+        assert_eq!(sniff(prefix), Sniffed::NeedMore, "{want:?}");
+        assert_eq!(Unreadable::cut_short(prefix), want);
+        assert_eq!(want.is_http(), want == Unreadable::HttpIncomplete);
+    }
 }
