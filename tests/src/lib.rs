@@ -10,6 +10,7 @@
 
 pub mod cgroup;
 pub mod daemon;
+pub mod dns_server;
 pub mod https_upstream;
 pub mod interception;
 pub mod llm_mock;
@@ -35,6 +36,7 @@ use std::{
 
 pub use cgroup::TestCgroup;
 pub use daemon::{Daemon, DaemonBuilder, Rule, write_policy};
+pub use dns_server::TestDns;
 pub use https_upstream::{HttpsUpstream, RequestRecord, UpstreamOptions};
 pub use netns::TestNetns;
 pub use pki::TestCa;
