@@ -13,6 +13,7 @@ fn valid_documents_load() {
         "network:\n  allow_out: [example.com:443]\n  deny_out: [ALL_TRAFFIC]\n",
         "dry_run: true\naudit: {log_allowed: false}\n",
         "# only a comment\n{}\n",
+        "network:\n  allow_out: [10.0.0.0/8]\n  deny_out: [ALL_TRAFFIC]\n  dns:\n    resolve_unlisted: true\n    max_unique_unlisted_per_minute: 5\n",
     ];
     for text in cases {
         if let Err(e) = parse(text) {
@@ -75,6 +76,19 @@ fn errors_are_located_and_explained() {
                 "unknown variant `nxdomian`",
                 "did you mean `nxdomain`?",
             )],
+        ),
+        (
+            "network:\n  dns:\n    resolve_unlisted: true\n    max_unique_unlisted_per_minute: 0\n",
+            &[(
+                4,
+                5,
+                "network.dns.max_unique_unlisted_per_minute: 0 is outside",
+                "leave resolve_unlisted false",
+            )],
+        ),
+        (
+            "network:\n  dns:\n    resolve_unlisted: yes\n",
+            &[(3, 23, "resolve_unlisted", "`true` or `false`")],
         ),
         ("dry_run: yes\n", &[(1, 10, "dry_run", "`true` or `false`")]),
         (
@@ -394,6 +408,8 @@ fn shipped_policies_are_valid() {
             "{file}"
         );
         assert_eq!(policy.network.dns.denied_answer, denied_answer, "{file}");
+        // Names no rule names are never asked upstream by a shipped policy.
+        assert!(!policy.network.dns.resolve_unlisted, "{file}");
         assert!(policy.network.ssrf_guard, "{file}");
         assert!(policy.audit.enabled, "{file}");
     }
