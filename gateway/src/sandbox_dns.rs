@@ -185,6 +185,25 @@ impl SandboxDns {
 
 impl Gate for SandboxDns {
     fn admit(&self, name: &str, qtype: RecordType) -> Admission {
+        self.decide(name, Some(qtype))
+    }
+
+    fn admit_lookup(&self, name: &str) -> Admission {
+        self.decide(name, None)
+    }
+
+    fn keep(&self, ip: IpAddr) -> bool {
+        self.store
+            .current()
+            .get(self.policy.load().as_str())
+            .is_some_and(|policy| policy.network.address_allowed(ip))
+    }
+}
+
+impl SandboxDns {
+    /// A query of `qtype`, or (`None`) a lookup Sluice makes for a
+    /// connection ([`Guard::check_lookup`]: no query-rate token spent).
+    fn decide(&self, name: &str, qtype: Option<RecordType>) -> Admission {
         let set = self.store.current();
         let name_of_policy = self.policy.load();
         let Some(policy) = set.get(name_of_policy.as_str()) else {
@@ -200,18 +219,19 @@ impl Gate for SandboxDns {
             NameDecision::ResolveUnlisted => limits.max_unique_unlisted_per_minute,
             _ => limits.max_unique_subdomains_per_minute,
         };
-        let checked = self.guard.lock().unwrap_or_else(|e| e.into_inner()).check(
-            Instant::now(),
-            name,
-            u16::from(qtype),
-            &dns_guard::Limits {
-                max_queries_per_second: limits.max_queries_per_second,
-                max_label_length: limits.max_label_length,
-                max_name_length: limits.max_name_length,
-                max_unique_subdomains_per_minute: unique,
-            },
-            &limits.refused_types,
-        );
+        let caps = dns_guard::Limits {
+            max_queries_per_second: limits.max_queries_per_second,
+            max_label_length: limits.max_label_length,
+            max_name_length: limits.max_name_length,
+            max_unique_subdomains_per_minute: unique,
+        };
+        let mut guard = self.guard.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        let checked = match qtype {
+            Some(qtype) => guard.check(now, name, u16::from(qtype), &caps, &limits.refused_types),
+            None => guard.check_lookup(now, name, &caps),
+        };
+        drop(guard);
         if let dns_guard::Verdict::Refuse(reason) = checked {
             self.refuse(
                 name,
@@ -237,13 +257,6 @@ impl Gate for SandboxDns {
             DeniedAnswer::Refused => ResponseCode::Refused,
         };
         Admission::Refuse(code, "denied")
-    }
-
-    fn keep(&self, ip: IpAddr) -> bool {
-        self.store
-            .current()
-            .get(self.policy.load().as_str())
-            .is_some_and(|policy| policy.network.address_allowed(ip))
     }
 }
 
@@ -504,5 +517,48 @@ mod tests {
         let capped = world.events("dns_unique_subdomains");
         assert_eq!(capped.len(), 1, "{capped:?}");
         assert_eq!(capped[0]["host"], name(10));
+    }
+
+    /// Lookups Sluice makes for a connection's SNI or Host meet the name
+    /// rules and the unique-name window as queries do, but spend no
+    /// query-rate token: a client opening many connections to one allowed
+    /// host is not refused for it, and fresh names still run out.
+    #[tokio::test]
+    async fn lookups_for_connections_count_names_not_connections() {
+        let (zone, _) = counting_zone().await;
+        let policy = "network:\n  allow_out: [\"*.listed.example\", 127.0.0.1/32]\n  deny_out: [ALL_TRAFFIC]\n  dns:\n    max_queries_per_second: 1\n    max_unique_subdomains_per_minute: 3\n";
+        let world = World::new(policy, zone);
+        for _ in 0..100 {
+            assert_eq!(
+                world.gate.admit_lookup("api.listed.example"),
+                Admission::Resolve
+            );
+        }
+        // The rate is the queries': two (the burst), then refused.
+        for _ in 0..2 {
+            assert_eq!(
+                world.gate.admit("www.listed.example", RecordType::A),
+                Admission::Resolve
+            );
+        }
+        assert!(matches!(
+            world.gate.admit("www.listed.example", RecordType::A),
+            Admission::Refuse(..)
+        ));
+        // Fresh names count against the window whoever asks: api and www
+        // are two of three; one more, then refused.
+        assert_eq!(
+            world.gate.admit_lookup("cdn.listed.example"),
+            Admission::Resolve
+        );
+        assert!(matches!(
+            world.gate.admit_lookup("x1.listed.example"),
+            Admission::Refuse(..)
+        ));
+        // Names no rule allows are not looked up.
+        assert!(matches!(
+            world.gate.admit_lookup("data.tunnel.example"),
+            Admission::Refuse(..)
+        ));
     }
 }

@@ -46,6 +46,12 @@ const DNS_HEADER_LEN: usize = 12;
 pub trait Gate: Send + Sync + 'static {
     /// Decides a question before anything is resolved.
     fn admit(&self, name: &str, qtype: RecordType) -> Admission;
+    /// Decides a lookup Sluice makes itself for a connection's SNI or Host,
+    /// as an A question held to the same name rules and caps, but not to
+    /// the query rate (one connection is not one question).
+    fn admit_lookup(&self, name: &str) -> Admission {
+        self.admit(name, RecordType::A)
+    }
     /// For [`Admission::ResolveFiltered`]: may this answer address be given out?
     fn keep(&self, ip: IpAddr) -> bool;
 }

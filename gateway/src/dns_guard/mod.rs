@@ -142,6 +142,30 @@ impl Guard {
         limits: &Limits,
         refused_types: &[u16],
     ) -> Verdict {
+        self.check_as(now, name, qtype, limits, refused_types, true)
+    }
+
+    /// As [`check`](Self::check) for a lookup Sluice makes itself for a
+    /// connection's SNI or Host: held to the name caps and the unique-name
+    /// window like a query, but spending no query-rate token. A client
+    /// that opens many connections to one allowed host asks one question,
+    /// not one a connection (and the resolver answers repeats from its
+    /// cache); the data a tunnel could carry is in fresh names, which the
+    /// window counts.
+    pub fn check_lookup(&mut self, now: Instant, name: &str, limits: &Limits) -> Verdict {
+        const A: u16 = 1;
+        self.check_as(now, name, A, limits, &[], false)
+    }
+
+    fn check_as(
+        &mut self,
+        now: Instant,
+        name: &str,
+        qtype: u16,
+        limits: &Limits,
+        refused_types: &[u16],
+        rated: bool,
+    ) -> Verdict {
         let now = match self.latest {
             Some(latest) if latest > now => latest,
             _ => now,
@@ -165,7 +189,7 @@ impl Guard {
         {
             return Verdict::Refuse(Reason::LabelLength);
         }
-        if !self.bucket.take(now, limits.max_queries_per_second) {
+        if rated && !self.bucket.take(now, limits.max_queries_per_second) {
             return Verdict::Refuse(Reason::Rate);
         }
         let name_key = self.hash_lowercase(name);

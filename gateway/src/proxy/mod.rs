@@ -13,7 +13,6 @@ pub mod sniff;
 #[cfg(test)]
 mod tests;
 
-use hickory_proto::rr::RecordType;
 use std::{
     net::{IpAddr, SocketAddr},
     sync::Arc,
@@ -413,10 +412,11 @@ impl Proxy {
     /// What `name` resolves to, asked as the sandbox's own DNS question:
     /// through its gate, so a name its policy would not resolve is never
     /// looked up, and a lookup made for a connection counts against the
-    /// same caps as a query (it cannot carry data to a name server past
-    /// the DNS policy).
+    /// same name and unique-name caps as a query (it cannot carry data to
+    /// a name server past the DNS policy); not against the query rate,
+    /// which would refuse a client for opening connections.
     async fn resolve_as(&self, who: &Who, name: &str) -> Vec<IpAddr> {
-        if let dns::Admission::Refuse(..) = who.dns.admit(name, RecordType::A) {
+        if let dns::Admission::Refuse(..) = who.dns.admit_lookup(name) {
             return Vec::new();
         }
         self.resolver.lookup_ip(name).await.unwrap_or_default()
