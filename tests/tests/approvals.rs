@@ -894,15 +894,20 @@ fn the_explicit_proxy_caps_connections_before_and_after_the_token() {
     }
 }
 
-/// A tunnel carrying neither TLS nor HTTP has nothing to inspect: under an
-/// intercepting policy it is relayed once the network policy allows what
-/// it starts with, as a steered connection is.
+/// A tunnel carrying neither TLS nor HTTP cannot be inspected: under a
+/// policy that reads what tunnels carry (this one decrypts, and a name rule
+/// covers the port) it is refused, audited with the reason and the key
+/// that reads, and the upstream gets nothing; under address rules alone,
+/// with nothing that reads, it is relayed as a steered connection is.
 #[test]
-fn an_explicit_tunnel_relays_what_it_cannot_read() {
+fn an_explicit_tunnel_relays_what_it_cannot_read_only_where_nothing_reads_it() {
     let ca = TestCa::upstream();
     let echo = sluice_e2e::EchoServer::v4();
     let target = format!("echo.test:{}", echo.port());
-    let explicit = ExplicitWorld::start(
+    let payload: Vec<u8> = (0..=255u8).rev().collect();
+    let hex: String = payload.iter().map(|b| format!("{b:02x}")).collect();
+
+    let reading = ExplicitWorld::start(
         &ca,
         &["echo.test"],
         &[
@@ -912,11 +917,27 @@ fn an_explicit_tunnel_relays_what_it_cannot_read() {
         json!({}),
         |_| {},
     );
-    let token = explicit.mint("vm-1", &target);
-    let payload: Vec<u8> = (0..=255u8).rev().collect();
-    let hex: String = payload.iter().map(|b| format!("{b:02x}")).collect();
-    let out = explicit.python(sluice_e2e::scripts::TUNNEL_ECHO, &[&target, &token, &hex]);
-    out.expect_success("binary bytes through a tunnel");
+    let token = reading.mint("vm-1", &target);
+    let out = reading.python(sluice_e2e::scripts::TUNNEL_ECHO, &[&target, &token, &hex]);
+    out.expect_failure("binary bytes through a tunnel the policy reads");
+    let events = reading
+        .world
+        .daemon
+        .wait_audit("the unreadable tunnel refused", 1, |e| {
+            e["event"] == "explicit_proxy" && e["reason"] == "unrecognised_protocol"
+        });
+    assert_eq!(events[0]["rule"], "p:network.name_rules", "{}", events[0]);
+    assert_eq!(echo.connection_count(), 0, "the upstream got nothing");
+
+    let address_only = json!({ "network": {
+        "allow_out": [format!("127.0.0.0/8:{}", echo.port())],
+        "deny_out": ["ALL_TRAFFIC"],
+    }});
+    let relaying =
+        ExplicitWorld::start_with_policy(&ca, &["echo.test"], address_only, json!({}), |_| {});
+    let token = relaying.mint("vm-1", &target);
+    let out = relaying.python(sluice_e2e::scripts::TUNNEL_ECHO, &[&target, &token, &hex]);
+    out.expect_success("binary bytes through a tunnel nothing reads");
     assert_eq!(out.json()["echoed"], true, "{out}");
     let seen = echo.wait_closed(1, WAIT);
     assert_eq!(

@@ -868,13 +868,15 @@ fn over_plain_http_the_secret_goes_only_to_an_address_of_the_name() {
     let upstream = HttpsUpstream::plain_v4();
     let port = upstream.port();
     // Addresses decide the network policy here: no name rule asks that
-    // the name resolve to the address dialed.
+    // the name resolve to the address dialed. The sandbox's DNS answers
+    // names no rule names only under `resolve_unlisted`.
     let policy = json!({
         "credentials": [{"credential": "api", "allow_plain_http": true}],
         "network": {
             "allow_out": [format!("127.0.0.0/8:{port}")],
             "deny_out": ["ALL_TRAFFIC"],
             "decide_without_decryption": false,
+            "dns": {"resolve_unlisted": true},
         },
     });
     let world = world(&ca, port, policy);
