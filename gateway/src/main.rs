@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use sluice::{
     admin::{Client, SandboxSpec, SessionSpec},
     config::Config,
-    policy::load::load_paths,
+    policy::load::{Against, load_paths},
 };
 
 const DEFAULT_ADMIN_SOCKET: &str = "/run/sluice/admin.sock";
@@ -332,7 +332,13 @@ fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()>
     }
     let mut count = 0;
     if !paths.is_empty() {
-        match load_paths(&paths, catalogue.as_ref()) {
+        // Bindings the daemon could not compile would leave every
+        // placeholder of their policy refused: located like any error.
+        let against = Against {
+            apps: catalogue.as_ref(),
+            credentials: credentials.as_deref(),
+        };
+        match load_paths(&paths, against) {
             Ok(set) => {
                 count = set.len();
                 // Valid, but likely not what was meant: said, not refused.
@@ -348,11 +354,6 @@ fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()>
                             stages.join(", ")
                         );
                     }
-                }
-                // Bindings the daemon could not compile leave every
-                // placeholder of the policy refused: say so before it runs.
-                if let Some(credentials) = &credentials {
-                    problems.extend(sluice::policy::store::binding_errors(&set, credentials));
                 }
                 for sandbox in &sandboxes {
                     if set.get(&sandbox.policy).is_none() {
@@ -387,11 +388,16 @@ async fn explain(
     use sluice::explain::{Target, explain};
     let config = Config::load(config)?;
     let catalogue = sluice::apps::Catalogue::compile(&config.apps).ok();
-    let set =
-        load_paths(std::slice::from_ref(&config.policy_dir), catalogue.as_ref()).map_err(|d| {
-            let all: Vec<String> = d.iter().map(ToString::to_string).collect();
-            anyhow::anyhow!("{}", all.join("\n"))
-        })?;
+    // On paper: the credential stage is not run, so bindings are not
+    // compiled against the daemon's credentials.
+    let against = Against {
+        apps: catalogue.as_ref(),
+        credentials: None,
+    };
+    let set = load_paths(std::slice::from_ref(&config.policy_dir), against).map_err(|d| {
+        let all: Vec<String> = d.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("{}", all.join("\n"))
+    })?;
     let compiled = set.get(policy).ok_or_else(|| {
         anyhow::anyhow!("no policy `{policy}` in {}", config.policy_dir.display())
     })?;

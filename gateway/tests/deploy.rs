@@ -9,7 +9,11 @@ use std::{
 
 use serde::Deserialize as _;
 use serde_json::Value;
-use sluice::{config::Config, metrics::Metrics, policy::load::load_paths};
+use sluice::{
+    config::Config,
+    metrics::Metrics,
+    policy::load::{Against, load_paths},
+};
 
 fn deploy(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -143,11 +147,15 @@ fn the_kubernetes_config_and_policies_load() {
     }
     let catalogue = sluice::apps::Catalogue::compile(&config.apps)
         .unwrap_or_else(|errors| panic!("{}", errors.join("\n")));
-    let set =
-        load_paths(&[dir.path().to_owned()], Some(&catalogue)).unwrap_or_else(|diagnostics| {
-            let all: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
-            panic!("{}", all.join("\n"))
-        });
+    // As the daemon loads them: apps and credential bindings checked.
+    let against = Against {
+        apps: Some(&catalogue),
+        credentials: Some(&config.credentials),
+    };
+    let set = load_paths(&[dir.path().to_owned()], against).unwrap_or_else(|diagnostics| {
+        let all: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+        panic!("{}", all.join("\n"))
+    });
     assert!(
         set.get("default").is_some(),
         "sandboxes default to `default`"

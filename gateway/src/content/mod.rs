@@ -16,20 +16,23 @@ pub mod vault;
 use std::collections::BTreeMap;
 
 use crate::injection::{Assessment, Detector};
-use crate::policy::compiled::CompiledPolicy;
 use crate::policy::raw::{self, InjectionAction, PiiAction};
 use crate::scan::{Format, ScanConfig, Scanner};
 pub use read::Read;
 use transform::Rules;
 use vault::Vault;
 
-/// A policy's content stages, built once per policy version.
+/// A policy's content stages, built once per policy version when it loads
+/// (`CompiledPolicy::compile` holds them), from the policy's raw sections so
+/// that this module does not depend on the compiled form that holds it.
+#[derive(Debug)]
 pub struct Stages {
     pub pii: Option<Pii>,
     pub injection: Option<Injection>,
     pub transforms: transform::Table,
 }
 
+#[derive(Debug)]
 pub struct Pii {
     scanner: Scanner,
     action: PiiAction,
@@ -38,36 +41,72 @@ pub struct Pii {
     pub oversize: raw::Oversize,
 }
 
+#[derive(Debug)]
 pub struct Injection {
     detector: Detector,
     pub action: InjectionAction,
     pub threshold: f64,
 }
 
+/// A stage that cannot be built, at the path of the policy node it comes
+/// from (`pii.types`, `transformations[2].hosts[0]`), for a located error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    pub path: String,
+    pub message: String,
+}
+
 impl Stages {
-    pub fn build(policy: &CompiledPolicy) -> Result<Stages, String> {
-        let pii = if policy.pii.enabled {
-            let config = ScanConfig::from_policy(&policy.pii).map_err(|e| e.to_string())?;
-            Some(Pii {
-                scanner: Scanner::new(&config).map_err(|e| e.to_string())?,
-                action: policy.pii.action,
-                actions: policy.pii.actions.clone(),
-                rehydrate: policy.pii.rehydrate_response,
-                oversize: policy.pii.oversize.clone(),
-            })
+    /// Builds the scanner, the detector and the transformation automata
+    /// from sections `CompiledPolicy::compile` has already validated; every
+    /// stage that still cannot be built is returned, none is dropped.
+    pub fn build(
+        pii: &raw::Pii,
+        injection: &raw::InjectionDefense,
+        transformations: &[raw::Transformation],
+    ) -> Result<Stages, Vec<BuildError>> {
+        let mut errors = Vec::new();
+        let pii = if pii.enabled {
+            let built = ScanConfig::from_policy(pii)
+                .and_then(|config| Scanner::new(&config))
+                .map_err(|e| BuildError {
+                    path: "pii.types".to_string(),
+                    message: format!("the PII scanner cannot be built: {e}"),
+                });
+            match built {
+                Ok(scanner) => Some(Pii {
+                    scanner,
+                    action: pii.action,
+                    actions: pii.actions.clone(),
+                    rehydrate: pii.rehydrate_response,
+                    oversize: pii.oversize.clone(),
+                }),
+                Err(e) => {
+                    errors.push(e);
+                    None
+                }
+            }
         } else {
             None
         };
-        let injection = policy.injection_defense.enabled.then(|| Injection {
-            detector: Detector::new(&policy.injection_defense),
-            action: policy.injection_defense.action,
-            threshold: policy.injection_defense.threshold,
+        let injection = injection.enabled.then(|| Injection {
+            detector: Detector::new(injection),
+            action: injection.action,
+            threshold: injection.threshold,
         });
-        Ok(Stages {
-            pii,
-            injection,
-            transforms: transform::Table::build(policy),
-        })
+        let transforms = transform::Table::build(transformations).unwrap_or_else(|e| {
+            errors.extend(e);
+            transform::Table::default()
+        });
+        if errors.is_empty() {
+            Ok(Stages {
+                pii,
+                injection,
+                transforms,
+            })
+        } else {
+            Err(errors)
+        }
     }
 
     /// Whether request bodies must be read at all (transformations aside).

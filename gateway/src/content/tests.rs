@@ -2,10 +2,9 @@ use super::*;
 use crate::policy::raw;
 use vault::Vaults;
 
-fn stages(yaml: &str) -> (Stages, CompiledPolicy) {
+fn stages(yaml: &str) -> Stages {
     let raw: raw::Policy = serde_yaml::from_str(yaml).expect("policy yaml");
-    let policy = CompiledPolicy::compile("p", &raw).expect("compiles");
-    (Stages::build(&policy).expect("stages build"), policy)
+    Stages::build(&raw.pii, &raw.injection_defense, &raw.transformations).expect("stages build")
 }
 
 const JSON: Option<&str> = Some("application/json");
@@ -28,7 +27,7 @@ fn pii_actions_redact_block_or_log() {
         ("pii: {enabled: false}", None, true),
     ];
     for (yaml, refused, keeps) in cases {
-        let (stages, _) = stages(yaml);
+        let stages = stages(yaml);
         let out = inspect(
             &stages,
             &Rules::default(),
@@ -58,7 +57,7 @@ fn pii_actions_redact_block_or_log() {
 #[test]
 fn json_escaped_values_are_stored_unescaped_for_rehydration() {
     let vault = Vaults::default().session("sb", None);
-    let (stages, _) = stages("pii: {enabled: true, types: [email]}");
+    let stages = stages("pii: {enabled: true, types: [email]}");
     let body = br#"{"content":"write to ana\u0040example.com"}"#;
     // Declared JSON, or sniffed as JSON without a Content-Type.
     for content_type in [JSON, None] {
@@ -94,7 +93,7 @@ fn request_transformations_apply_after_redaction() {
     let vault = Vaults::default().session("sb", None);
     let yaml = "pii: {enabled: true, types: [email]}\n\
                 transformations: [{pattern: 'codename \\w+', replacement: 'codename X'}]";
-    let (stages, _) = stages(yaml);
+    let stages = stages(yaml);
     let rules = stages.transforms.rules("any", raw::Direction::Request);
     let out = inspect(
         &stages,

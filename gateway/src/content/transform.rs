@@ -16,9 +16,9 @@ use hyper::HeaderMap;
 use hyper::header::{HeaderName, HeaderValue};
 use regex::bytes::Regex;
 
-use crate::credentials::hosts::HostSet;
-use crate::policy::compiled::CompiledPolicy;
-use crate::policy::raw::Direction;
+use super::BuildError;
+use crate::credentials::hosts::{HostSet, is_name_pattern};
+use crate::policy::raw::{self, Direction};
 use crate::redact::Rewrite;
 
 /// Bytes kept back between chunks; longer matches are not guaranteed to be
@@ -27,7 +27,7 @@ pub const HOLD_BACK: usize = 4096;
 
 /// One rule: the policy's regex over bytes, its replacement, and the
 /// headers it also rewrites.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Rule {
     pattern: Regex,
     replacement: String,
@@ -35,32 +35,74 @@ pub struct Rule {
 }
 
 /// A policy's rules, compiled once (byte regexes, host sets).
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Table(Vec<(Rule, Direction, Option<HostSet>)>);
 
 impl Table {
-    pub fn build(policy: &CompiledPolicy) -> Table {
-        Table(
-            policy
-                .transformations
-                .iter()
-                .filter_map(|t| {
-                    let rule = Rule {
-                        // Compiled as `str` regexes at load; the same syntax.
-                        pattern: Regex::new(t.pattern.as_str()).ok()?,
-                        replacement: t.replacement.clone(),
-                        headers: t.headers.clone(),
-                    };
-                    // None: every destination. Names and `*.suffix` match
-                    // the name the sandbox used; address patterns match none.
-                    let hosts = match t.hosts.is_empty() {
-                        true => None,
-                        false => Some(HostSet::parse(&names(&t.hosts)).ok()?),
-                    };
-                    Some((rule, t.direction, hosts))
-                })
-                .collect(),
-        )
+    /// Builds every rule of the policy's `transformations` (validated by
+    /// `CompiledPolicy::compile`). A rule that cannot be built is an
+    /// error at its path, never a rule silently left out.
+    pub fn build(transformations: &[raw::Transformation]) -> Result<Table, Vec<BuildError>> {
+        let mut errors = Vec::new();
+        let mut table = Vec::with_capacity(transformations.len());
+        for (i, t) in transformations.iter().enumerate() {
+            let mut error = |path: String, message: String| {
+                errors.push(BuildError { path, message });
+            };
+            // The same syntax as the `str` regex `compile` checked.
+            let pattern = Regex::new(&t.pattern)
+                .map_err(|e| error(format!("transformations[{i}].pattern"), e.to_string()));
+            let mut headers = Vec::with_capacity(t.headers.len());
+            for (j, name) in t.headers.iter().enumerate() {
+                match HeaderName::from_bytes(name.as_bytes()) {
+                    Ok(name) => headers.push(name),
+                    Err(_) => error(
+                        format!("transformations[{i}].headers[{j}]"),
+                        format!("`{name}` is not a header name"),
+                    ),
+                }
+            }
+            // None: every destination. Names and `*.suffix` match the name
+            // the sandbox used; address patterns match none.
+            let mut hosts = Ok(None);
+            if !t.hosts.is_empty() {
+                for (j, host) in t
+                    .hosts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, h)| is_name_pattern(h))
+                {
+                    if let Err(es) = HostSet::parse(&[host]) {
+                        hosts = Err(());
+                        for e in es {
+                            error(format!("transformations[{i}].hosts[{j}]"), e.to_string());
+                        }
+                    }
+                }
+                if hosts.is_ok() {
+                    let names: Vec<&str> = t
+                        .hosts
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|h| is_name_pattern(h))
+                        .collect();
+                    hosts = HostSet::parse(&names).map(Some).map_err(drop);
+                }
+            }
+            if let (Ok(pattern), Ok(hosts)) = (pattern, hosts) {
+                let rule = Rule {
+                    pattern,
+                    replacement: t.replacement.clone(),
+                    headers,
+                };
+                table.push((rule, t.direction, hosts));
+            }
+        }
+        if errors.is_empty() {
+            Ok(Table(table))
+        } else {
+            Err(errors)
+        }
     }
 
     /// The rules for `host` in `direction` (a `both` rule counts for each).
@@ -74,15 +116,6 @@ impl Table {
                 .collect(),
         )
     }
-}
-
-/// The host patterns that are names (not addresses, CIDRs or ports).
-fn names(hosts: &[String]) -> Vec<&str> {
-    hosts
-        .iter()
-        .map(String::as_str)
-        .filter(|h| h.parse::<std::net::IpAddr>().is_err() && !h.contains(['/', ':']))
-        .collect()
 }
 
 /// The rules of one direction that apply to one destination.
@@ -212,14 +245,14 @@ mod tests {
     use super::*;
     use crate::policy::raw;
 
-    fn policy(yaml: &str) -> CompiledPolicy {
+    fn table(yaml: &str) -> Table {
         let raw: raw::Policy = serde_yaml::from_str(yaml).expect("yaml");
-        CompiledPolicy::compile("p", &raw).expect("compiles")
+        Table::build(&raw.transformations).expect("builds")
     }
 
     #[test]
     fn rules_are_chosen_by_direction_and_host() {
-        let p = policy(
+        let built = table(
             "transformations:\n\
              - {pattern: 'a', replacement: 'A', direction: request}\n\
              - {pattern: 'b', replacement: 'B', direction: response, hosts: ['*.example.com']}\n\
@@ -234,7 +267,7 @@ mod tests {
             ("other", Direction::Request, "abc", "Abc"),
         ];
         for (host, direction, input, output) in cases {
-            let rules = Table::build(&p).rules(host, direction);
+            let rules = built.rules(host, direction);
             assert_eq!(
                 rules.apply(input.as_bytes()).as_ref(),
                 output.as_bytes(),
@@ -245,10 +278,10 @@ mod tests {
 
     #[test]
     fn event_streams_are_rewritten_event_by_event_without_holding_back() {
-        let p = policy(
+        let built = table(
             "transformations: [{pattern: 'host-\\d+', replacement: 'host', direction: response}]\n",
         );
-        let mut t = Transformer::events(Table::build(&p).rules("h", Direction::Response));
+        let mut t = Transformer::events(built.rules("h", Direction::Response));
         assert_eq!(t.push(b"data: host-1\n\ndata: ho"), b"data: host\n\n");
         assert_eq!(t.push(b"st-22\n\n"), b"data: host\n\n");
         assert_eq!(t.held_len(), 0);
@@ -258,11 +291,11 @@ mod tests {
 
     #[test]
     fn named_headers_are_rewritten_too() {
-        let p = policy(
+        let built = table(
             "transformations:\n\
              - {pattern: 'agent/\\d+', replacement: 'agent/x', headers: [user-agent]}\n",
         );
-        let rules = Table::build(&p).rules("h", Direction::Request);
+        let rules = built.rules("h", Direction::Request);
         let mut headers = HeaderMap::new();
         headers.insert("user-agent", HeaderValue::from_static("agent/42"));
         headers.insert("x-other", HeaderValue::from_static("agent/42"));
@@ -273,11 +306,11 @@ mod tests {
 
     #[test]
     fn streaming_equals_one_shot_for_any_chunking_of_short_matches() {
-        let p = policy(
+        let built = table(
             "transformations:\n\
              - {pattern: 'secret-(\\d+)', replacement: 'id-$1', direction: response}\n",
         );
-        let rules = Table::build(&p).rules("h", Direction::Response);
+        let rules = built.rules("h", Direction::Response);
         let body: Vec<u8> = (0..1500)
             .flat_map(|i| format!("word secret-{i} ").into_bytes())
             .collect();
@@ -299,11 +332,11 @@ mod tests {
     /// per `HOLD_BACK` bytes or more.
     #[test]
     fn tiny_chunks_are_rewritten_in_batches() {
-        let p = policy(
+        let built = table(
             "transformations:\n\
              - {pattern: 'secret-(\\d+)', replacement: 'id-$1', direction: request}\n",
         );
-        let rules = Table::build(&p).rules("h", Direction::Request);
+        let rules = built.rules("h", Direction::Request);
         let body: Vec<u8> = (0..2000)
             .flat_map(|i| format!("word secret-{i} ").into_bytes())
             .collect();

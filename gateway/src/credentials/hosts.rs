@@ -35,6 +35,13 @@ enum Pattern {
     Below(String),
 }
 
+/// Whether a destination pattern of a policy is a name a [`HostSet`] can
+/// hold, rather than an address, a CIDR or a pattern with a port (which
+/// match no name).
+pub fn is_name_pattern(pattern: &str) -> bool {
+    pattern.parse::<std::net::IpAddr>().is_err() && !pattern.contains(['/', ':'])
+}
+
 /// A parsed set of host patterns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostSet {

@@ -40,7 +40,9 @@ pub mod sigv4;
 pub mod store;
 pub mod token_endpoint;
 
-pub use binding::{Binding, Bindings, Found, Location, PlaceholderIndex, Transport, decide};
+pub use binding::{
+    Binding, BindingError, Bindings, Found, Location, PlaceholderIndex, Transport, decide,
+};
 pub use config::{CredentialConfig, PlaceholderShape, SchemeConfig, Source};
 pub use hosts::HostSet;
 pub use placeholder::{Placeholders, env_name, load_or_create_key};

@@ -33,7 +33,7 @@ use crate::content::{
     transform::{Rules, Transformer},
     vault::{Vault, Vaults},
 };
-use crate::policy::{cache::PerPolicy, compiled::CompiledPolicy, raw::Direction};
+use crate::policy::raw::Direction;
 use crate::redact::{Decoding, Redactor, RewrittenBody};
 use crate::scan::decode::DecodeError;
 
@@ -41,17 +41,11 @@ use crate::scan::decode::DecodeError;
 /// default).
 const DEFAULT_LIMIT: u64 = 4 * 1024 * 1024;
 
-/// The content stages' state shared by all connections.
+/// The content stages' state shared by all connections (the stages
+/// themselves are the policy's, built when it loaded).
 #[derive(Default)]
 pub struct Content {
     pub vaults: Vaults,
-    stages: PerPolicy<Stages>,
-}
-
-impl Content {
-    fn stages(&self, policy: &Arc<CompiledPolicy>) -> Result<Arc<Stages>, String> {
-        self.stages.get_or_build(policy, Stages::build)
-    }
 }
 
 /// What the response side has to do, decided with the request.
@@ -108,14 +102,7 @@ impl Interceptor {
         body: Incoming,
     ) -> Result<(Body, ResponsePlan), Response<Body>> {
         let policy = &conn.who.policy;
-        let stages = self.content.stages(policy).map_err(|err| {
-            tracing::error!(policy = %policy.name, %err, "content stages do not build");
-            self.count(StatusCode::INTERNAL_SERVER_ERROR);
-            respond::json(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                serde_json::json!({"error": "content_stage_unavailable", "policy": policy.name}),
-            )
-        })?;
+        let stages = &policy.content;
         let transforms = stages.transforms.rules(&conn.key.name, Direction::Request);
         let plan = ResponsePlan {
             rehydrate: stages.pii.as_ref().is_some_and(|pii| pii.rehydrate),
@@ -126,7 +113,7 @@ impl Interceptor {
             // After the 101 the connection carries WebSocket frames, which
             // no content stage reads: refused rather than spliced unread.
             let rule = if stages.inspects() {
-                inspecting_rule(&policy.name, &stages)
+                inspecting_rule(&policy.name, stages)
             } else {
                 format!("{}:transformations", policy.name)
             };
@@ -181,7 +168,7 @@ impl Interceptor {
         // reads up to the default limit, and is the rule named then.
         let rule = match stages.pii {
             Some(_) => format!("{}:pii.oversize", policy.name),
-            None => inspecting_rule(&policy.name, &stages),
+            None => inspecting_rule(&policy.name, stages),
         };
         if oversize && !rest_allowed {
             read.drain_rest().await;
@@ -218,7 +205,7 @@ impl Interceptor {
                             conn,
                             StatusCode::UNSUPPORTED_MEDIA_TYPE,
                             "body_not_decodable",
-                            &inspecting_rule(&policy.name, &stages),
+                            &inspecting_rule(&policy.name, stages),
                             err.to_string(),
                         ));
                     }
@@ -236,7 +223,7 @@ impl Interceptor {
                 conn,
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 why.reason(),
-                &inspecting_rule(&policy.name, &stages),
+                &inspecting_rule(&policy.name, stages),
                 why.to_string(),
             ));
         }
@@ -245,7 +232,7 @@ impl Interceptor {
             .vaults
             .session(&conn.who.sandbox, conn.who.session.as_deref());
         let inspection = content::inspect(
-            &stages,
+            stages,
             &transforms,
             &vault,
             &policy.name,

@@ -5,9 +5,10 @@
 //! the very last step before the forward, returning what must be redacted
 //! from the response.
 //!
-//! Per-policy bindings and per-sandbox placeholder matchers are built once
-//! and cached; the caches are cleared when a policy reloads (new `Arc`) or a
-//! secret rotates (placeholder lengths may follow the secret's). Access
+//! A policy's bindings are compiled when it loads (`CompiledPolicy::bind`);
+//! per-sandbox placeholder matchers are built once and cached, the cache
+//! cleared when a secret rotates (placeholder lengths may follow the
+//! secret's). Access
 //! tokens are cached per credential ([`TokenCache`]) until they expire, or
 //! until an upstream answers 401 to one ([`Credentials::rejected`]).
 
@@ -28,8 +29,8 @@ use hyper::{
 use super::respond::{Body, full};
 use crate::{
     credentials::{
-        Binding, Bindings, CredentialStore, Location, PlaceholderIndex, Placeholders, Scheme,
-        Secret, Transport,
+        Binding, CredentialStore, Location, PlaceholderIndex, Placeholders, Scheme, Secret,
+        Transport,
         body::{MAX_BODY, replace},
         config::{ACCESS_KEY_ID, BodyValue, CLIENT_SECRET, SESSION_TOKEN},
         decide,
@@ -38,7 +39,7 @@ use crate::{
         scheme::{RequestContext, SigV4Keys},
         token_endpoint::TokenEndpoint,
     },
-    policy::{cache::PerPolicy, compiled::CompiledPolicy},
+    policy::compiled::CompiledPolicy,
     redact::{Needles, REPLACEMENT},
 };
 
@@ -56,8 +57,6 @@ type TokenFuture = Pin<Box<dyn Future<Output = Result<Token, TokenError>> + Send
 pub struct Credentials {
     pub store: Arc<CredentialStore>,
     pub placeholders: Placeholders,
-    /// Compiled once per policy version.
-    bindings: PerPolicy<Bindings>,
     indexes: Mutex<HashMap<String, Arc<PlaceholderIndex>>>,
     /// One per `oauth2` credential.
     tokens: BTreeMap<String, TokenCache>,
@@ -147,7 +146,6 @@ impl Credentials {
         Credentials {
             store,
             placeholders,
-            bindings: PerPolicy::default(),
             indexes: Mutex::new(HashMap::new()),
             tokens,
             endpoint: None,
@@ -209,10 +207,8 @@ impl Credentials {
             return (Outcome::Untouched, held.into_body());
         };
         let mut found = index.scan(headers, uri);
-        let bindings = self.bindings(request.policy);
-        if let Some(bindings) = &bindings
-            && bindings.any_body()
-        {
+        let bindings = &request.policy.bindings;
+        if bindings.any_body() {
             let bytes = match held.read().await {
                 Ok(bytes) => bytes,
                 Err(detail) => return (too_large(String::new(), detail), full(Bytes::new())),
@@ -223,14 +219,7 @@ impl Credentials {
         if found.is_empty() {
             return (Outcome::Untouched, held.into_body());
         }
-        let Some(bindings) = bindings else {
-            let refused = Outcome::Refused {
-                reason: "not_bound",
-                credential: String::new(),
-            };
-            return (refused, held.into_body());
-        };
-        match decide(request.host, request.transport, &found, &bindings) {
+        match decide(request.host, request.transport, &found, bindings) {
             Binding::None => (Outcome::Untouched, held.into_body()),
             Binding::Refuse { reason, credential } => {
                 (Outcome::Refused { reason, credential }, held.into_body())
@@ -418,21 +407,6 @@ impl Credentials {
         }
         cache.insert(sandbox.to_owned(), index.clone());
         Some(index)
-    }
-
-    fn bindings(&self, policy: &Arc<CompiledPolicy>) -> Option<Arc<Bindings>> {
-        let built = self.bindings.get_or_build(policy, |policy| {
-            Bindings::compile(self.store.configs(), &policy.credentials)
-        });
-        match built {
-            Ok(bindings) => Some(bindings),
-            Err(errors) => {
-                for err in errors {
-                    tracing::warn!(policy = %policy.name, %err, "credential bindings do not compile");
-                }
-                None
-            }
-        }
     }
 }
 

@@ -31,7 +31,9 @@ impl Harness {
         let store = Arc::new(CredentialStore::load(&configs, &vars).expect("credentials load"));
         let raw: crate::policy::raw::Policy =
             serde_yaml::from_str(&format!("credentials: {bindings}")).expect("policy parses");
-        let policy = Arc::new(CompiledPolicy::compile("t", &raw).expect("policy compiles"));
+        let mut policy = CompiledPolicy::compile("t", &raw).expect("policy compiles");
+        policy.bind(&configs).expect("bindings compile");
+        let policy = Arc::new(policy);
         // No static hosts and no system resolver: every token endpoint is
         // unreachable, without touching the network.
         let resolver = Resolver::static_only(&BTreeMap::new());

@@ -2,7 +2,6 @@
 //! immutable form (`compiled`, `network`), loading with located errors
 //! (`load`, `locate`), and the SSRF address classes (`ssrf`).
 
-pub mod cache;
 pub mod compiled;
 pub mod load;
 pub mod locate;

@@ -19,23 +19,17 @@ use std::{
 
 use arc_swap::ArcSwap;
 
-use super::load::{PolicySet, load_dir};
-use crate::{
-    apps::Catalogue,
-    credentials::{Bindings, CredentialConfig},
-    metrics::Metrics,
-};
+use super::load::{Against, PolicySet, load_dir};
+use crate::{apps::Catalogue, credentials::CredentialConfig, metrics::Metrics};
 
 pub struct PolicyStore {
     dir: PathBuf,
     /// The daemon's app catalogue (fixed at start), which every policy's
     /// `apps` must name.
     apps: Arc<Catalogue>,
-    /// The daemon's credentials (fixed at start), which every policy's
-    /// bindings must compile against: a binding that does not (an unknown
-    /// credential, a bad host) would leave each of the policy's
-    /// placeholders refused, request by request, with no error anywhere
-    /// an operator looks first.
+    /// The daemon's credentials (fixed at start: changing them needs a
+    /// restart), which every policy's bindings are compiled against when
+    /// it loads ([`CompiledPolicy::bind`](super::compiled::CompiledPolicy::bind)).
     credentials: Arc<[CredentialConfig]>,
     current: ArcSwap<PolicySet>,
     metrics: Arc<Metrics>,
@@ -114,45 +108,25 @@ impl PolicyStore {
     }
 }
 
-/// The directory's policies, each checked against the catalogue while it
-/// loads and its bindings then compiled against the credentials: at start
-/// and on every reload alike.
+/// The directory's policies, each checked against the catalogue and its
+/// stages built (its bindings compiled against the credentials) while it
+/// loads: at start and on every reload alike, so a request never builds
+/// anything.
 fn load_checked(
     dir: &Path,
     apps: &Catalogue,
     credentials: &[CredentialConfig],
 ) -> Result<PolicySet, Vec<String>> {
-    let set = load_dir(dir, Some(apps)).map_err(|diagnostics| {
+    let against = Against {
+        apps: Some(apps),
+        credentials: Some(credentials),
+    };
+    load_dir(dir, against).map_err(|diagnostics| {
         diagnostics
             .iter()
             .map(ToString::to_string)
             .collect::<Vec<_>>()
-    })?;
-    let errors: Vec<String> = binding_errors(&set, credentials)
-        .into_iter()
-        .map(|err| format!("{}: {err}", dir.display()))
-        .collect();
-    if errors.is_empty() {
-        Ok(set)
-    } else {
-        Err(errors)
-    }
-}
-
-/// Each policy's credential bindings compiled against the daemon's
-/// credentials: what would fail, one line per error naming the policy.
-/// (`sluice check --config` reports the same.)
-pub fn binding_errors(set: &PolicySet, credentials: &[CredentialConfig]) -> Vec<String> {
-    set.names()
-        .filter_map(|name| Some((name, set.get(name)?)))
-        .flat_map(|(name, policy)| {
-            Bindings::compile(credentials, &policy.credentials)
-                .err()
-                .unwrap_or_default()
-                .into_iter()
-                .map(move |err| format!("policy `{name}`: {err}"))
-        })
-        .collect()
+    })
 }
 
 /// How long the directory must be quiet before a reload: editors write a
@@ -234,36 +208,76 @@ pub fn watch(dir: &Path, reload: impl Fn() + Send + 'static) -> notify::Result<(
 mod tests {
     use super::*;
 
+    /// A stage that cannot be built (here a credential binding the
+    /// daemon's credentials do not compile) refuses the policy at start
+    /// with its file:line:column, and on a reload keeps the old policies
+    /// with `sluice_policy_synchronized` at 0; a later good reload sets it
+    /// back to 1. Nothing is left to fail at request time.
     #[test]
-    fn bindings_that_cannot_compile_are_refused_at_start_and_reload() {
+    fn stages_that_cannot_be_built_are_refused_at_start_and_reload() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let write = |text: &str| std::fs::write(dir.path().join("p.yaml"), text).expect("write");
-        let store = |credentials: Vec<CredentialConfig>| {
+        let file = dir.path().join("p.yaml");
+        let write = |text: &str| std::fs::write(&file, text).expect("write");
+        let metrics = Arc::new(Metrics::new());
+        let known =
+            "[{name: known, source: {env: K}, hosts: [api.example.com], scheme: {type: bearer}}]";
+        let credentials: Vec<CredentialConfig> = serde_yaml::from_str(known).expect("credential");
+        let credentials: Arc<[CredentialConfig]> = credentials.into();
+        let store = || {
             PolicyStore::load(
                 dir.path(),
                 Arc::default(),
-                credentials.into(),
-                Arc::new(Metrics::new()),
+                credentials.clone(),
+                metrics.clone(),
             )
         };
-        let binding = "credentials:\n  - credential: nope\n";
-        write(binding);
-        let errors = store(Vec::new()).err().expect("refused at start");
-        assert!(
-            errors
-                .iter()
-                .any(|e| e.contains("policy `p`") && e.contains("\"nope\"")),
-            "{errors:?}"
-        );
+        let good = "network:\n  deny_out: [ALL_TRAFFIC]\n";
+        // (policy text, location, words of the error)
+        let cases = [
+            (
+                "credentials:\n  - credential: nope\n",
+                "p.yaml:2:5:",
+                "\"nope\", which the daemon config does not define",
+            ),
+            (
+                "credentials:\n  - credential: known\n    allow_in_body: true\n  - credential: nope\n",
+                "p.yaml:4:5:",
+                "credentials[1].credential",
+            ),
+            (
+                "credentials:\n  - credential: known\n    hosts: [\"a b\"]\n",
+                "p.yaml:3:5:",
+                "credentials[0].hosts",
+            ),
+        ];
+        for (text, at, words) in cases {
+            write(text);
+            let errors = store().err().expect("refused at start");
+            let found = |errors: &[String]| {
+                errors.iter().any(|e| {
+                    e.contains(&format!("{}", file.display()))
+                        && e.contains(at)
+                        && e.contains(words)
+                })
+            };
+            assert!(found(&errors), "{text}: {errors:?}");
 
-        // Loaded without it; an edit adding it is refused, the old stays.
-        write("network:\n  deny_out: [ALL_TRAFFIC]\n");
-        let store = store(Vec::new()).expect("loads");
-        write(binding);
-        let errors = store.reload(&[]).expect_err("refused on reload");
-        assert!(errors.iter().any(|e| e.contains("\"nope\"")), "{errors:?}");
-        let current = store.current();
-        assert!(current.get("p").expect("p").credentials.is_empty());
+            // Loaded without it; an edit adding it is refused, the old stays.
+            write(good);
+            let store = store().expect("loads");
+            assert_eq!(metrics.policy_synchronized.get(), 1);
+            let before = store.current();
+            write(text);
+            let errors = store.reload(&[]).expect_err("refused on reload");
+            assert!(found(&errors), "{text}: {errors:?}");
+            assert_eq!(metrics.policy_synchronized.get(), 0, "{text}");
+            let current = store.current();
+            assert!(Arc::ptr_eq(&before, &current), "the old set stays");
+            assert!(current.get("p").expect("p").credentials.is_empty());
+            write(good);
+            store.reload(&[]).expect("a good edit reloads");
+            assert_eq!(metrics.policy_synchronized.get(), 1);
+        }
     }
 
     /// A reload keeps the very policy (the same `Arc`) whose file did not

@@ -1,10 +1,13 @@
-//! The immutable, validated form of one policy file.
+//! The immutable, validated form of one policy file, holding everything a
+//! request under it needs.
 //!
-//! `CompiledPolicy::compile` checks every section now, including the ones
-//! whose stages have not landed yet, so a file accepted today is never
-//! rejected (or silently reinterpreted) when those stages arrive. Regexes are
-//! built here, once; nothing is parsed per request. Every problem is reported
-//! at once, each with the path of the offending node.
+//! `CompiledPolicy::compile` checks every section, then builds the content
+//! stages (the PII scanner, the injection detector, the transformation
+//! automata); [`CompiledPolicy::bind`] joins the credential bindings with
+//! the daemon's credentials when the store loads it. Nothing is built or
+//! parsed per request, so a stage that cannot be built is an error here, at
+//! the path of the offending node, never a refusal at request time. Every
+//! problem is reported at once.
 
 use std::collections::HashMap;
 
@@ -12,6 +15,9 @@ use regex::Regex;
 
 use super::network::{CompileError, NetworkPolicy};
 use super::raw;
+use crate::content::Stages;
+use crate::credentials::hosts::{HostSet, is_name_pattern};
+use crate::credentials::{BindingError, Bindings, CredentialConfig};
 
 /// The kinds of PII and secrets the content stage detects; the same names
 /// are the keys of `pii.actions`.
@@ -50,6 +56,14 @@ pub struct CompiledPolicy {
     pub apps: Vec<raw::AppPolicy>,
     pub dry_run: bool,
     pub audit: raw::Audit,
+    /// The content stages, built from `pii`, `injection_defense` and
+    /// `transformations`.
+    pub content: Stages,
+    /// `credentials` joined with the daemon's credentials ([`Self::bind`],
+    /// which the store does for every policy it loads). Empty until then:
+    /// every placeholder found is refused, as no credential's hosts are
+    /// known.
+    pub bindings: Bindings,
 }
 
 /// A body rewrite with its regex built.
@@ -134,8 +148,19 @@ impl CompiledPolicy {
         let transformations = compile_transformations(&raw.transformations, &mut errors);
         check_credentials(&raw.credentials, &mut errors);
         check_apps(&raw.apps, &mut errors);
-        match network {
-            Some(network) if errors.is_empty() => Ok(CompiledPolicy {
+        // Built only from sections that passed their checks: what fails
+        // here is a stage the checks let through.
+        let content = match errors.is_empty() {
+            true => Stages::build(&raw.pii, &raw.injection_defense, &raw.transformations)
+                .map_err(|built| {
+                    let located = built.into_iter().map(|e| error(e.path, e.message, None));
+                    errors.extend(located);
+                })
+                .ok(),
+            false => None,
+        };
+        match (network, content) {
+            (Some(network), Some(content)) if errors.is_empty() => Ok(CompiledPolicy {
                 name: name.to_string(),
                 network,
                 transformations,
@@ -145,8 +170,46 @@ impl CompiledPolicy {
                 apps: raw.apps.clone(),
                 dry_run: raw.dry_run,
                 audit: raw.audit.clone(),
+                content,
+                bindings: Bindings::default(),
             }),
             _ => Err(errors),
+        }
+    }
+
+    /// Compiles the policy's `credentials` against the daemon's
+    /// credentials, as the policy loads (at start and on each reload; the
+    /// daemon's credentials change only with a restart, so a policy kept
+    /// across a reload keeps valid bindings). A binding that does not
+    /// compile (an unknown credential, a bad host) would leave each of the
+    /// policy's placeholders refused, request by request: it is an error at
+    /// its path instead.
+    pub fn bind(&mut self, credentials: &[CredentialConfig]) -> Result<(), Vec<CompileError>> {
+        match Bindings::compile(credentials, &self.credentials) {
+            Ok(bindings) => {
+                self.bindings = bindings;
+                Ok(())
+            }
+            Err(errors) => Err(errors
+                .into_iter()
+                .map(|e| error(self.binding_path(&e), e.to_string(), None))
+                .collect()),
+        }
+    }
+
+    /// The node of `credentials` a binding error is about.
+    fn binding_path(&self, e: &BindingError) -> String {
+        let (name, field) = match e {
+            BindingError::UnknownCredential(name) | BindingError::DuplicateBinding(name) => {
+                (name, "credential")
+            }
+            BindingError::NoBodyValue(name) => (name, "allow_in_body"),
+            BindingError::Host { credential, .. } => (credential, "hosts"),
+            BindingError::Matcher(_) => return "credentials".to_string(),
+        };
+        match self.credentials.iter().position(|b| &b.credential == name) {
+            Some(i) => format!("credentials[{i}].{field}"),
+            None => "credentials".to_string(),
         }
     }
 }
@@ -215,6 +278,7 @@ fn compile_transformations(
     let mut compiled = Vec::with_capacity(raw.len());
     for (i, t) in raw.iter().enumerate() {
         check_hosts(&t.hosts, &format!("transformations[{i}].hosts"), errors);
+        check_host_names(&t.hosts, &format!("transformations[{i}].hosts"), errors);
         let pattern = match Regex::new(&t.pattern) {
             Ok(pattern) => pattern,
             Err(e) => {
@@ -388,6 +452,26 @@ fn check_hosts(hosts: &[String], path: &str, errors: &mut Vec<CompileError>) {
                 "empty destination".to_string(),
                 Some("write a name (`api.example.com`, `*.example.com`) or an address".to_string()),
             ));
+        }
+    }
+}
+
+/// The names among `hosts` must be host patterns a rule can match the
+/// sandbox's name against (addresses match none, and are let be).
+fn check_host_names(hosts: &[String], path: &str, errors: &mut Vec<CompileError>) {
+    let names = hosts.iter().enumerate().filter(|(_, h)| is_name_pattern(h));
+    for (i, host) in names.filter(|(_, h)| !h.trim().is_empty()) {
+        if let Err(es) = HostSet::parse(&[host]) {
+            for e in es {
+                errors.push(error(
+                    format!("{path}[{i}]"),
+                    e.to_string(),
+                    Some(
+                        "write a name (`api.example.com`) or `*.` and a name (`*.example.com`)"
+                            .to_string(),
+                    ),
+                ));
+            }
         }
     }
 }

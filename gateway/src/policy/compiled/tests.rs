@@ -160,6 +160,23 @@ fn invalid_sections_are_reported_with_paths() {
             &[("transformations[0].hosts[0]", "empty destination", "")],
         ),
         (
+            // Checked as the rule's host set is built: such a rule used to
+            // be left out silently when its stage was built.
+            "transformations: [{pattern: a, replacement: b, hosts: [ok.test, 'api.*.com', 'a b', '10.0.0.0/8', 'x.test:443']}]",
+            &[
+                (
+                    "transformations[0].hosts[1]",
+                    "only allowed as a whole leading label",
+                    "`*.example.com`",
+                ),
+                (
+                    "transformations[0].hosts[2]",
+                    "not allowed in a host name",
+                    "`api.example.com`",
+                ),
+            ],
+        ),
+        (
             "credentials: [{credential: gh}, {credential: ''}, {credential: gh}]",
             &[
                 ("credentials[1].credential", "empty credential name", ""),
@@ -259,4 +276,30 @@ fn stages_that_never_see_https_under_a_relay_policy() {
         };
         assert_eq!(compiled.stages_on_plain_http_only(), want, "{yaml}");
     }
+}
+
+/// Compiling builds every content stage the policy configures, so a
+/// request under it builds nothing; what it does not configure is absent.
+#[test]
+fn a_compiled_policy_holds_its_built_stages() {
+    let compile = |yaml: &str| match CompiledPolicy::compile("t", &policy(yaml)) {
+        Ok(c) => c,
+        Err(e) => panic!("{yaml}: {e:?}"),
+    };
+    let none = compile("{}");
+    assert!(none.content.pii.is_none() && none.content.injection.is_none());
+    assert!(!none.content.inspects());
+    let all = compile(
+        "pii: {enabled: true, types: [email], oversize: {inspect_bytes: 10}}\n\
+         injection_defense: {enabled: true}\n\
+         transformations: [{pattern: 'a+', replacement: b, hosts: ['*.example.com']}]",
+    );
+    assert!(all.content.pii.is_some() && all.content.injection.is_some());
+    assert_eq!(
+        all.content.inspect_bytes().map(|o| o.inspect_bytes),
+        Some(10)
+    );
+    let rules = |host| all.content.transforms.rules(host, raw::Direction::Request);
+    assert_eq!(rules("api.example.com").apply(b"caab").as_ref(), b"cbb");
+    assert!(rules("example.org").is_empty());
 }

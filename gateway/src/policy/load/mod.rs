@@ -11,7 +11,9 @@
 //! it as well: an app or action it does not declare would never match, so
 //! a typo (`repo.delte: deny`) would silently leave the real action to
 //! `"*"`. Without one (`sluice check FILES`, `sluice scan`) app and action
-//! names are checked for form only.
+//! names are checked for form only. Given the daemon's credentials, a
+//! policy's credential bindings are compiled against them the same way
+//! ([`CompiledPolicy::bind`]); without them they are left empty.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -27,6 +29,15 @@ use super::compiled::{CompiledPolicy, closest};
 use super::locate::Locations;
 use super::raw;
 use crate::apps::Catalogue;
+use crate::credentials::CredentialConfig;
+
+/// What the policies are checked against, when known: the daemon's app
+/// catalogue and its credentials.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Against<'a> {
+    pub apps: Option<&'a Catalogue>,
+    pub credentials: Option<&'a [CredentialConfig]>,
+}
 
 /// One problem in one file, located for an editor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,8 +122,9 @@ impl PolicySet {
     /// This set, with each policy whose file is the same as in `previous`
     /// taken from there: the very same `Arc`, so connections admitted under
     /// it are not revoked by a reload that left their policy alone (the
-    /// daemon's catalogue and credentials, which policies are checked
-    /// against, are fixed while it runs).
+    /// daemon's catalogue and credentials, which policies are checked and
+    /// their bindings compiled against, are fixed while it runs: a policy
+    /// whose file did not change built the very same stages).
     pub fn keeping_unchanged(mut self, previous: &PolicySet) -> PolicySet {
         for (name, policy) in &mut self.policies {
             let same = self
@@ -144,18 +156,15 @@ const SECTIONS: &[&str] = &[
 /// file, named by the file stem (must be a valid id `[A-Za-z0-9._-]{1,128}`).
 /// Hidden files (leading `.`) are skipped: editors and ConfigMap volumes
 /// leave them next to the real files. Every error of every file at once.
-pub fn load_dir(dir: &Path, apps: Option<&Catalogue>) -> Result<PolicySet, Vec<Diagnostic>> {
+pub fn load_dir(dir: &Path, against: Against<'_>) -> Result<PolicySet, Vec<Diagnostic>> {
     let files = policy_files(dir)?;
-    load_files(files, Vec::new(), apps)
+    load_files(files, Vec::new(), against)
 }
 
 /// Files and/or directories (for `sluice check PATHS`). A file is loaded
 /// whatever its extension; a directory as in `load_dir`. Two files defining
 /// the same policy name are an error.
-pub fn load_paths(
-    paths: &[PathBuf],
-    apps: Option<&Catalogue>,
-) -> Result<PolicySet, Vec<Diagnostic>> {
+pub fn load_paths(paths: &[PathBuf], against: Against<'_>) -> Result<PolicySet, Vec<Diagnostic>> {
     let mut diagnostics = Vec::new();
     if paths.is_empty() {
         diagnostics.push(Diagnostic::at_start(
@@ -175,19 +184,23 @@ pub fn load_paths(
             files.push(path.clone());
         }
     }
-    load_files(files, diagnostics, apps)
+    load_files(files, diagnostics, against)
 }
 
 /// Loads one policy file (named by its stem); `apps`, when given, is the
 /// catalogue its `apps` entries must name.
 pub fn load_file(path: &Path, apps: Option<&Catalogue>) -> Result<CompiledPolicy, Vec<Diagnostic>> {
-    read_and_parse(path, apps).map(|(policy, _)| policy)
+    let against = Against {
+        apps,
+        credentials: None,
+    };
+    read_and_parse(path, against).map(|(policy, _)| policy)
 }
 
 /// [`load_file`], with the SHA-256 of the text it was compiled from.
 fn read_and_parse(
     path: &Path,
-    apps: Option<&Catalogue>,
+    against: Against<'_>,
 ) -> Result<(CompiledPolicy, [u8; 32]), Vec<Diagnostic>> {
     let name = policy_name(path).map_err(|d| vec![d])?;
     let text = std::fs::read_to_string(path).map_err(|e| {
@@ -197,7 +210,7 @@ fn read_and_parse(
             None,
         )]
     })?;
-    let policy = parse_policy(path, &name, &text, apps)?;
+    let policy = parse_policy(path, &name, &text, against)?;
     Ok((policy, Sha256::digest(text.as_bytes()).into()))
 }
 
@@ -238,7 +251,7 @@ fn policy_files(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
 fn load_files(
     files: Vec<PathBuf>,
     mut diagnostics: Vec<Diagnostic>,
-    apps: Option<&Catalogue>,
+    against: Against<'_>,
 ) -> Result<PolicySet, Vec<Diagnostic>> {
     let mut first_file: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut seen = HashSet::new();
@@ -260,7 +273,7 @@ fn load_files(
                 first_file.insert(name, file.clone());
             }
         }
-        match read_and_parse(&file, apps) {
+        match read_and_parse(&file, against) {
             Ok((policy, text)) => {
                 if !policies.contains_key(&policy.name) {
                     texts.insert(policy.name.clone(), text);
@@ -300,14 +313,14 @@ fn is_valid_id(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-/// Parses, deserializes and compiles one policy's text, its `apps`
-/// checked against `apps` when given. `file` is only used to label
-/// diagnostics.
+/// Parses, deserializes and compiles one policy's text, its `apps` and
+/// `credentials` checked against what `against` gives. `file` is only used
+/// to label diagnostics.
 pub fn parse_policy(
     file: &Path,
     name: &str,
     text: &str,
-    apps: Option<&Catalogue>,
+    against: Against<'_>,
 ) -> Result<CompiledPolicy, Vec<Diagnostic>> {
     let locations = Locations::parse(text);
     let located = |path: &str, message: String, hint: Option<String>| {
@@ -389,7 +402,7 @@ pub fn parse_policy(
         }
     }
 
-    if let Some(catalogue) = apps
+    if let Some(catalogue) = against.apps
         && !failed.contains("apps")
     {
         for e in catalogue.check_policy(&policy.apps) {
@@ -404,8 +417,22 @@ pub fn parse_policy(
     // Sections that failed keep their defaults; compile the rest anyway so
     // their errors are reported in the same pass.
     match CompiledPolicy::compile(name, &policy) {
-        Ok(compiled) if diagnostics.is_empty() => return Ok(compiled),
-        Ok(_) => {}
+        Ok(mut compiled) => {
+            let bound = match against.credentials {
+                Some(credentials) => compiled.bind(credentials),
+                None => Ok(()),
+            };
+            for e in bound.err().unwrap_or_default() {
+                diagnostics.push(located(
+                    &e.path,
+                    format!("{}: {}", e.path, e.message),
+                    e.hint,
+                ));
+            }
+            if diagnostics.is_empty() {
+                return Ok(compiled);
+            }
+        }
         Err(errors) => {
             for e in errors {
                 let section = e.path.split(['.', '[']).next().unwrap_or_default();

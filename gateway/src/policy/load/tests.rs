@@ -2,7 +2,7 @@ use super::*;
 use crate::apps::Catalogue;
 
 fn parse(text: &str) -> Result<CompiledPolicy, Vec<Diagnostic>> {
-    parse_policy(Path::new("p.yaml"), "p", text, None)
+    parse_policy(Path::new("p.yaml"), "p", text, Against::default())
 }
 
 #[test]
@@ -114,6 +114,16 @@ fn errors_are_located_and_explained() {
             &[(2, 5, "missing field `pattern`", "add `pattern:`")],
         ),
         ("apps: {a: b}\n", &[(1, 7, "apps", "write a list")]),
+        // A rule whose stage could not be built is located like the rest.
+        (
+            "transformations:\n  - pattern: a\n    replacement: b\n    hosts: [ok.test, 'api.*.com']\n",
+            &[(
+                4,
+                22,
+                "transformations[0].hosts[1]: host pattern \"api.*.com\"",
+                "`*.example.com`",
+            )],
+        ),
         // Errors in different sections all come at once, compile errors
         // of sections that deserialized included.
         (
@@ -256,7 +266,7 @@ fn directories() {
     if let Err(e) = std::fs::create_dir(root.join("sub.yaml")) {
         panic!("{e}");
     }
-    let set = match load_dir(root, None) {
+    let set = match load_dir(root, Against::default()) {
         Ok(set) => set,
         Err(e) => panic!("{e:?}"),
     };
@@ -273,7 +283,7 @@ fn directories() {
         (root.join("missing"), "cannot read the policy directory"),
     ];
     for (path, want) in cases {
-        match outcome(load_dir(&path, None)) {
+        match outcome(load_dir(&path, Against::default())) {
             Ok(names) => panic!("{}: loaded {names:?}", path.display()),
             Err(e) => assert!(e.len() == 1 && e[0].contains(want), "{e:?}"),
         }
@@ -288,7 +298,7 @@ fn every_file_reports_its_errors() {
     write(root, "bad name!.yaml", "{}\n");
     write(root, "one.yaml", "netwrk: {}\n");
     write(root, "two.yaml", "dry_run: [\n");
-    let got = match outcome(load_dir(root, None)) {
+    let got = match outcome(load_dir(root, Against::default())) {
         Ok(names) => panic!("loaded {names:?}"),
         Err(e) => e,
     };
@@ -334,7 +344,7 @@ fn paths() {
         (vec![], Err("no policy files or directories given")),
     ];
     for (paths, want) in cases {
-        match (outcome(load_paths(&paths, None)), want) {
+        match (outcome(load_paths(&paths, Against::default())), want) {
             (Ok(got), Ok(want)) => assert_eq!(got, want, "{paths:?}"),
             (Err(got), Err(want)) => {
                 assert!(
@@ -360,7 +370,7 @@ fn shipped_dir() -> PathBuf {
 #[test]
 fn shipped_policies_are_valid() {
     let files: Vec<PathBuf> = SHIPPED.iter().map(|f| shipped_dir().join(f)).collect();
-    let set = match load_paths(&files, None) {
+    let set = match load_paths(&files, Against::default()) {
         Ok(set) => set,
         Err(e) => panic!(
             "{}",
@@ -423,7 +433,7 @@ fn shipped_policies_load_as_a_directory() {
             panic!("copying {file}: {e}");
         }
     }
-    match load_dir(dir.path(), None) {
+    match load_dir(dir.path(), Against::default()) {
         Ok(set) => assert_eq!(set.len(), SHIPPED.len()),
         Err(e) => panic!("{e:?}"),
     }
@@ -444,7 +454,11 @@ fn apps_are_checked_against_the_catalogue() {
     )
     .expect("apps");
     let catalogue = Catalogue::compile(&apps).expect("catalogue");
-    let check = |text: &str| parse_policy(Path::new("p.yaml"), "p", text, Some(&catalogue));
+    let against = Against {
+        apps: Some(&catalogue),
+        credentials: None,
+    };
+    let check = |text: &str| parse_policy(Path::new("p.yaml"), "p", text, against);
 
     let good = "apps:\n  - app: tracker\n    actions: {issues.read: auto, repo.delete: deny, \"*\": ask}\n  - app: wiki\n    actions: {\"*\": deny}\n";
     if let Err(e) = check(good) {
