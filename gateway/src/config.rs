@@ -4,8 +4,7 @@
 //! file, line, column and field, never a silently ignored setting.
 
 use std::{
-    collections::BTreeMap,
-    net::{IpAddr, SocketAddr},
+    net::SocketAddr,
     path::{Path, PathBuf},
 };
 
@@ -40,7 +39,7 @@ pub struct Config {
     #[serde(default)]
     pub limits: Limits,
     #[serde(default)]
-    pub resolver: ResolverConfig,
+    pub resolver: crate::resolve::ResolverConfig,
     #[serde(default)]
     pub tls: TlsConfig,
     /// Secrets Sluice injects on the sandboxes' behalf (they hold placeholders).
@@ -163,32 +162,6 @@ impl Default for TlsConfig {
             upstream_ca_files: Vec::new(),
             leaf_validity_hours: default_leaf_validity_hours(),
             cert_cache_size: default_cert_cache_size(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ResolverConfig {
-    /// Static answers, consulted first (name → addresses).
-    #[serde(default)]
-    pub hosts: BTreeMap<String, Vec<IpAddr>>,
-    /// Upstream DNS servers; empty means the system's (/etc/resolv.conf),
-    /// unless `system` is false.
-    #[serde(default)]
-    pub nameservers: Vec<SocketAddr>,
-    /// With no `nameservers`, forward to the system's resolvers. `false`
-    /// answers from `hosts` only (tests, air-gapped nodes).
-    #[serde(default = "default_true")]
-    pub system: bool,
-}
-
-impl Default for ResolverConfig {
-    fn default() -> Self {
-        ResolverConfig {
-            hosts: BTreeMap::new(),
-            nameservers: Vec::new(),
-            system: true,
         }
     }
 }

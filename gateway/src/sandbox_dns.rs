@@ -407,7 +407,7 @@ mod tests {
                 Audit::open(audit.to_str().expect("utf-8"), metrics.clone()).expect("audit"),
                 metrics.clone(),
             );
-            let resolver = crate::resolve::Resolver::new(&crate::config::ResolverConfig {
+            let resolver = crate::resolve::Resolver::new(&crate::resolve::ResolverConfig {
                 hosts: std::collections::BTreeMap::new(),
                 nameservers: vec![zone],
                 system: false,

@@ -3,7 +3,7 @@ use std::{collections::BTreeMap, net::IpAddr};
 use hickory_proto::rr::{Name, RData, Record, RecordType};
 
 use super::*;
-use crate::config::ResolverConfig;
+use crate::resolve::ResolverConfig;
 
 fn resolver() -> Resolver {
     let mut hosts = BTreeMap::new();

@@ -29,8 +29,6 @@ use hickory_resolver::{
     name_server::TokioConnectionProvider,
 };
 
-use crate::config::ResolverConfig;
-
 /// TTL of records synthesized from the static `hosts` table: short, so an
 /// edited table takes effect quickly in sandboxes that cache.
 const STATIC_TTL: u32 = 30;
@@ -47,6 +45,37 @@ pub enum ResolveError {
     InvalidName(String),
     #[error("{0}: lookup failed: {1} (check resolver.nameservers or /etc/resolv.conf)")]
     Failed(String, String),
+}
+
+/// The `resolver` section of the daemon config: where names are looked up.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolverConfig {
+    /// Static answers, consulted first (name → addresses).
+    #[serde(default)]
+    pub hosts: BTreeMap<String, Vec<IpAddr>>,
+    /// Upstream DNS servers; empty means the system's (/etc/resolv.conf),
+    /// unless `system` is false.
+    #[serde(default)]
+    pub nameservers: Vec<SocketAddr>,
+    /// With no `nameservers`, forward to the system's resolvers. `false`
+    /// answers from `hosts` only (tests, air-gapped nodes).
+    #[serde(default = "system_default")]
+    pub system: bool,
+}
+
+impl Default for ResolverConfig {
+    fn default() -> Self {
+        ResolverConfig {
+            hosts: BTreeMap::new(),
+            nameservers: Vec::new(),
+            system: true,
+        }
+    }
+}
+
+fn system_default() -> bool {
+    true
 }
 
 /// Resolves names from static entries, then upstream DNS.
