@@ -10,6 +10,7 @@ pub mod apps;
 pub mod audit;
 pub mod cgroup;
 pub mod config;
+pub mod conn;
 pub mod content;
 pub mod credentials;
 pub mod daemon;

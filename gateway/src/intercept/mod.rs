@@ -35,11 +35,11 @@ use tokio::{io::AsyncWriteExt as _, net::TcpStream};
 
 use crate::{
     audit::{Audit, Event},
+    conn::{Held, Standing, Who, revoked},
     credentials::Transport,
     drain::Drain,
     metrics::Metrics,
     pipeline::{Pipeline, RequestHead, Verdict},
-    proxy::{Held, Standing, Who, revoked},
     redact::RedactedBody,
     tls::mint::Minter,
 };

@@ -21,82 +21,18 @@ use std::{
 
 use tokio::net::{TcpListener, TcpStream};
 
+pub use crate::conn::{Held, Identities, Standing, Who, revoked};
 use crate::{
     audit::{Audit, Event},
     dns,
     drain::Drain,
     intercept::{Interceptor, prefixed::Prefixed},
     metrics::Metrics,
-    policy::{
-        compiled::CompiledPolicy,
-        network::{ConnRequest, NetVerdict, canonical_name},
-    },
+    policy::network::{ConnRequest, NetVerdict, canonical_name},
     resolve::Resolver,
     steer::OrigDstSource,
 };
 use sniff::{Sniffed, Unreadable};
-
-/// The sandbox (and session) behind a registered cgroup, with the policy in
-/// force when the connection arrived.
-#[derive(Clone)]
-pub struct Who {
-    pub sandbox: Arc<str>,
-    pub session: Option<Arc<str>>,
-    pub policy: Arc<CompiledPolicy>,
-    /// The sandbox's DNS gate, for DNS over TCP.
-    pub dns: Arc<dyn dns::Gate>,
-    /// Answer writes with a preview whatever the policy says (a capability
-    /// token's dry-run flag).
-    pub dry_run: bool,
-    /// The cgroup id the connection came from; `None` on the explicit
-    /// proxy, whose token names the sandbox.
-    pub identity: Option<u64>,
-}
-
-/// Maps a registered cgroup id to its owner.
-pub trait Identities: Send + Sync + 'static {
-    fn who(&self, identity: u64) -> Option<Who>;
-}
-
-/// Whether what a connection was admitted under still holds. A connection
-/// is decided once, at its start; a policy reload or the removal of its
-/// sandbox (or session) must still reach one kept open, so every
-/// connection Sluice carries watches for changes ([`revoked`]) and closes
-/// when its owner or policy is no longer current: an intercepted one once
-/// its requests in flight are answered, a relayed or upgraded stream at
-/// once. Clients reconnect, and the new connection is decided afresh.
-pub trait Standing: Send + Sync + 'static {
-    /// Ticks after every change that may revoke a connection.
-    fn changes(&self) -> tokio::sync::watch::Receiver<u64>;
-    /// Whether `who`'s sandbox and session are still registered under the
-    /// same cgroup and its policy is the one in force.
-    fn holds(&self, who: &Who) -> bool;
-}
-
-/// Resolves once what `who` was admitted under no longer holds (a policy
-/// reload, its sandbox or session removed), counted as a connection closed
-/// for that reason: the caller closes the connection then.
-pub async fn revoked(standing: &dyn Standing, who: &Who, metrics: &Metrics) {
-    // Subscribed before the first check: a change made since `who` was
-    // looked up (while the connection was sniffed, dialled or handshaken)
-    // is caught by the check, any later one by the channel.
-    let mut changes = standing.changes();
-    loop {
-        if !standing.holds(who) {
-            break;
-        }
-        if changes.changed().await.is_err() {
-            // The sender is gone with the daemon: nothing changes any more.
-            return std::future::pending().await;
-        }
-    }
-    tracing::debug!(sandbox = %who.sandbox, policy = %who.policy.name,
-        "policy or registration changed; closing a connection admitted under it");
-    metrics
-        .connections
-        .with_label_values(&["closed", "revoked"])
-        .inc();
-}
 
 /// Dials `dst` (within `connect`) and relays `client` to it, `prefix` (the
 /// client's first bytes, already read) sent first, until both sides end or
@@ -144,7 +80,8 @@ const DNS_PORT: u16 = 53;
 const RULE_MATCHED: &str = "rule_matched";
 /// The reason of an allowed connection relayed without reading anything:
 /// no name rule covers its port, nothing is decrypted or checked for ECH,
-/// no stage reads HTTP ([`CompiledPolicy::first_bytes_reader`]).
+/// no stage reads HTTP
+/// ([`crate::policy::compiled::CompiledPolicy::first_bytes_reader`]).
 pub const RELAYED_UNREAD: &str = "relayed_unread";
 
 /// Everything a connection handler needs; shared by all listeners.
@@ -569,10 +506,3 @@ impl Drop for Active {
         self.0.active_connections.dec();
     }
 }
-
-/// What an open connection holds until it ends (its count among the
-/// active connections, its place in the drain, its sandbox's connection
-/// slot): shared with the stream an HTTP upgrade hands over, which lives
-/// on after the HTTP connection, so a WebSocket is counted and capped as
-/// long as it is open.
-pub type Held = Arc<dyn Send + Sync>;
