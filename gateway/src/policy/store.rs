@@ -317,6 +317,50 @@ mod tests {
         ));
     }
 
+    /// What the store serves is built: every policy's credential bindings
+    /// are compiled against the daemon's credentials as it loads, and a
+    /// policy kept across a reload keeps them (the credentials change only
+    /// with a restart).
+    #[test]
+    fn served_policies_carry_their_bindings_across_reloads() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let write = |name: &str, text: &str| {
+            std::fs::write(dir.path().join(name), text).expect("write");
+        };
+        let known =
+            "[{name: known, source: {env: K}, hosts: [api.example.com], scheme: {type: bearer}}]";
+        let credentials: Vec<CredentialConfig> = serde_yaml::from_str(known).expect("credential");
+        write("a.yaml", "credentials:\n  - credential: known\n");
+        write("b.yaml", "{}\n");
+        let store = PolicyStore::load(
+            dir.path(),
+            Arc::default(),
+            credentials.into(),
+            Arc::new(Metrics::new()),
+        )
+        .expect("loads");
+        let bound = |set: &PolicySet, name: &str| -> Vec<String> {
+            let policy = set.get(name).expect(name);
+            policy
+                .bindings
+                .bound_credentials()
+                .map(str::to_owned)
+                .collect()
+        };
+        let before = store.current();
+        assert_eq!(bound(&before, "a"), ["known"]);
+        assert!(bound(&before, "b").is_empty());
+
+        write("b.yaml", "dry_run: true\n");
+        store.reload(&[]).expect("reloads");
+        let after = store.current();
+        assert!(Arc::ptr_eq(
+            before.get("a").expect("a"),
+            after.get("a").expect("a")
+        ));
+        assert_eq!(bound(&after, "a"), ["known"]);
+    }
+
     #[test]
     fn seen_table() {
         let dir = Path::new("/etc/sluice/policies");

@@ -185,32 +185,40 @@ impl CompiledPolicy {
     /// policy's placeholders refused, request by request: it is an error at
     /// its path instead.
     pub fn bind(&mut self, credentials: &[CredentialConfig]) -> Result<(), Vec<CompileError>> {
-        match Bindings::compile(credentials, &self.credentials) {
-            Ok(bindings) => {
-                self.bindings = bindings;
-                Ok(())
-            }
-            Err(errors) => Err(errors
-                .into_iter()
-                .map(|e| error(self.binding_path(&e), e.to_string(), None))
-                .collect()),
-        }
+        self.bindings = bind(&self.credentials, credentials)?;
+        Ok(())
     }
+}
 
-    /// The node of `credentials` a binding error is about.
-    fn binding_path(&self, e: &BindingError) -> String {
-        let (name, field) = match e {
-            BindingError::UnknownCredential(name) | BindingError::DuplicateBinding(name) => {
-                (name, "credential")
-            }
-            BindingError::NoBodyValue(name) => (name, "allow_in_body"),
-            BindingError::Host { credential, .. } => (credential, "hosts"),
-            BindingError::Matcher(_) => return "credentials".to_string(),
-        };
-        match self.credentials.iter().position(|b| &b.credential == name) {
-            Some(i) => format!("credentials[{i}].{field}"),
-            None => "credentials".to_string(),
+/// `bindings` (a policy's `credentials`) compiled against the daemon's
+/// `credentials`, each error at the path of the binding it is about. Also
+/// for a policy that does not compile, so its binding errors come with the
+/// rest.
+pub fn bind(
+    bindings: &[raw::CredentialBinding],
+    credentials: &[CredentialConfig],
+) -> Result<Bindings, Vec<CompileError>> {
+    Bindings::compile(credentials, bindings).map_err(|errors| {
+        errors
+            .into_iter()
+            .map(|e| error(binding_path(bindings, &e), e.to_string(), None))
+            .collect()
+    })
+}
+
+/// The node of `bindings` a binding error is about.
+fn binding_path(bindings: &[raw::CredentialBinding], e: &BindingError) -> String {
+    let (name, field) = match e {
+        BindingError::UnknownCredential(name) | BindingError::DuplicateBinding(name) => {
+            (name, "credential")
         }
+        BindingError::NoBodyValue(name) => (name, "allow_in_body"),
+        BindingError::Host { credential, .. } => (credential, "hosts"),
+        BindingError::Matcher(_) => return "credentials".to_string(),
+    };
+    match bindings.iter().position(|b| &b.credential == name) {
+        Some(i) => format!("credentials[{i}].{field}"),
+        None => "credentials".to_string(),
     }
 }
 

@@ -25,8 +25,9 @@ use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visito
 use serde_yaml::Value;
 use sha2::{Digest as _, Sha256};
 
-use super::compiled::{CompiledPolicy, closest};
+use super::compiled::{CompiledPolicy, bind, closest};
 use super::locate::Locations;
+use super::network::CompileError;
 use super::raw;
 use crate::apps::Catalogue;
 use crate::credentials::CredentialConfig;
@@ -434,13 +435,25 @@ pub fn parse_policy(
             }
         }
         Err(errors) => {
-            for e in errors {
-                let section = e.path.split(['.', '[']).next().unwrap_or_default();
-                if !failed.contains(section) {
+            fn section(e: &CompileError) -> &str {
+                e.path.split(['.', '[']).next().unwrap_or_default()
+            }
+            // The bindings too, unless `credentials` is wrong already (a
+            // binding named twice would be reported twice).
+            let bindings_checked = !failed.contains("credentials")
+                && !errors.iter().any(|e| section(e) == "credentials");
+            let bound = match against.credentials {
+                Some(credentials) if bindings_checked => {
+                    bind(&policy.credentials, credentials).err()
+                }
+                _ => None,
+            };
+            for e in errors.iter().chain(bound.iter().flatten()) {
+                if !failed.contains(section(e)) {
                     diagnostics.push(located(
                         &e.path,
                         format!("{}: {}", e.path, e.message),
-                        e.hint,
+                        e.hint.clone(),
                     ));
                 }
             }

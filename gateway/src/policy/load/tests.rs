@@ -1,5 +1,6 @@
 use super::*;
 use crate::apps::Catalogue;
+use crate::credentials::CredentialConfig;
 
 fn parse(text: &str) -> Result<CompiledPolicy, Vec<Diagnostic>> {
     parse_policy(Path::new("p.yaml"), "p", text, Against::default())
@@ -502,4 +503,74 @@ fn apps_are_checked_against_the_catalogue() {
         assert!(d.message.contains(message), "{d}");
         assert!(d.hint.as_deref().unwrap_or("").contains(hint), "{d}");
     }
+}
+
+/// Given the daemon's credentials, each policy's bindings are compiled
+/// as it loads: an error is located like any other, and comes with the
+/// policy's other errors.
+#[test]
+fn bindings_are_compiled_against_the_credentials_and_located() {
+    let known =
+        "[{name: known, source: {env: K}, hosts: [api.example.com], scheme: {type: bearer}}]";
+    let credentials: Vec<CredentialConfig> = serde_yaml::from_str(known).expect("credentials");
+    let against = Against {
+        apps: None,
+        credentials: Some(&credentials),
+    };
+    let parse = |text: &str| parse_policy(Path::new("p.yaml"), "p", text, against);
+
+    let policy = parse("credentials:\n  - credential: known\n").expect("binds");
+    let bound: Vec<&str> = policy.bindings.bound_credentials().collect();
+    assert_eq!(bound, ["known"]);
+
+    /// (line, column, message fragment)
+    type Expected = (usize, usize, &'static str);
+    // (text, every error)
+    let cases: &[(&str, &[Expected])] = &[
+        (
+            "credentials:\n  - credential: known\n  - credential: nope\n",
+            &[(
+                3,
+                5,
+                "credentials[1].credential: policy binds credential \"nope\"",
+            )],
+        ),
+        (
+            "credentials:\n  - credential: nope\ninjection_defense:\n  threshold: 3\n",
+            &[
+                (
+                    2,
+                    5,
+                    "credentials[0].credential: policy binds credential \"nope\"",
+                ),
+                (4, 3, "injection_defense.threshold"),
+            ],
+        ),
+        // Named twice: one error, the policy's own.
+        (
+            "credentials:\n  - credential: known\n  - credential: known\n",
+            &[(3, 5, "bound twice")],
+        ),
+    ];
+    for (text, want) in cases {
+        let got = parse(text).expect_err("refused");
+        let got: Vec<(usize, usize, &str)> = got
+            .iter()
+            .map(|d| (d.line, d.column, d.message.as_str()))
+            .collect();
+        assert_eq!(got.len(), want.len(), "{text}: {got:?}");
+        for ((line, column, message), (want_line, want_column, fragment)) in got.iter().zip(*want) {
+            assert_eq!(
+                (line, column),
+                (want_line, want_column),
+                "{text}: {message}"
+            );
+            assert!(message.contains(fragment), "{text}: {message}");
+        }
+    }
+    // Without the credentials (`sluice check FILES`) bindings are left
+    // empty and not checked.
+    let unchecked = parse_policy(Path::new("p.yaml"), "p", cases[0].0, Against::default());
+    let unchecked = unchecked.expect("not checked");
+    assert_eq!(unchecked.bindings.bound_credentials().count(), 0);
 }
