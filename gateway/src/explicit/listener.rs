@@ -14,6 +14,7 @@ use std::{
 
 use base64::{Engine as _, engine::general_purpose::STANDARD};
 use hickory_proto::{op::ResponseCode, rr::RecordType};
+use hyper::StatusCode;
 use tokio::{
     io::{AsyncReadExt as _, AsyncWriteExt as _},
     net::{TcpListener, TcpStream},
@@ -35,6 +36,7 @@ use crate::{
     proxy::{
         Held, Who,
         quota::{Quota, Slot},
+        refuse,
         sniff::{self, Sniffed},
     },
     resolve::Resolver,
@@ -509,50 +511,28 @@ impl ExplicitProxy {
     /// Counts, audits and answers a refusal, then closes.
     async fn refuse(
         &self,
-        mut client: TcpStream,
+        client: TcpStream,
         claims: Option<&Claims>,
         target: Option<&Target>,
         refusal: Refusal,
     ) {
         self.record_refusal(claims, target, &refusal);
         let destination = target.map(|t| format!("{}:{}", t.host, t.port));
+        let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::FORBIDDEN);
         let body = serde_json::json!({
-            "error": if refusal.status == 407 { "proxy_authentication_required" } else { "forbidden" },
+            "error": refuse::error_label(status),
             "reason": refusal.reason,
             "rule": refusal.rule,
             "destination": destination,
             "detail": refusal.detail,
-        })
-        .to_string();
-        let (status, extra) = match refusal.status {
-            407 => (
-                "407 Proxy Authentication Required",
-                "proxy-authenticate: Bearer realm=\"sluice\"\r\n",
-            ),
-            400 => ("400 Bad Request", ""),
-            431 => ("431 Request Header Fields Too Large", ""),
-            429 => ("429 Too Many Requests", ""),
-            502 => ("502 Bad Gateway", ""),
-            503 => ("503 Service Unavailable", ""),
-            _ => ("403 Forbidden", ""),
+        });
+        let extra: &[(&str, &str)] = match status {
+            StatusCode::PROXY_AUTHENTICATION_REQUIRED => {
+                &[("proxy-authenticate", "Bearer realm=\"sluice\"")]
+            }
+            _ => &[],
         };
-        let response = format!(
-            "HTTP/1.1 {status}\r\n{extra}content-type: application/json\r\ncontent-length: {}\r\nx-sluice-denied: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len(),
-            refusal.reason
-        );
-        let _ = client.write_all(response.as_bytes()).await;
-        let _ = client.shutdown().await;
-        // Closing with the client's bytes unread resets the connection,
-        // which can reach it before the answer does: what it is still
-        // sending (the rest of an oversized head) is read and dropped, for
-        // a moment and up to a bound.
-        let (mut leftover, mut sink) = (client.take(crate::proxy::LINGER_BYTES), tokio::io::sink());
-        let _ = tokio::time::timeout(
-            crate::proxy::LINGER,
-            tokio::io::copy(&mut leftover, &mut sink),
-        )
-        .await;
+        refuse::answer(client, status, extra, refusal.reason, &body).await;
     }
 }
 

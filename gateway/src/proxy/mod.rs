@@ -8,6 +8,7 @@
 
 pub mod host_address;
 pub mod quota;
+pub mod refuse;
 pub mod relay;
 pub mod sniff;
 #[cfg(test)]
@@ -451,41 +452,23 @@ impl Proxy {
 /// and rule, then closes; the sandbox's code sees why instead of a bare
 /// reset.
 async fn forbidden(
-    mut client: TcpStream,
+    client: TcpStream,
     sandbox: &str,
     dst: SocketAddr,
     status: u16,
     reason: &str,
     rule: &str,
 ) {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let status = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::FORBIDDEN);
     let body = serde_json::json!({
-        "error": if status == hyper::StatusCode::BAD_REQUEST { "bad_request" } else { "forbidden" },
+        "error": refuse::error_label(status),
         "reason": reason,
         "rule": rule,
         "sandbox": sandbox,
         "destination": dst.to_string(),
-    })
-    .to_string();
-    let response = format!(
-        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-sluice-denied: {reason}\r\nconnection: close\r\n\r\n{body}",
-        status.as_u16(),
-        status.canonical_reason().unwrap_or(""),
-        body.len()
-    );
-    let _ = client.write_all(response.as_bytes()).await;
-    let _ = client.shutdown().await;
-    // Closing with the client's bytes unread (a body behind a refused
-    // head) resets the connection, which can reach it before the answer
-    // does: what it still sends is read and dropped, briefly and boundedly.
-    let (mut leftover, mut sink) = (client.take(LINGER_BYTES), tokio::io::sink());
-    let _ = tokio::time::timeout(LINGER, tokio::io::copy(&mut leftover, &mut sink)).await;
+    });
+    refuse::answer(client, status, &[], reason, &body).await;
 }
-
-/// How long, and how many bytes, a refused client's leftover is read.
-pub(crate) const LINGER: Duration = Duration::from_secs(2);
-pub(crate) const LINGER_BYTES: u64 = 1 << 20;
 
 /// Makes the close a reset: the sandbox sees the refusal at once instead of
 /// an orderly end of a stream it may take for a reply.
