@@ -1,6 +1,7 @@
 //! Credential redaction: replaces every occurrence of a credential's value
 //! (and its encoded forms, see [`forms`]) in header values and in bodies that
-//! arrive in chunks.
+//! arrive in chunks, also where some or all of its bytes are written as
+//! JSON, percent or HTML escapes ([`escaped`]).
 //!
 //! [`Needles`] is compiled once per credential set. [`Redactor`] is the
 //! per-body streaming state; [`RedactedBody`] wraps a hyper body with one.
@@ -8,11 +9,14 @@
 //! The streaming contract: for any chunking, the concatenated output equals
 //! [`Needles::replace_all`] over the whole body (leftmost-longest, like the
 //! one-shot). Only a tail that could still grow into a needle is held back,
-//! so memory between chunks is at most `max_len - 1` bytes and everything
-//! else is emitted at once (SSE streams must not stall on the redactor).
+//! so memory between chunks is at most [`Needles::max_held`] bytes
+//! (`max_len - 1`, or `12 * max_len - 1` where escapes are read) and
+//! everything else is emitted at once (SSE streams must not stall on the
+//! redactor).
 
 mod body;
 mod decoding;
+mod escaped;
 mod forms;
 #[cfg(test)]
 mod tests;
@@ -51,6 +55,14 @@ pub struct Needles {
     /// lower-cased (a secret naming a header would pass as its lower-case
     /// self, which gives away most of it); credential needles only.
     names: Option<AhoCorasick>,
+    /// Credential needles only: the lower-case needles, for escapes in
+    /// header names (the `names` automaton reads them as written).
+    folded: Option<Trie>,
+    /// `Some` where escaped writings of the needles are found too:
+    /// credential needles only. Rehydration tokens are Sluice's own,
+    /// matched as written, and their replacements are not escaped to fit
+    /// the text.
+    escapes: Option<escaped::Pairs>,
     /// One entry: every match becomes it; otherwise one per needle.
     replacements: Vec<Vec<u8>>,
     count: usize,
@@ -70,8 +82,12 @@ impl Needles {
                     .ok()
             })
             .flatten();
+        let folded: Vec<Vec<u8>> = needles.iter().map(|n| n.to_ascii_lowercase()).collect();
+        let folded: Vec<&[u8]> = folded.iter().map(Vec::as_slice).collect();
         Needles {
             names,
+            folded: (!needles.is_empty()).then(|| Trie::new(&folded)),
+            escapes: Some(escaped::Pairs::new(&needles)),
             ..Needles::build(needles, vec![replacement.to_vec()])
         }
     }
@@ -102,6 +118,8 @@ impl Needles {
         Needles {
             automaton,
             names: None,
+            folded: None,
+            escapes: None,
             trie: Trie::new(&needles),
             replacements,
             count: needles.len(),
@@ -114,6 +132,18 @@ impl Needles {
         self.max_len
     }
 
+    /// The most a [`Redactor`] holds back between chunks: a needle less a
+    /// byte, written with escapes at up to [`escaped::MAX_ESCAPE`] bytes
+    /// each where those are read.
+    pub fn max_held(&self) -> usize {
+        let per_byte = if self.escapes.is_some() {
+            escaped::MAX_ESCAPE
+        } else {
+            1
+        };
+        (self.max_len * per_byte).saturating_sub(1)
+    }
+
     /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
         self.count == 0
@@ -122,7 +152,7 @@ impl Needles {
     /// One-shot replacement for a complete value (a header value). `None`
     /// when nothing matched, without allocating.
     pub fn replace_all(&self, haystack: &[u8]) -> Option<Vec<u8>> {
-        self.find(haystack)?;
+        self.find(haystack, true)?;
         let mut out = Vec::with_capacity(haystack.len());
         let mut matched = false;
         self.scan(haystack, true, &mut out, &mut matched);
@@ -130,8 +160,9 @@ impl Needles {
     }
 
     /// Redacts every value in `headers` in place, and drops every header
-    /// whose (lower-case) name holds a needle, in any case for credential
-    /// needles ([`Needles::new`]); returns whether any matched.
+    /// whose (lower-case) name holds a needle, in any case (and escaped)
+    /// for credential needles ([`Needles::new`]); returns whether any
+    /// matched.
     /// A value that would no longer be a valid header value (cannot happen
     /// with a printable replacement) is replaced whole, failing closed.
     pub fn redact_headers(&self, headers: &mut HeaderMap) -> bool {
@@ -140,9 +171,17 @@ impl Needles {
         }
         let named: Vec<hyper::header::HeaderName> = headers
             .keys()
-            .filter(|name| match &self.names {
-                Some(names) => names.is_match(name.as_str()),
-                None => self.find(name.as_str().as_bytes()).is_some(),
+            .filter(|name| {
+                let name = name.as_str().as_bytes();
+                match (&self.names, &self.folded) {
+                    (Some(names), folded) => {
+                        names.is_match(name)
+                            || folded.as_ref().is_some_and(|folded| {
+                                escaped::find(folded, None, name, true, true, None).is_some()
+                            })
+                    }
+                    (None, _) => self.find(name, true).is_some(),
+                }
             })
             .cloned()
             .collect();
@@ -163,11 +202,22 @@ impl Needles {
         matched
     }
 
-    /// Leftmost-longest match in `hay` as `(start, end, needle index)`.
-    fn find(&self, hay: &[u8]) -> Option<(usize, usize, usize)> {
+    /// Leftmost-longest match in `hay` as `(start, end, needle index)`,
+    /// escaped writings included for credential needles; `at_end`: no more
+    /// text follows (an escape cut off at the end is not read).
+    fn find(&self, hay: &[u8], at_end: bool) -> Option<(usize, usize, usize)> {
         if self.count == 0 {
             return None;
         }
+        let literal = self.find_literal(hay);
+        match &self.escapes {
+            Some(pairs) => escaped::find(&self.trie, Some(pairs), hay, at_end, false, literal),
+            None => literal,
+        }
+    }
+
+    /// Leftmost-longest match of the needles as written.
+    fn find_literal(&self, hay: &[u8]) -> Option<(usize, usize, usize)> {
         match &self.automaton {
             Some(ac) => ac
                 .find(hay)
@@ -193,20 +243,26 @@ impl Needles {
     ///
     /// Why the emitted part is final: let `hold` be the first position (at or
     /// after the search position) whose suffix is a proper prefix of a
-    /// needle. A match starting before `hold` cannot extend past `buf`, and
-    /// no longer needle at its start can either, so later bytes cannot change
-    /// it; a match starting at or after `hold` might, so it waits.
+    /// needle, or (where escapes are read) from which some reading of the
+    /// text is one, or stops inside an escape cut off at the end. A match
+    /// starting before `hold` cannot extend past `buf`, and no longer
+    /// needle at its start can either, so later bytes cannot change it; a
+    /// match starting at or after `hold` might, so it waits.
     fn scan(&self, buf: &[u8], at_end: bool, out: &mut Vec<u8>, matched: &mut bool) -> usize {
         let hold_from = |pos: usize| {
             if at_end {
                 return buf.len();
             }
             let window = &buf[pos.max(buf.len().saturating_sub(self.max_len))..];
-            buf.len() - self.trie.open_suffix(window)
+            let raw = buf.len() - self.trie.open_suffix(window);
+            match &self.escapes {
+                Some(pairs) => escaped::open_start(&self.trie, pairs, buf, pos, raw).unwrap_or(raw),
+                None => raw,
+            }
         };
         let mut pos = 0;
         let mut hold = hold_from(0);
-        while let Some((start, end, needle)) = self.find(&buf[pos..]) {
+        while let Some((start, end, needle)) = self.find(&buf[pos..], at_end) {
             let (start, end) = (pos + start, pos + end);
             if start >= hold {
                 break;
@@ -236,8 +292,9 @@ impl fmt::Debug for Needles {
 /// Streaming redaction state for one body.
 pub struct Redactor {
     needles: Arc<Needles>,
-    /// A tail that is a proper prefix of some needle: at most `max_len - 1`
-    /// bytes. Zeroized on drop since it may be the start of a secret.
+    /// A tail that may still grow into a needle: at most
+    /// [`Needles::max_held`] bytes. Zeroized on drop since it may be the
+    /// start of a secret.
     held: Zeroizing<Vec<u8>>,
     matched: bool,
 }
@@ -294,7 +351,7 @@ impl Redactor {
         self.matched
     }
 
-    /// Bytes currently held back (never more than `max_len - 1`).
+    /// Bytes currently held back (never more than [`Needles::max_held`]).
     pub fn held_len(&self) -> usize {
         self.held.len()
     }
@@ -318,6 +375,10 @@ impl fmt::Debug for Redactor {
 struct Trie {
     /// Node 0 is the root (the empty prefix).
     nodes: Vec<Node>,
+    /// Whether any needle holds the byte.
+    holds: [bool; 256],
+    /// The longest needle's length.
+    max_depth: usize,
 }
 
 struct Node {
@@ -361,7 +422,15 @@ impl Trie {
             }
             nodes[at].terminal.get_or_insert(id);
         }
-        let mut trie = Trie { nodes };
+        let mut holds = [false; 256];
+        for &byte in needles.iter().copied().flatten() {
+            holds[usize::from(byte)] = true;
+        }
+        let mut trie = Trie {
+            nodes,
+            holds,
+            max_depth: needles.iter().map(|n| n.len()).max().unwrap_or(0),
+        };
         trie.link();
         trie
     }
@@ -402,6 +471,17 @@ impl Trie {
             }
             at = self.nodes[at].fail;
         }
+    }
+
+    /// The node `at` and its failure chain, as `(node, depth)`, deepest
+    /// first: every needle prefix that the text for `at` ends with.
+    fn chain(&self, at: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let mut next = Some(at);
+        std::iter::from_fn(move || {
+            let at = next?;
+            next = (at != ROOT).then(|| self.nodes[at].fail);
+            Some((at, self.nodes[at].depth))
+        })
     }
 
     /// Length of the longest suffix of `window` that is a proper prefix of

@@ -43,16 +43,16 @@ fn reference(needles: &[&[u8]], body: &[u8], replacement: &[u8]) -> Vec<u8> {
 }
 
 /// Streams `chunks` through a redactor, checking after every push that the
-/// held tail is bounded and could still grow into a needle (anything else
-/// must have been emitted at once).
-fn stream(needles: &Arc<Needles>, raw: &[&[u8]], chunks: &[&[u8]]) -> Vec<u8> {
+/// held tail is bounded and, written without escapes, could still grow
+/// into a needle (anything else must have been emitted at once).
+pub(super) fn stream(needles: &Arc<Needles>, raw: &[&[u8]], chunks: &[&[u8]]) -> Vec<u8> {
     let mut redactor = Redactor::new(Arc::clone(needles));
     let mut out = Vec::new();
     for chunk in chunks {
         out.extend(redactor.push(chunk));
         let held: &[u8] = &redactor.held;
-        assert!(held.len() < needles.max_len().max(1), "held {held:?}");
-        if !held.is_empty() {
+        assert!(held.len() <= needles.max_held(), "held {held:?}");
+        if !held.is_empty() && !held.iter().any(|b| b"\\%&".contains(b)) {
             assert!(
                 raw.iter()
                     .any(|n| n.len() > held.len() && n.starts_with(held)),
@@ -215,17 +215,17 @@ fn finish_redacts_needles_inside_held_tail() {
 }
 
 /// xorshift64: deterministic, no dependency.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         usize::try_from(self.next() % u64::try_from(n).unwrap_or(u64::MAX)).unwrap_or(0)
     }
 }
