@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod answering_upstream;
 pub mod cgroup;
 pub mod daemon;
 pub mod dns_server;

@@ -7,6 +7,7 @@
 use serde_json::{Value, json};
 use sluice_e2e::{
     HttpsUpstream, TestCa, WAIT,
+    answering_upstream::{Answer, AnsweringUpstream},
     interception::{World, curl_args, intercepting_policy},
     oauth::{CONCURRENT_WITH_HEADER, SIGV4_VERIFY, TokenEndpoint},
     pki::Sha256,
@@ -283,6 +284,117 @@ fn websocket_frames_that_echo_the_secret_are_redacted() {
     assert_eq!(curl.json()["reason"], "upgrade_not_redactable");
     assert_eq!(upstream.requests().len(), 1, "only the WebSocket went up");
     assert_nothing_leaked(&world, &[SECRET]);
+}
+
+/// The upstream echoes the injected secret written with escapes: every
+/// byte as a JSON `\u00XX` (either case of hex), every byte
+/// percent-encoded (either case), a mix of those with HTML references and
+/// raw bytes, in headers (a `location` among them) and in a body sent in
+/// pieces that cut through the escapes. The sandbox reads none of it.
+#[test]
+fn secrets_echoed_in_escapes_are_redacted() {
+    let ca = TestCa::upstream();
+    let upstream = AnsweringUpstream::v4(&["api.test"], &ca, echo_escaped);
+    let port = upstream.port();
+    let world = world(&ca, port, json!({}));
+    let bearer = format!("Authorization: Bearer {}", placeholder(&world));
+
+    let url = format!("https://api.test:{port}/escaped");
+    let curl = world.curl(&world.curl_https(&url, &["-H", &bearer]));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    // A field a JSON parser would have read the secret from, had any
+    // escape of it been left.
+    let body = curl.json();
+    for (field, _) in escaped_writings(SECRET) {
+        assert_eq!(body[field], "[redacted:credential]", "{field}: {body}");
+    }
+    let head = curl.out.stderr_str();
+    for header in ["x-echo-json", "x-echo-percent", "x-echo-mixed"] {
+        assert!(
+            head.contains(&format!("< {header}: [redacted:credential]")),
+            "{header}: {head}"
+        );
+    }
+    assert!(
+        head.contains("< location: https://app.test/cb?token=[redacted:credential]&state=1"),
+        "{head}"
+    );
+    assert!(head.contains("x-sluice-redacted: credential"), "{head}");
+    for (field, written) in escaped_writings(SECRET) {
+        assert!(
+            !curl.body.contains(&written) && !head.contains(&written),
+            "the {field} writing came through"
+        );
+    }
+    assert_nothing_leaked(&world, &[SECRET]);
+}
+
+/// The answer of [`secrets_echoed_in_escapes_are_redacted`]'s upstream:
+/// the bearer token it was sent, written each way.
+fn echo_escaped(head: &hyper::http::request::Parts) -> Answer {
+    let token = head
+        .headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    let writings = escaped_writings(token);
+    let written = |field: &str| {
+        writings
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, w)| w.clone())
+            .unwrap_or_default()
+    };
+    let fields: Vec<String> = writings
+        .iter()
+        .map(|(field, w)| format!("\"{field}\": \"{w}\""))
+        .collect();
+    let body = format!("{{{}}}", fields.join(", ")).into_bytes();
+    Answer {
+        headers: vec![
+            ("content-type".to_owned(), "application/json".to_owned()),
+            ("x-echo-json".to_owned(), written("json_upper")),
+            ("x-echo-percent".to_owned(), written("percent")),
+            ("x-echo-mixed".to_owned(), written("mixed")),
+            (
+                "location".to_owned(),
+                format!(
+                    "https://app.test/cb?token={}&state=1",
+                    written("percent_lower")
+                ),
+            ),
+        ],
+        // Pieces of 97 bytes: the cuts fall inside the escapes.
+        chunks: body.chunks(97).map(<[u8]>::to_vec).collect(),
+    }
+}
+
+/// `secret` (ASCII) written with escapes, by name: every byte as
+/// `\u00xx`, as `\u00XX`, as `%HH`, as `%hh`, as `&#DD;`, and a mix of
+/// all of those, `&#xhh;` and raw bytes.
+fn escaped_writings(secret: &str) -> Vec<(&'static str, String)> {
+    let each = |f: &dyn Fn(usize, u8) -> String| -> String {
+        secret.bytes().enumerate().map(|(i, b)| f(i, b)).collect()
+    };
+    vec![
+        ("json", each(&|_, b| format!("\\u{b:04x}"))),
+        ("json_upper", each(&|_, b| format!("\\u{b:04X}"))),
+        ("percent", each(&|_, b| format!("%{b:02X}"))),
+        ("percent_lower", each(&|_, b| format!("%{b:02x}"))),
+        ("html", each(&|_, b| format!("&#{b};"))),
+        (
+            "mixed",
+            each(&|i, b| match i % 6 {
+                0 => char::from(b).to_string(),
+                1 => format!("\\u{b:04x}"),
+                2 => format!("%{b:02X}"),
+                3 => format!("&#x{b:x};"),
+                4 => format!("%{b:02x}"),
+                _ => format!("&#0{b};"),
+            }),
+        ),
+    ]
 }
 
 /// Nothing the daemon wrote (log, audit file, metrics) holds any of
