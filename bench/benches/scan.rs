@@ -33,10 +33,10 @@ use criterion::{
     BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
 };
 use regex::Regex;
-use sluice::content::Read;
-use sluice::injection::Detector;
-use sluice::injection::extract::Body;
-use sluice::scan::{ScanConfig, Scanner};
+use sluice_scan::Read;
+use sluice_scan::injection::Detector;
+use sluice_scan::injection::extract::Body;
+use sluice_scan::{ScanConfig, Scanner};
 use sluice_scan_bench::{Api, SIZES, distinct_bodies};
 
 const JSON: Option<&str> = Some("application/json");

@@ -15,9 +15,9 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use sluice::content::Read;
-use sluice::injection::Detector;
-use sluice::scan::{ScanConfig, Scanner};
+use sluice_scan::Read;
+use sluice_scan::injection::Detector;
+use sluice_scan::{ScanConfig, Scanner};
 use sluice_scan_bench::{Api, SIZES, distinct_bodies};
 
 const JSON: Option<&str> = Some("application/json");

@@ -18,10 +18,10 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use sluice::content::Read;
-use sluice::injection::Detector;
-use sluice::injection::extract::Body;
-use sluice::scan::{ScanConfig, Scanner};
+use sluice_scan::Read;
+use sluice_scan::injection::Detector;
+use sluice_scan::injection::extract::Body;
+use sluice_scan::{ScanConfig, Scanner};
 use sluice_scan_bench::{Api, SIZES, distinct_bodies};
 
 const JSON: Option<&str> = Some("application/json");

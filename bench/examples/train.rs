@@ -14,10 +14,10 @@
 
 use std::hint::black_box;
 
-use sluice::content::Read;
-use sluice::injection::Detector;
 use sluice::redact::percent_encode;
-use sluice::scan::{ScanConfig, Scanner};
+use sluice_scan::Read;
+use sluice_scan::injection::Detector;
+use sluice_scan::{ScanConfig, Scanner};
 use sluice_scan_bench::{Api, body};
 
 /// The training bodies' sizes and how many of each (about 3 MiB per API).

@@ -19,7 +19,6 @@ pub mod dns_guard;
 pub mod drain;
 pub mod explain;
 pub mod explicit;
-pub mod injection;
 pub mod intercept;
 pub mod metrics;
 pub mod netns;

@@ -5,10 +5,10 @@
 //! ~9% faster (best of rounds on a Zen 4 VM, 2026-12-06).
 //!
 //! [`profile`] builds the trainer (`bench/examples/train.rs`, which links
-//! the daemon's library and runs its content stages over generated bodies,
-//! none of them the benchmark's) with instrumentation, runs it and merges
-//! what it counted into `target/pgo/scan.profdata`; [`rustflags`] build
-//! with it. Only the functions the trainer ran get a profile: the proxy,
+//! the scanners' crate `sluice-scan` and the daemon's library, and runs the
+//! content stages over generated bodies, none of them the benchmark's) with
+//! instrumentation, runs it and merges what it counted into
+//! `target/pgo/scan.profdata`; [`rustflags`] build with it. Only the functions the trainer ran get a profile: the proxy,
 //! TLS and everything else it never runs compile as without one (a
 //! function profiled as never run would be laid out as cold; the bench
 //! harness's `sluice-full` target measured no slower). The profile is made
@@ -77,9 +77,12 @@ pub fn profile() -> anyhow::Result<Option<PathBuf>> {
     Ok(Some(out))
 }
 
-/// A function of the library the trainer runs: its symbol in the trainer
-/// and in the daemon must be the same for the profile to reach the daemon.
-const PROBE: &[u8] = b"_ZN6sluice9injection4gate3x865sieve17h";
+/// A function of the scanners' crate (`sluice-scan`, the injection gate's
+/// AVX-512 sieve) the trainer runs: its symbol in the trainer and in the
+/// daemon must be the same for the profile to reach the daemon. The hash
+/// in it is of the crate's `-C metadata`, which a change of the crate's
+/// dependencies' features changes.
+const PROBE: &[u8] = b"_ZN11sluice_scan9injection4gate3x865sieve17h";
 
 /// Fails unless `daemon` links the library the profile was made on: the
 /// same crate to the compiler, which a change of dependency features

@@ -8,17 +8,16 @@
 //! policy's [`Stages`] and says what to forward or why to refuse; the
 //! interceptor (`intercept::content`) collects, decodes, counts and audits.
 
-mod read;
 pub mod sse;
 pub mod transform;
 pub mod vault;
 
 use std::collections::BTreeMap;
 
-use crate::injection::{Assessment, Detector};
 use crate::policy::raw::{self, InjectionAction, PiiAction};
-use crate::scan::{Format, ScanConfig, Scanner};
-pub use read::Read;
+pub use sluice_scan::Read;
+use sluice_scan::injection::{Assessment, Detector};
+use sluice_scan::{Format, ScanConfig, Scanner};
 use transform::Rules;
 use vault::Vault;
 
@@ -67,7 +66,7 @@ impl Stages {
     ) -> Result<Stages, Vec<BuildError>> {
         let mut errors = Vec::new();
         let pii = if pii.enabled {
-            let built = ScanConfig::from_policy(pii)
+            let built = ScanConfig::from_types(&pii.types)
                 .and_then(|config| Scanner::new(&config))
                 .map_err(|e| BuildError {
                     path: "pii.types".to_string(),

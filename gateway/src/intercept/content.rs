@@ -35,7 +35,7 @@ use crate::content::{
 };
 use crate::policy::raw::Direction;
 use crate::redact::{Decoding, Redactor, RewrittenBody};
-use crate::scan::decode::DecodeError;
+use sluice_scan::decode::DecodeError;
 
 /// Inspection limit when only injection scoring reads bodies (pii's
 /// default).
@@ -185,7 +185,7 @@ impl Interceptor {
             None => None,
             Some(encoding) => {
                 let decoded =
-                    crate::scan::decode::decode(Some(encoding), &read.bytes, limit as usize);
+                    sluice_scan::decode::decode(Some(encoding), &read.bytes, limit as usize);
                 match decoded {
                     // A compressed prefix cannot be rewritten and re-joined to
                     // its rest, so over the limit is refused whatever `rest` says.
@@ -217,7 +217,7 @@ impl Interceptor {
             .headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        if let Some(why) = crate::scan::charset::unreadable(content_type, inspected) {
+        if let Some(why) = sluice_scan::charset::unreadable(content_type, inspected) {
             read.drain_rest().await;
             return Err(self.refuse_content(
                 conn,
@@ -450,7 +450,7 @@ pub(super) fn content_encoding(headers: &HeaderMap) -> Option<String> {
         .map(|v| String::from_utf8_lossy(v.as_bytes()))
         .collect();
     let joined = fields.join(",");
-    let identity = crate::scan::decode::codings(&joined).next().is_none();
+    let identity = sluice_scan::decode::codings(&joined).next().is_none();
     (!identity).then_some(joined)
 }
 

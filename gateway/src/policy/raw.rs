@@ -241,35 +241,8 @@ pub enum OversizeRest {
     Allow,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InjectionDefense {
-    #[serde(default)]
-    pub enabled: bool,
-    #[serde(default)]
-    pub action: InjectionAction,
-    /// Score in 0..=1 at or above which `action` applies.
-    #[serde(default = "default_threshold")]
-    pub threshold: f64,
-}
-
-impl Default for InjectionDefense {
-    fn default() -> Self {
-        InjectionDefense {
-            enabled: false,
-            action: InjectionAction::default(),
-            threshold: default_threshold(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum InjectionAction {
-    #[default]
-    Block,
-    Audit,
-}
+// The injection detector's settings live with it, in the scanners' crate.
+pub use sluice_scan::injection::{InjectionAction, InjectionDefense};
 
 /// A regex rewrite of bodies.
 #[derive(Debug, Clone, Deserialize)]
@@ -377,10 +350,4 @@ fn default_refused_types() -> Vec<String> {
 }
 fn default_scan_limit() -> u64 {
     4 * 1024 * 1024
-}
-/// One strong injection signal (an override, 0.9) crosses it alone; weak
-/// ones must agree. At 0.8 the shared dev corpus scores detection 1.0 with no
-/// false positives (see docs/policy.md, `injection_defense`).
-fn default_threshold() -> f64 {
-    0.8
 }

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Finding, ScanConfig, Scanner, decode};
 use crate::content;
-use crate::injection::Detector;
 use crate::policy::load::load_file;
+use sluice_scan::injection::Detector;
+use sluice_scan::{Finding, ScanConfig, Scanner, decode};
 
 #[derive(Debug, clap::Args)]
 pub struct ScanArgs {
@@ -41,9 +41,9 @@ pub enum CliError {
     #[error("{0}")]
     Policy(String),
     #[error(transparent)]
-    Scan(#[from] super::ScanError),
+    Scan(#[from] sluice_scan::ScanError),
     #[error(transparent)]
-    Decode(#[from] super::DecodeError),
+    Decode(#[from] sluice_scan::DecodeError),
     #[error("cannot read {what}: {source}")]
     Read {
         what: String,
@@ -76,7 +76,7 @@ pub fn run(args: &ScanArgs) -> Result<(), CliError> {
                 CliError::Policy(all.join("\n"))
             })?;
             (
-                ScanConfig::from_policy(&policy.pii)?,
+                ScanConfig::from_types(&policy.pii.types)?,
                 Detector::new(&policy.injection_defense),
             )
         }
@@ -115,7 +115,8 @@ pub fn run(args: &ScanArgs) -> Result<(), CliError> {
             .map_err(|source| CliError::Read { what, source })?;
         let decoded = decode(args.content_encoding.as_deref(), &body, INPUT_CAP)?;
         // The gateway refuses such a body; finding nothing in it would mislead.
-        if let Some(why) = super::charset::unreadable(args.content_type.as_deref(), &decoded.bytes)
+        if let Some(why) =
+            sluice_scan::charset::unreadable(args.content_type.as_deref(), &decoded.bytes)
         {
             return Err(CliError::Unreadable(why.to_string()));
         }

@@ -303,3 +303,11 @@ fn a_compiled_policy_holds_its_built_stages() {
     assert_eq!(rules("api.example.com").apply(b"caab").as_ref(), b"cbb");
     assert!(rules("example.org").is_empty());
 }
+
+#[test]
+fn the_pii_types_are_the_scanners_kinds() {
+    // Moved from the scanner's `kind` tests when the scanners became their
+    // own crate: the policy's list and the scanner's kinds are one list.
+    let names: Vec<&str> = sluice_scan::Kind::ALL.iter().map(|k| k.as_str()).collect();
+    assert_eq!(names, PII_TYPES);
+}

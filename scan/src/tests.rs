@@ -261,24 +261,17 @@ fn near_misses_in_prose_are_not_reported() {
 
 #[test]
 fn the_policy_chooses_the_kinds() {
-    let pii = raw::Pii {
-        types: vec!["email".into(), "ssn".into()],
-        ..raw::Pii::default()
-    };
-    let config = ScanConfig::from_policy(&pii).expect("config");
+    let types = ["email".into(), "ssn".into()];
+    let config = ScanConfig::from_types(&types).expect("config");
     let scanner = Scanner::new(&config).expect("scanner");
     let body = b"a@example.com 376-85-2672 4111111111111111 AKIAIOSFODNN7EXAMPLE";
     let kinds: Vec<Kind> = scanner.scan(None, body).iter().map(|f| f.kind).collect();
     assert_eq!(kinds, [Kind::Email, Kind::Ssn]);
 
-    let all = ScanConfig::from_policy(&raw::Pii::default()).expect("config");
+    let all = ScanConfig::from_types(&[]).expect("config");
     assert_eq!(all.kinds, KindSet::all());
 
-    let bad = raw::Pii {
-        types: vec!["passport".into()],
-        ..raw::Pii::default()
-    };
-    let err = ScanConfig::from_policy(&bad).expect_err("unknown type");
+    let err = ScanConfig::from_types(&["passport".into()]).expect_err("unknown type");
     assert_eq!(err.class(), "policy");
     assert!(err.to_string().contains("passport"));
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::oracle;
 use crate::injection::Source;
 use crate::injection::extract::{Body, json_segments};
-use crate::scan::json::tape::Tape;
+use crate::json::tape::Tape;
 
 type Flat = Vec<(Source, String, String)>;
 

@@ -22,7 +22,7 @@ use super::{MAX_NESTING, multipart};
 
 /// Why a body cannot be inspected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Unreadable {
+pub enum Unreadable {
     /// It, or one of its parts, is in this encoding.
     Charset(&'static str),
     /// Its parts nest deeper than [`MAX_NESTING`].
@@ -37,7 +37,7 @@ pub(crate) enum Unreadable {
 
 impl Unreadable {
     /// The refusal's reason code.
-    pub(crate) fn reason(self) -> &'static str {
+    pub fn reason(self) -> &'static str {
         match self {
             Unreadable::Charset(_) => "body_charset_not_inspectable",
             Unreadable::Nesting => "body_nesting_not_inspectable",
@@ -71,7 +71,7 @@ impl fmt::Display for Unreadable {
 /// or, in a multipart body, a part's, as deep as the scanner reads parts
 /// (a part is read by its own type, so a UTF-16 part would pass unread as
 /// a UTF-16 body would), or parts nested deeper than that.
-pub(crate) fn unreadable(content_type: Option<&str>, body: &[u8]) -> Option<Unreadable> {
+pub fn unreadable(content_type: Option<&str>, body: &[u8]) -> Option<Unreadable> {
     nested(content_type, body, 0)
 }
 

@@ -5,7 +5,7 @@
 use base64::Engine;
 
 use super::gate::gather;
-use crate::scan::classes::block_at;
+use crate::classes::block_at;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::{DecodePaddingMode, general_purpose};
 

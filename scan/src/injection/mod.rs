@@ -19,6 +19,7 @@ mod lang;
 mod rules;
 pub(crate) mod scanner;
 pub mod score;
+mod settings;
 pub(crate) mod signal;
 mod unicode;
 
@@ -29,8 +30,8 @@ pub use endpoint::is_llm_request;
 pub use extract::Source;
 pub use signal::{Signal, SignalKind};
 
-use crate::policy::raw::{InjectionAction, InjectionDefense};
 use scanner::SCANNER;
+pub use settings::{InjectionAction, InjectionDefense};
 
 /// The result of scoring one request.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -4,7 +4,7 @@
 //! Luhn alone passes one random number in ten, so a number with neither a
 //! known prefix nor a card word nearby is not reported.
 
-use crate::scan::chars::{at, ends_token, has_context, is_digit, starts_token};
+use crate::chars::{at, ends_token, has_context, is_digit, starts_token};
 
 const CONTEXT: &[&str] = &[
     "card",

@@ -6,9 +6,7 @@
 
 use std::net::Ipv6Addr;
 
-use crate::scan::chars::{
-    at, before, has_context_within, is_alnum, is_digit, run_end, starts_token,
-};
+use crate::chars::{at, before, has_context_within, is_alnum, is_digit, run_end, starts_token};
 
 /// Words that make a dotted quad a version, not an address.
 const VERSION_WORDS: &[&str] = &["version", "ver.", "build", "release", "v."];

@@ -15,8 +15,8 @@
 use base64::Engine;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 
-use crate::scan::chars::{at, before, is_alnum, run_end};
-use crate::scan::kind::Kind;
+use crate::chars::{at, before, is_alnum, run_end};
+use crate::kind::Kind;
 
 /// What an anchor literal announces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,12 +2,12 @@
 //! `body`) from the file named on the command line (or stdin) and writes one
 //! prediction line each, for `../shared/eval/score.py injection`.
 //!
-//!     AYA_BUILD_SKIP=1 cargo run --release -p sluice --example injection_eval -- \
+//!     cargo run --release -p sluice-scan --example injection_eval -- \
 //!         ../shared/eval/injection/dev.jsonl > preds.jsonl
 
 use std::io::{BufRead, BufReader, Write};
 
-use sluice::injection::{Detector, eval};
+use sluice_scan::injection::{Detector, eval};
 
 fn main() -> anyhow::Result<()> {
     let input: Box<dyn BufRead> = match std::env::args().nth(1) {

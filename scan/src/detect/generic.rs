@@ -11,7 +11,7 @@
 //! 3.0 bits per byte. Placeholders (`****`, `<token>`, `${VAR}`, `changeme`)
 //! are skipped.
 
-use crate::scan::chars::{at, before, entropy, is_alnum, is_word, run_end};
+use crate::chars::{at, before, entropy, is_alnum, is_word, run_end};
 
 /// How strong a name's claim is that its value is secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

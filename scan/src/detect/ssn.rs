@@ -3,7 +3,7 @@
 //! Numbers the SSA never issues are not reported: area 000, 666 or 900-999,
 //! group 00, serial 0000.
 
-use crate::scan::chars::{at, ends_token, has_context, is_digit, starts_token};
+use crate::chars::{at, ends_token, has_context, is_digit, starts_token};
 
 const CONTEXT: &[&str] = &["ssn", "social security", "social sec", "ss#", "ss #"];
 

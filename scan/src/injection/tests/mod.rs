@@ -157,7 +157,7 @@ fn bodies_of_other_types_are_read_as_text() {
 
 #[test]
 fn the_detector_carries_the_policy_settings() {
-    use crate::policy::raw::{InjectionAction, InjectionDefense};
+    use crate::injection::{InjectionAction, InjectionDefense};
     let d = Detector::new(&InjectionDefense {
         enabled: true,
         action: InjectionAction::Audit,

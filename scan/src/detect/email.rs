@@ -2,7 +2,7 @@
 //! and a domain of at least two labels whose last is alphabetic (`git@v2`
 //! and `pkg@1.2.3` are not addresses).
 
-use crate::scan::chars::{at, is_alnum};
+use crate::chars::{at, is_alnum};
 
 fn is_local(b: u8) -> bool {
     is_alnum(b) || matches!(b, b'.' | b'_' | b'%' | b'+' | b'-' | b'\'')

@@ -31,7 +31,7 @@ use super::lang;
 use super::rules::{self, RuleSpec};
 use super::signal::SignalKind;
 use super::unicode;
-use crate::scan::chars;
+use crate::chars;
 
 /// Bytes of context either side of an anchor hit that a rule's match may
 /// span (the longest rule, pipe-to-shell, allows 150 bytes between its ends).

@@ -157,33 +157,34 @@ fn read_capped(reader: impl Read, cap: usize) -> std::io::Result<(Vec<u8>, bool)
 }
 
 /// Bodies compressed each way a test needs: for this module's tests and
-/// `redact::decoding`'s.
-#[cfg(test)]
-pub(crate) mod encode {
+/// the gateway's `redact::decoding` tests (feature `encode`, which only
+/// dev-dependencies turn on).
+#[cfg(any(test, feature = "encode"))]
+pub mod encode {
     use std::io::Write;
 
     use flate2::Compression;
     use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
 
-    pub(crate) fn gzip(bytes: &[u8]) -> Vec<u8> {
+    pub fn gzip(bytes: &[u8]) -> Vec<u8> {
         let mut e = GzEncoder::new(Vec::new(), Compression::default());
         e.write_all(bytes).expect("gzip in memory");
         e.finish().expect("gzip in memory")
     }
 
-    pub(crate) fn zlib(bytes: &[u8]) -> Vec<u8> {
+    pub fn zlib(bytes: &[u8]) -> Vec<u8> {
         let mut e = ZlibEncoder::new(Vec::new(), Compression::default());
         e.write_all(bytes).expect("zlib in memory");
         e.finish().expect("zlib in memory")
     }
 
-    pub(crate) fn raw_deflate(bytes: &[u8]) -> Vec<u8> {
+    pub fn raw_deflate(bytes: &[u8]) -> Vec<u8> {
         let mut e = DeflateEncoder::new(Vec::new(), Compression::default());
         e.write_all(bytes).expect("deflate in memory");
         e.finish().expect("deflate in memory")
     }
 
-    pub(crate) fn brotli(bytes: &[u8]) -> Vec<u8> {
+    pub fn brotli(bytes: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         {
             let mut w = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
@@ -192,13 +193,13 @@ pub(crate) mod encode {
         out
     }
 
-    pub(crate) fn zstd(bytes: &[u8]) -> Vec<u8> {
+    pub fn zstd(bytes: &[u8]) -> Vec<u8> {
         zstd::encode_all(bytes, 3).expect("zstd in memory")
     }
 
     /// zstd whose frame asks a 128 MiB window: flushed before its size is
     /// known, so the encoder keeps the window it was given.
-    pub(crate) fn zstd_wide(bytes: &[u8]) -> Vec<u8> {
+    pub fn zstd_wide(bytes: &[u8]) -> Vec<u8> {
         let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).expect("zstd");
         e.window_log(27).expect("window");
         e.write_all(bytes).expect("zstd in memory");

@@ -44,7 +44,7 @@
 use std::cmp::Reverse;
 
 use super::encoded::Printable;
-use crate::scan::chars::{key_of, word_at};
+use crate::chars::{key_of, word_at};
 
 /// Bits of the hash of the long keys' first four bytes: the sieve's table
 /// has a 32-bit entry per hash (32 KiB). With 12 bits (16 KiB) one entry in

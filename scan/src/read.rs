@@ -7,7 +7,7 @@
 
 use crate::injection::extract::Body;
 use crate::injection::{Assessment, Detector};
-use crate::scan::{Finding, Format, Scanner};
+use crate::{Finding, Format, Scanner};
 
 /// A body, its format and, when the injection stage runs, its reading.
 pub struct Read<'a> {
@@ -30,7 +30,7 @@ impl<'a> Read<'a> {
     }
 
     /// How the body is read ([`Format::of`]).
-    pub(crate) fn format(&self) -> Format<'a> {
+    pub fn format(&self) -> Format<'a> {
         self.format
     }
 
@@ -52,7 +52,7 @@ impl<'a> Read<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::ScanConfig;
+    use crate::ScanConfig;
 
     #[test]
     fn read_once_both_stages_find_what_they_find_alone() {

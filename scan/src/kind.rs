@@ -158,12 +158,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_and_match_the_policy_list() {
+    fn names_round_trip() {
         for kind in Kind::ALL {
             assert_eq!(kind.as_str().parse::<Kind>(), Ok(kind));
         }
-        let names: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
-        assert_eq!(names, crate::policy::compiled::PII_TYPES);
         assert!("passport".parse::<Kind>().is_err());
     }
 

@@ -19,10 +19,10 @@
 
 use std::borrow::Cow;
 
-use crate::scan::json::tape::{Keys, Object, Tape, Value};
-use crate::scan::json::{self, SEPARATOR};
-use crate::scan::segment::Decoded;
-use crate::scan::{Format, MAX_NESTING, multipart};
+use crate::json::tape::{Keys, Object, Tape, Value};
+use crate::json::{self, SEPARATOR};
+use crate::segment::Decoded;
+use crate::{Format, MAX_NESTING, multipart};
 
 /// Who wrote a segment, as far as the request shape tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

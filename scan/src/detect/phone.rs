@@ -14,7 +14,7 @@
 //! `06 12 34 56 78`, `030-1234567`) of 9 to 12 digits, and international
 //! numbers dialed with `00` (`0044 20 7946 0958`).
 
-use crate::scan::chars::{at, before, ends_token, has_context, is_digit, is_word, starts_token};
+use crate::chars::{at, before, ends_token, has_context, is_digit, is_word, starts_token};
 
 const CONTEXT: &[&str] = &[
     "phone", "tel", "call", "mobile", "cell", "fax", "whatsapp", "sms", "number", "contact",

@@ -3,7 +3,7 @@
 //! of four separated by one space or dash; the length must be the one that
 //! country uses and the ISO 7064 mod-97 check must give 1.
 
-use crate::scan::chars::{at, before, is_alnum, is_digit};
+use crate::chars::{at, before, is_alnum, is_digit};
 
 /// Total IBAN length per country (the SWIFT registry).
 const LENGTHS: &[(&[u8; 2], usize)] = &[
