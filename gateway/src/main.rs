@@ -1,5 +1,7 @@
 //! The `sluice` command: the daemon and the tools that talk to it.
 
+#![forbid(unsafe_code)]
+
 use std::{path::PathBuf, process::ExitCode};
 
 use clap::{Parser, Subcommand};

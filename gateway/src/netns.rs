@@ -10,7 +10,7 @@ use std::{
     fs::File,
     io,
     net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, UdpSocket},
-    os::fd::{AsFd, AsRawFd, BorrowedFd},
+    os::fd::{AsFd, BorrowedFd},
     path::{Path, PathBuf},
 };
 
@@ -202,24 +202,7 @@ pub fn in_netns<T: Send + 'static>(
 /// The cookie of the namespace a socket lives in (what
 /// `bpf_get_netns_cookie` returns for sockets of that namespace).
 pub fn netns_cookie(fd: BorrowedFd<'_>) -> io::Result<u64> {
-    let mut cookie: u64 = 0;
-    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
-    // SAFETY: `fd` is a valid socket for the call's duration, and the out
-    // pointers point at a u64 and its length.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_NETNS_COOKIE,
-            (&mut cookie as *mut u64).cast(),
-            &mut len,
-        )
-    };
-    if rc == 0 {
-        Ok(cookie)
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    crate::sys::netns_cookie(fd)
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ use std::{
 
 use aya::maps::{MapData, RingBuf};
 use gateway_common::Refusal;
-use tokio::io::unix::AsyncFd;
 
 use super::Daemon;
 use crate::{audit::Event, steer::ebpf::parse_event};
@@ -32,11 +31,7 @@ impl Daemon {
 
     /// Turns the programs' refusal events into audit events.
     pub(super) async fn read_refusal_events(self: Arc<Self>, events: RingBuf<MapData>) {
-        // SAFETY: the RingBuf owns its map fd, which stays open and the same
-        // for as long as the AsyncFd owns the RingBuf.
-        let registered =
-            unsafe { AsyncFd::register_with_interest(events, tokio::io::Interest::READABLE) };
-        let mut fd = match registered {
+        let mut fd = match crate::sys::poll_ring(events) {
             Ok(fd) => fd,
             Err(err) => {
                 let err = err.to_string();

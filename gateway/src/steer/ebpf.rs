@@ -239,11 +239,7 @@ impl OrigDstSource for Steering {
 
 /// Reads one event out of a ring buffer item.
 pub fn parse_event(bytes: &[u8]) -> Option<RefusalEvent> {
-    (bytes.len() >= std::mem::size_of::<RefusalEvent>()).then(|| {
-        // SAFETY: the length is checked; RefusalEvent is plain integers, so any
-        // bit pattern is valid, and read_unaligned copes with the alignment.
-        unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<RefusalEvent>()) }
-    })
+    crate::sys::read_pod(bytes)
 }
 
 /// Attaches through a bpf_link. The kernel refuses attach flags on link
