@@ -29,6 +29,7 @@ pub mod explicit;
 pub mod intercept;
 pub mod metrics;
 pub mod netns;
+pub mod outbound;
 pub mod pipeline;
 pub mod policy;
 pub mod proxy;
