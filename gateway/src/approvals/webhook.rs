@@ -1,28 +1,23 @@
 //! The approval webhook: the daemon POSTs each approval card (JSON) to the
-//! control plane's URL. HTTPS is verified with the daemon's upstream trust
-//! (`tls.upstream_ca_files` / system roots) and the name resolved with the
-//! daemon's resolver; plain HTTP is accepted only toward a loopback address,
-//! so a card never crosses a network in the clear.
+//! control plane's URL through the daemon's outbound client
+//! ([`crate::outbound`]: its resolver, its upstream trust). Plain HTTP is
+//! accepted only toward a loopback address, so a card never crosses a
+//! network in the clear.
 
-use std::{
-    net::{IpAddr, SocketAddr},
-    sync::Arc,
-    time::Duration,
-};
+use std::{net::IpAddr, time::Duration};
 
-use http_body_util::{BodyExt as _, Full, Limited};
+use http_body_util::Full;
 use hyper::{
     Method, Request, Uri,
     body::Bytes,
-    client::conn::http1,
-    header::{CONTENT_TYPE, HOST, HeaderValue, USER_AGENT},
+    header::{CONTENT_TYPE, HeaderValue, USER_AGENT},
 };
-use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
 use serde::Deserialize;
-use tokio::net::TcpStream;
 
-use crate::{resolve::Resolver, shown_url::shown_url};
+use crate::{
+    outbound::{self, Limits},
+    shown_url::shown_url,
+};
 
 /// The longest pause between two attempts.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -70,10 +65,7 @@ pub struct Webhook {
     uri: Uri,
     /// The URL for logs and errors: [`shown_url`].
     shown: String,
-    host: String,
-    port: u16,
-    tls: Option<Arc<rustls::ClientConfig>>,
-    resolver: Arc<Resolver>,
+    client: outbound::Client,
     attempts: u32,
     backoff: Duration,
     timeout: Duration,
@@ -90,7 +82,7 @@ pub fn check_url(url: &str) -> Result<(), WebhookError> {
     parse(url).map(|_| ())
 }
 
-fn parse(url: &str) -> Result<(Uri, String, u16, bool), WebhookError> {
+fn parse(url: &str) -> Result<Uri, WebhookError> {
     let error = |why: &str| WebhookError {
         url: shown_url(url),
         why: why.to_owned(),
@@ -112,32 +104,24 @@ fn parse(url: &str) -> Result<(Uri, String, u16, bool), WebhookError> {
         .host()
         .ok_or_else(|| error("no host"))?
         .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_owned();
+        .trim_end_matches(']');
+    // The client refuses it too, but only when posting: this says so
+    // when the config loads.
     if !tls && !host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()) {
         return Err(error(
             "plain http is only allowed to a loopback address (127.0.0.1, ::1); use https",
         ));
     }
-    let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
-    Ok((uri, host, port, tls))
+    Ok(uri)
 }
 
 impl Webhook {
-    pub fn new(
-        config: &WebhookConfig,
-        resolver: Arc<Resolver>,
-        tls: Arc<rustls::ClientConfig>,
-    ) -> Result<Webhook, WebhookError> {
-        let (uri, host, port, is_tls) = parse(&config.url)?;
+    pub fn new(config: &WebhookConfig, client: outbound::Client) -> Result<Webhook, WebhookError> {
         Ok(Webhook {
             in_flight: tokio::sync::Semaphore::new(MAX_IN_FLIGHT),
             shown: shown_url(&config.url),
-            uri,
-            host,
-            port,
-            tls: is_tls.then_some(tls),
-            resolver,
+            uri: parse(&config.url)?,
+            client,
             attempts: config.attempts.max(1),
             // Capped like every later pause: the docs promise at most
             // 30 s, and a typo of a few zeros would otherwise leave a card
@@ -157,95 +141,34 @@ impl Webhook {
 
     /// One delivery: `Ok` on a 2xx answer.
     pub async fn post(&self, body: &[u8]) -> Result<(), String> {
-        match tokio::time::timeout(self.timeout, self.exchange(body)).await {
-            Ok(Ok(status)) if (200..300).contains(&status) => Ok(()),
-            Ok(Ok(status)) => Err(format!("{} answered {status}", self.shown)),
-            Ok(Err(err)) => Err(format!("{}: {err}", self.shown)),
-            Err(_) => Err(format!(
-                "{}: no answer within {:?}",
-                self.shown, self.timeout
-            )),
-        }
-    }
-
-    async fn exchange(&self, body: &[u8]) -> Result<u16, String> {
-        let addrs: Vec<IpAddr> = match self.host.parse::<IpAddr>() {
-            Ok(ip) => vec![ip],
-            Err(_) => self
-                .resolver
-                .lookup_ip(&self.host)
-                .await
-                .map_err(|e| e.to_string())?,
-        };
-        let mut last = String::from("no address");
-        for ip in addrs {
-            let tcp = match TcpStream::connect(SocketAddr::new(ip, self.port)).await {
-                Ok(tcp) => tcp,
-                Err(err) => {
-                    last = format!("connect {ip}: {err}");
-                    continue;
-                }
-            };
-            return match &self.tls {
-                Some(tls) => {
-                    let name = ServerName::try_from(self.host.clone())
-                        .map_err(|e| format!("server name: {e}"))?;
-                    let stream = tokio_rustls::TlsConnector::from(tls.clone())
-                        .connect(name, tcp)
-                        .await
-                        .map_err(|e| format!("TLS: {e}"))?;
-                    self.send(stream, body).await
-                }
-                None => self.send(tcp, body).await,
-            };
-        }
-        Err(last)
-    }
-
-    async fn send<S>(&self, stream: S, body: &[u8]) -> Result<u16, String>
-    where
-        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-    {
-        let (mut sender, connection) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| format!("handshake: {e}"))?;
-        let path = self.uri.path_and_query().map_or("/", |p| p.as_str());
-        let authority = self
-            .uri
-            .authority()
-            .map_or(self.host.as_str(), |a| a.as_str());
         let mut request = Request::new(Full::new(Bytes::copy_from_slice(body)));
         *request.method_mut() = Method::POST;
-        *request.uri_mut() = path.parse().map_err(|_| "bad path".to_owned())?;
+        *request.uri_mut() = self.uri.clone();
         let headers = request.headers_mut();
-        headers.insert(
-            HOST,
-            HeaderValue::from_str(authority).map_err(|_| "bad host".to_owned())?,
-        );
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(USER_AGENT, HeaderValue::from_static("sluice-approvals"));
-        let exchange = async move {
-            let response = sender
-                .send_request(request)
-                .await
-                .map_err(|e| format!("request: {e}"))?;
-            let status = response.status().as_u16();
-            // The answer's body is not needed; read a little so a short
-            // one ends the connection cleanly, and never more than
-            // MAX_REPLY of a long one: the timeout bounds the time, not
-            // what a misbehaving endpoint can make us buffer.
-            let _ = Limited::new(response.into_body(), MAX_REPLY)
-                .collect()
-                .await;
-            Ok::<_, String>(status)
+        // The answer's body is not needed: a little of it is read so a
+        // short one ends the connection cleanly, never more than MAX_REPLY.
+        let limits = Limits {
+            deadline: self.timeout,
+            max_answer: MAX_REPLY,
         };
-        let (_, status) = tokio::join!(connection, exchange);
-        status
+        match self.client.send(request, limits).await {
+            Ok(answer) if answer.status.is_success() => Ok(()),
+            Ok(answer) => Err(format!(
+                "{} answered {}",
+                self.shown,
+                answer.status.as_u16()
+            )),
+            Err(err) => Err(format!("{}: {err}", self.shown)),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
     use super::*;
@@ -257,8 +180,9 @@ mod tests {
             initial_backoff_ms,
             timeout_ms: 2_000,
         };
-        let resolver = Resolver::static_only(&Default::default());
-        Webhook::new(&config, Arc::new(resolver), crate::tls::trusting_nothing())
+        let resolver = crate::resolve::Resolver::static_only(&Default::default());
+        let client = outbound::Client::new(Arc::new(resolver), crate::tls::trusting_nothing());
+        Webhook::new(&config, client)
     }
 
     /// A loopback server answering one request with `head`, then `body`

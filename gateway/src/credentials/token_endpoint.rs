@@ -1,29 +1,25 @@
-//! The daemon's own HTTPS client for OAuth token endpoints: the one place
-//! the credential code does network I/O.
+//! Asking OAuth token endpoints for tokens: the one place the credential
+//! code does network I/O.
 //!
 //! The daemon calls the endpoint itself (it is not a sandbox's request and
-//! is not steered): the name is resolved with the daemon's resolver (static
-//! `resolver.hosts` first), the connection is verified with the daemon's
-//! upstream trust (`tls.upstream_ca_files` / system roots), one HTTP/1.1
-//! `POST` per connection, bounded in time and in response size.
+//! is not steered), through its outbound client ([`crate::outbound`]: the
+//! daemon's resolver, static `resolver.hosts` first, and its upstream
+//! trust, `tls.upstream_ca_files` / system roots): one HTTP/1.1 `POST` per
+//! connection, bounded in time and in response size.
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::time::Duration;
 
-use http_body_util::{BodyExt as _, Full, Limited};
+use http_body_util::Full;
 use hyper::{
-    Method, Request,
+    Method, Request, Uri,
     body::Bytes,
-    client::conn::http1,
-    header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue, USER_AGENT},
+    header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, USER_AGENT},
 };
-use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
-use tokio::net::TcpStream;
 use zeroize::Zeroizing;
 
 use super::oauth::{MAX_RESPONSE, OAuth2Scheme, Token, TokenError, TokenUrl, parse_response};
 use super::secret::Secret;
-use crate::resolve::Resolver;
+use crate::outbound::{self, BodyError, Limits};
 
 /// How long one whole exchange (resolve, connect, TLS, answer) may take.
 pub const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -31,17 +27,14 @@ pub const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Talks to token endpoints.
 #[derive(Clone)]
 pub struct TokenEndpoint {
-    resolver: Arc<Resolver>,
-    /// ALPN `http/1.1`, the daemon's upstream roots.
-    tls: Arc<rustls::ClientConfig>,
+    client: outbound::Client,
     timeout: Duration,
 }
 
 impl TokenEndpoint {
-    pub fn new(resolver: Arc<Resolver>, tls: Arc<rustls::ClientConfig>) -> TokenEndpoint {
+    pub fn new(client: outbound::Client) -> TokenEndpoint {
         TokenEndpoint {
-            resolver,
-            tls,
+            client,
             timeout: EXCHANGE_TIMEOUT,
         }
     }
@@ -53,88 +46,82 @@ impl TokenEndpoint {
         source: &Secret,
         client_secret: Option<&Secret>,
     ) -> Result<Token, TokenError> {
-        let (body, authorization) = scheme.token_request(source, client_secret);
-        let url = &scheme.token_url;
-        let exchange = self.exchange(url, body, authorization);
-        let (status, bytes) = tokio::time::timeout(self.timeout, exchange)
-            .await
-            .map_err(|_| {
-                TokenError::Unreachable(format!("no answer within {:?}", self.timeout))
-            })??;
-        parse_response(status, &Zeroizing::new(bytes.to_vec()))
-    }
-
-    async fn exchange(
-        &self,
-        url: &TokenUrl,
-        body: Zeroizing<Vec<u8>>,
-        authorization: Option<HeaderValue>,
-    ) -> Result<(u16, Bytes), TokenError> {
         // The URL is the caller's to show (without its query).
         let unreachable = TokenError::Unreachable;
-        let addrs = self
-            .resolver
-            .lookup_ip(&url.host)
+        let (body, authorization) = scheme.token_request(source, client_secret);
+        let request = request(&scheme.token_url, &body, authorization)
+            .ok_or_else(|| unreachable("cannot build the request".to_owned()))?;
+        let limits = Limits {
+            deadline: self.timeout,
+            max_answer: MAX_RESPONSE,
+        };
+        let answer = self
+            .client
+            .send(request, limits)
             .await
             .map_err(|e| unreachable(e.to_string()))?;
-        let mut last = String::from("no address");
-        let mut tcp = None;
-        for ip in addrs {
-            match TcpStream::connect(SocketAddr::new(ip, url.port)).await {
-                Ok(stream) => {
-                    tcp = Some(stream);
-                    break;
-                }
-                Err(e) => last = format!("cannot connect to {ip}: {e}"),
-            }
+        let bytes = answer.body.map_err(|e| match e {
+            BodyError::TooLarge(_) => TokenError::TooLarge,
+            BodyError::CutShort => unreachable(e.to_string()),
+        })?;
+        parse_response(answer.status.as_u16(), &Zeroizing::new(bytes.to_vec()))
+    }
+}
+
+/// The token request toward `url`; `Host` names the port unless it is 443.
+fn request(
+    url: &TokenUrl,
+    body: &[u8],
+    authorization: Option<HeaderValue>,
+) -> Option<Request<Full<Bytes>>> {
+    let host = if url.host.contains(':') {
+        format!("[{}]", url.host)
+    } else {
+        url.host.clone()
+    };
+    let authority = if url.port == 443 {
+        host
+    } else {
+        format!("{host}:{}", url.port)
+    };
+    let uri: Uri = format!("https://{authority}{}", url.path).parse().ok()?;
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri(uri)
+        .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(ACCEPT, "application/json")
+        .header(USER_AGENT, "sluice")
+        // The http types own this copy; it cannot be zeroized.
+        .body(Full::new(Bytes::copy_from_slice(body)))
+        .ok()?;
+    if let Some(value) = authorization {
+        request.headers_mut().insert(AUTHORIZATION, value);
+    }
+    Some(request)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_request_names_the_port_unless_it_is_443() {
+        // (host, port, path, URI sent to the client)
+        let cases = [
+            ("auth.test", 443, "/token", "https://auth.test/token"),
+            ("auth.test", 8443, "/t?a=b", "https://auth.test:8443/t?a=b"),
+            ("::1", 443, "/token", "https://[::1]/token"),
+            ("::1", 8443, "/token", "https://[::1]:8443/token"),
+        ];
+        for (host, port, path, want) in cases {
+            let url = TokenUrl {
+                host: host.to_owned(),
+                port,
+                path: path.to_owned(),
+            };
+            let request = request(&url, b"grant_type=x", None).expect("request");
+            assert_eq!(request.uri().to_string(), want);
+            assert_eq!(request.method(), Method::POST);
         }
-        let tcp = tcp.ok_or_else(|| unreachable(last))?;
-        let name = ServerName::try_from(url.host.clone())
-            .map_err(|_| unreachable("not a valid TLS server name".to_owned()))?;
-        let tls = tokio_rustls::TlsConnector::from(self.tls.clone())
-            .connect(name, tcp)
-            .await
-            .map_err(|e| unreachable(crate::tls::upstream::describe(&e, &url.host).1))?;
-        let (mut sender, connection) = http1::handshake(TokioIo::new(tls))
-            .await
-            .map_err(|e| unreachable(format!("HTTP handshake failed: {e}")))?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        let host = if url.port == 443 {
-            url.host.clone()
-        } else {
-            format!("{}:{}", url.host, url.port)
-        };
-        let mut request = Request::builder()
-            .method(Method::POST)
-            .uri(url.path.as_str())
-            .header(HOST, host)
-            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(ACCEPT, "application/json")
-            .header(USER_AGENT, "sluice")
-            // The http types own this copy; it cannot be zeroized.
-            .body(Full::new(Bytes::from(body.to_vec())))
-            .map_err(|_| unreachable("cannot build the request".to_owned()))?;
-        if let Some(value) = authorization {
-            request.headers_mut().insert(AUTHORIZATION, value);
-        }
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|e| unreachable(format!("the exchange failed: {e}")))?;
-        let status = response.status().as_u16();
-        let bytes = Limited::new(response.into_body(), MAX_RESPONSE)
-            .collect()
-            .await
-            .map_err(|e| {
-                if e.is::<http_body_util::LengthLimitError>() {
-                    TokenError::TooLarge
-                } else {
-                    unreachable("the answer was cut short".to_owned())
-                }
-            })?
-            .to_bytes();
-        Ok((status, bytes))
     }
 }

@@ -406,10 +406,11 @@ fn interceptor(
     })?;
     let key = load_or_create_key(&config.state_dir)
         .with_context(|| format!("placeholder key in {}", config.state_dir.display()))?;
-    // OAuth token endpoints are the daemon's own upstreams: same trust,
-    // same resolver.
-    let approvals = Arc::new(approvals(config, catalogue, metrics, resolver, &client_h1)?);
-    let token_endpoint = TokenEndpoint::new(resolver.clone(), client_h1.clone());
+    // The approval webhook and OAuth token endpoints are the daemon's own
+    // upstreams: one client, with the same trust and the same resolver.
+    let outbound = crate::outbound::Client::new(resolver.clone(), client_h1.clone());
+    let approvals = Arc::new(approvals(config, catalogue, metrics, &outbound)?);
+    let token_endpoint = TokenEndpoint::new(outbound);
     let kept =
         KeptTokens::load(&config.state_dir).context("refresh tokens kept from an earlier run")?;
     let credentials = Arc::new(
@@ -513,20 +514,18 @@ async fn explicit_proxy(
     Ok(Some((listener, Arc::new(proxy))))
 }
 
-/// The approval desk over the app catalogue, and its webhook (the daemon's
-/// own client: its resolver, its upstream trust).
+/// The approval desk over the app catalogue, and its webhook (posted
+/// through the daemon's own `outbound` client).
 fn approvals(
     config: &Config,
     catalogue: Arc<crate::apps::Catalogue>,
     metrics: &Arc<Metrics>,
-    resolver: &Arc<Resolver>,
-    tls: &Arc<rustls::ClientConfig>,
+    outbound: &crate::outbound::Client,
 ) -> anyhow::Result<crate::approvals::Approvals> {
     let webhook = match &config.approvals.webhook {
         Some(webhook) => Some(crate::approvals::webhook::Webhook::new(
             webhook,
-            resolver.clone(),
-            tls.clone(),
+            outbound.clone(),
         )?),
         None => None,
     };

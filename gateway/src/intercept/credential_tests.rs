@@ -37,7 +37,9 @@ impl Harness {
         // No static hosts and no system resolver: every token endpoint is
         // unreachable, without touching the network.
         let resolver = Resolver::static_only(&BTreeMap::new());
-        let endpoint = TokenEndpoint::new(Arc::new(resolver), crate::tls::trusting_nothing());
+        let client =
+            crate::outbound::Client::new(Arc::new(resolver), crate::tls::trusting_nothing());
+        let endpoint = TokenEndpoint::new(client);
         let credentials =
             Credentials::new(store, Placeholders::new([7; 32])).with_token_endpoint(endpoint);
         Harness {
