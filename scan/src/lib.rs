@@ -26,12 +26,13 @@
 //! What to do with a finding (redact, block, log) is the gateway's business;
 //! this crate only finds and scores.
 //!
-//! All of the `unsafe` the gateway used to hold is here: the SIMD kernels
-//! (SSE2, AVX2, AVX-512 and NEON class scans, the injection gate's sieve)
-//! behind runtime CPU-feature checks. Each has a scalar twin, and the
-//! tests run both over the same inputs and require the same answers
-//! (differential tests in `classes`, `json`, `injection::gate` and
-//! `injection::scanner`, and the property tests).
+//! The crate's `unsafe` is its SIMD kernels (the class scans, the JSON
+//! string finders, the anchors' AVX-512 prefilter, the injection gate's
+//! sieves, the encoded-run finder), each behind a runtime CPU-feature
+//! check. Each has a scalar twin, and the tests run both over the same
+//! inputs and require the same answers (differential and property tests
+//! in `classes`, `json`, `anchors`, `injection::gate` and
+//! `injection::encoded`). Callers see only safe functions.
 
 pub mod decode;
 pub mod injection;
