@@ -15,7 +15,7 @@
 //! | [`scheme`]      | rewriting a request head with the secret, and redaction needles |
 //! | [`sigv4`]       | the `aws_sigv4` scheme (signing through the `aws-sigv4` crate)   |
 //! | [`oauth`]       | the `oauth2` scheme: token requests, answers, the token cache   |
-//! | [`token_endpoint`] | the HTTPS client that asks token endpoints for tokens        |
+//! | [`token_endpoint`] | asking token endpoints for tokens (through [`crate::outbound`]) |
 //! | [`kept`]        | rotated refresh tokens, kept in `state_dir` across restarts     |
 //! | [`body`]        | placeholders in request bodies: bounded buffering, replacement |
 //!
