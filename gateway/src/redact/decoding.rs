@@ -6,7 +6,7 @@
 //! Sluice asks for an uncompressed answer wherever it rewrites one; this
 //! is for an upstream that compresses anyway, and for a sandbox that
 //! compresses a request only transformations read. The codings are those
-//! request bodies are decoded from (`scan::decode`): gzip, deflate
+//! request bodies are decoded from (`sluice_scan::decode`): gzip, deflate
 //! (zlib-wrapped, or raw as some servers send it), br and zstd, stacked in
 //! any order. Corrupt data fails the body rather than pass what follows it.
 //!
@@ -22,7 +22,7 @@ use std::io::{self, Write};
 use flate2::write::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 
 use super::body::{Rewrite, RewrittenBody};
-use crate::scan::decode::{Coding, DecodeError, ZSTD_WINDOW_LOG, stack};
+use sluice_scan::decode::{Coding, DecodeError, ZSTD_WINDOW_LOG, stack};
 
 /// Input bytes given to one decoder at a time.
 const SLICE: usize = 4096;
@@ -347,7 +347,7 @@ impl Rewrite for Decoding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::decode::encode::{brotli, gzip, raw_deflate, zlib, zstd, zstd_wide};
+    use sluice_scan::decode::encode::{brotli, gzip, raw_deflate, zlib, zstd, zstd_wide};
 
     /// Decodes `encoded` fed in chunks of `size` bytes, taking what waits
     /// after each as the body adapter does: the output, whether the body

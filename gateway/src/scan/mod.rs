@@ -2,6 +2,3 @@
 //! are the `sluice_scan` crate.
 
 pub mod cli;
-
-// `redact` undoes a response's encodings with the request side's decoders.
-pub use sluice_scan::decode;
