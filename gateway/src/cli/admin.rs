@@ -1,0 +1,245 @@
+//! `sluice sandbox`, `sluice session` and `sluice approvals`: requests to
+//! the daemon's admin API.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use sluice::admin::{Client, SandboxSpec, SessionSpec};
+
+#[derive(Subcommand)]
+pub(crate) enum ApprovalsCommand {
+    /// The parked requests, oldest first.
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forward a parked request (with its credentials).
+    Approve {
+        id: String,
+        /// Also let matching requests of the same session through from now on.
+        #[arg(long)]
+        session: bool,
+        /// Who decides, for the audit log (default: $SUDO_USER, $USER).
+        #[arg(long)]
+        by: Option<String>,
+    },
+    /// Refuse a parked request (the sandbox gets 403 `approval_rejected`).
+    Reject {
+        id: String,
+        #[arg(long)]
+        by: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum SandboxCommand {
+    /// Register a sandbox cgroup (absolute, or relative to the sandbox root).
+    Add {
+        id: String,
+        #[arg(long)]
+        cgroup: PathBuf,
+        /// Network namespace to open Sluice's listeners in (/run/netns/NAME).
+        #[arg(long)]
+        netns: Option<PathBuf>,
+        /// Policy name from the config (default: `default`).
+        #[arg(long)]
+        policy: Option<String>,
+        /// Write the CA bundle the sandbox should trust to this host path
+        /// (inside the sandbox's filesystem).
+        #[arg(long)]
+        ca_bundle: Option<PathBuf>,
+    },
+    /// Remove a sandbox: its sockets are refused from now on.
+    Rm { id: String },
+    /// Print the placeholder environment to give the sandbox (`export` lines).
+    Env { id: String },
+    /// List sandboxes and their sessions.
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum SessionCommand {
+    /// Register a session cgroup below its sandbox's cgroup.
+    Add {
+        sandbox: String,
+        id: String,
+        #[arg(long)]
+        cgroup: PathBuf,
+        /// A task run: nobody is there to answer approvals.
+        #[arg(long)]
+        task: bool,
+        /// An app whose `ask` actions this task run may use without asking
+        /// (repeatable; implies --task; never overrides `deny`).
+        #[arg(long = "pre-approve", value_name = "APP")]
+        pre_approve: Vec<String>,
+    },
+    /// Remove a session (of a sandbox the explicit proxy serves: end it,
+    /// dropping its grants and PII tokens).
+    Rm { sandbox: String, id: String },
+}
+
+pub(super) async fn sandbox(client: Client, command: SandboxCommand) -> anyhow::Result<()> {
+    match command {
+        SandboxCommand::Add {
+            id,
+            cgroup,
+            netns,
+            policy,
+            ca_bundle,
+        } => {
+            let spec = SandboxSpec {
+                id,
+                cgroup,
+                netns,
+                policy,
+                ca_bundle,
+            };
+            let info = client.add_sandbox(&spec).await?;
+            println!(
+                "added {} ({}, cgroup id {})",
+                info.id,
+                info.cgroup.display(),
+                info.cgroup_id
+            );
+        }
+        SandboxCommand::Rm { id } => {
+            client.remove_sandbox(&id).await?;
+            println!("removed {id}");
+        }
+        SandboxCommand::Env { id } => {
+            for (name, value) in client.env(&id).await? {
+                println!("export {name}='{}'", value.replace('\'', r"'\''"));
+            }
+        }
+        SandboxCommand::Ls { json } => {
+            let sandboxes = client.list().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&sandboxes)?);
+            } else {
+                println!(
+                    "{:<20} {:<10} {:<8} {:<10} CGROUP",
+                    "ID", "POLICY", "SOURCE", "SESSIONS"
+                );
+                for s in sandboxes {
+                    println!(
+                        "{:<20} {:<10} {:<8} {:<10} {}",
+                        s.id,
+                        s.policy,
+                        s.source,
+                        s.sessions.len(),
+                        s.cgroup.display()
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) async fn session(client: Client, command: SessionCommand) -> anyhow::Result<()> {
+    match command {
+        SessionCommand::Add {
+            sandbox,
+            id,
+            cgroup,
+            task,
+            pre_approve,
+        } => {
+            let task = (task || !pre_approve.is_empty()).then_some(sluice::admin::TaskSpec {
+                pre_approved_apps: pre_approve,
+            });
+            let info = client
+                .add_session(&sandbox, &SessionSpec { id, cgroup, task })
+                .await?;
+            println!(
+                "added session {} of {sandbox} ({})",
+                info.id,
+                info.cgroup.display()
+            );
+        }
+        SessionCommand::Rm { sandbox, id } => {
+            client.remove_session(&sandbox, &id).await?;
+            println!("removed session {id} of {sandbox}");
+        }
+    }
+    Ok(())
+}
+
+pub(super) async fn approvals(client: Client, command: ApprovalsCommand) -> anyhow::Result<()> {
+    use sluice::approvals::{DecisionSpec, Verdict};
+    let by = |by: Option<String>| {
+        by.or_else(|| {
+            std::env::var("SUDO_USER")
+                .or_else(|_| std::env::var("USER"))
+                .ok()
+                .map(|user| format!("cli:{user}"))
+        })
+    };
+    let (id, spec) = match command {
+        ApprovalsCommand::Ls { json } => {
+            let cards = client.approvals().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&cards)?);
+            } else {
+                println!(
+                    "{:<17} {:<12} {:<10} {:<24} REQUEST",
+                    "ID", "SANDBOX", "SESSION", "APP/ACTION"
+                );
+                for c in cards {
+                    let action = c.action.as_deref().unwrap_or("(uncatalogued)");
+                    println!(
+                        "{:<17} {:<12} {:<10} {:<24} {} {}{}",
+                        c.id,
+                        c.sandbox,
+                        c.session.as_deref().unwrap_or("-"),
+                        format!("{}/{action}", c.app),
+                        c.method,
+                        c.host,
+                        c.path
+                    );
+                }
+            }
+            return Ok(());
+        }
+        ApprovalsCommand::Approve {
+            id,
+            session,
+            by: who,
+        } => {
+            let verdict = if session {
+                Verdict::ApproveSession
+            } else {
+                Verdict::ApproveOnce
+            };
+            (
+                id,
+                DecisionSpec {
+                    verdict,
+                    by: by(who),
+                },
+            )
+        }
+        ApprovalsCommand::Reject { id, by: who } => (
+            id,
+            DecisionSpec {
+                verdict: Verdict::Reject,
+                by: by(who),
+            },
+        ),
+    };
+    let card = client.decide(&id, &spec).await?;
+    println!(
+        "{} {}: {} {}{} ({} in {})",
+        spec.verdict.as_str(),
+        card.id,
+        card.method,
+        card.host,
+        card.path,
+        card.app,
+        card.sandbox
+    );
+    Ok(())
+}

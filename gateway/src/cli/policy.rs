@@ -1,0 +1,137 @@
+//! `sluice check` (every error of a config and its policies, with
+//! file:line:column) and `sluice explain` (a request through a policy's
+//! stages, on paper).
+
+use std::path::PathBuf;
+
+use sluice::{
+    config::Config,
+    policy::load::{Against, load_paths},
+};
+
+/// Every diagnostic of every file, then a one-line summary.
+pub(super) fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()> {
+    let mut problems = Vec::new();
+    let mut sandboxes = Vec::new();
+    let mut catalogue = None;
+    let mut credentials = None;
+    if let Some(config) = &config {
+        match Config::load(config) {
+            Ok(loaded) => {
+                paths.push(loaded.policy_dir.clone());
+                sandboxes = loaded.sandboxes;
+                credentials = Some(loaded.credentials);
+                // Valid: `Config::load` compiled it already. The policies'
+                // apps and actions are checked against it.
+                catalogue = sluice::apps::Catalogue::compile(&loaded.apps).ok();
+            }
+            Err(err) => problems.push(err.to_string()),
+        }
+    }
+    if paths.is_empty() && config.is_none() {
+        anyhow::bail!("nothing to check: give policy files or directories, or --config FILE");
+    }
+    let mut count = 0;
+    if !paths.is_empty() {
+        // Bindings the daemon could not compile would leave every
+        // placeholder of their policy refused: located like any error.
+        let against = Against {
+            apps: catalogue.as_ref(),
+            credentials: credentials.as_deref(),
+        };
+        match load_paths(&paths, against) {
+            Ok(set) => {
+                count = set.len();
+                // Valid, but likely not what was meant: said, not refused.
+                for name in set.names() {
+                    let stages = set.get(name).map(|p| p.stages_on_plain_http_only());
+                    if let Some(stages) = stages.filter(|s| !s.is_empty()) {
+                        let act = if stages.len() == 1 { "acts" } else { "act" };
+                        eprintln!(
+                            "warning: policy `{name}`: {} {act} on plain HTTP only: under \
+                             network.decide_without_decryption: true HTTPS is relayed \
+                             unread (set it to false, with the sandbox trusting Sluice's \
+                             CA, for them to see HTTPS too)",
+                            stages.join(", ")
+                        );
+                    }
+                }
+                for sandbox in &sandboxes {
+                    if set.get(&sandbox.policy).is_none() {
+                        problems.push(format!(
+                            "sandbox `{}` names policy `{}`, which is not among the policies checked",
+                            sandbox.id, sandbox.policy
+                        ));
+                    }
+                }
+            }
+            Err(diagnostics) => problems.extend(diagnostics.iter().map(ToString::to_string)),
+        }
+    }
+    if problems.is_empty() {
+        println!("ok: {count} policies");
+        Ok(())
+    } else {
+        for problem in &problems {
+            eprintln!("{problem}");
+        }
+        anyhow::bail!("{} problem(s) found", problems.len())
+    }
+}
+
+pub(super) async fn explain(
+    config: &std::path::Path,
+    policy: &str,
+    method: &str,
+    url: &str,
+    address: Option<std::net::IpAddr>,
+) -> anyhow::Result<()> {
+    use sluice::explain::{Target, explain};
+    let config = Config::load(config)?;
+    let catalogue = sluice::apps::Catalogue::compile(&config.apps).ok();
+    // On paper: the credential stage is not run, so bindings are not
+    // compiled against the daemon's credentials.
+    let against = Against {
+        apps: catalogue.as_ref(),
+        credentials: None,
+    };
+    let set = load_paths(std::slice::from_ref(&config.policy_dir), against).map_err(|d| {
+        let all: Vec<String> = d.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("{}", all.join("\n"))
+    })?;
+    let compiled = set.get(policy).ok_or_else(|| {
+        anyhow::anyhow!("no policy `{policy}` in {}", config.policy_dir.display())
+    })?;
+    let target = Target::parse(method, url)?;
+    let resolver = sluice::resolve::Resolver::new(&config.resolver)?;
+    let name_addrs = match target.address() {
+        Some(ip) => vec![ip],
+        None => resolver.lookup_ip(&target.host).await.unwrap_or_default(),
+    };
+    let Some(ip) = address.or_else(|| name_addrs.first().copied()) else {
+        anyhow::bail!(
+            "{} does not resolve; give --address to evaluate a connection anyway",
+            target.host
+        );
+    };
+    println!("policy {policy}: {} {url}", target.method);
+    if target.address().is_none() {
+        let shown: Vec<String> = name_addrs.iter().map(ToString::to_string).collect();
+        println!(
+            "{:<16} {:<8} {} -> [{}]",
+            "resolve",
+            "info",
+            target.host,
+            shown.join(", ")
+        );
+    }
+    for line in explain(
+        compiled,
+        &target,
+        std::net::SocketAddr::new(ip, target.port),
+        &name_addrs,
+    ) {
+        println!("{line}");
+    }
+    Ok(())
+}
