@@ -46,14 +46,15 @@
 //! name; deny by name is enforced together with `ALL_TRAFFIC` or CIDR rules.
 
 mod dns;
+mod rules;
 mod target;
 
 use dns::compile_dns;
 pub use dns::{DnsLimits, RecordTypes};
+use rules::{NamePorts, Ports, Rule, RuleIndex, Target, port_questions, rank};
 use target::{Problem, compile_target};
 
 use std::{
-    cmp::Reverse,
     collections::{HashMap, hash_map::Entry},
     fmt,
     net::{IpAddr, Ipv4Addr, SocketAddr},
@@ -201,13 +202,7 @@ pub const RESOLVE_UNLISTED: &str = "network.dns.resolve_unlisted";
 /// A compiled `network` section. Immutable; shared across connections.
 #[derive(Debug)]
 pub struct NetworkPolicy {
-    rules: Vec<Rule>,
-    /// Exact names → indexes into `rules`.
-    exact: HashMap<Box<str>, Vec<usize>>,
-    /// Wildcard bases (`example.com` for `*.example.com`) → indexes.
-    wildcard: HashMap<Box<str>, Vec<usize>>,
-    addresses: Vec<usize>,
-    all: Vec<usize>,
+    rules: RuleIndex,
     allow_has_address: bool,
     /// Ports some name rule covers, sorted; `None` inside: every port.
     name_ports: NamePorts,
@@ -220,91 +215,6 @@ pub struct NetworkPolicy {
     passthrough_exact: Vec<Box<str>>,
     passthrough_wildcard: Vec<Box<str>>,
     dns: DnsLimits,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Target {
-    Exact(Box<str>),
-    /// The base: `example.com` for `*.example.com`.
-    Wildcard(Box<str>),
-    Net(IpNet),
-    All,
-}
-
-#[derive(Debug)]
-struct Rule {
-    allow: bool,
-    label: Box<str>,
-    target: Target,
-    /// Sorted, deduplicated; empty means every port.
-    ports: Box<[u16]>,
-    rank: Rank,
-}
-
-/// Precedence among matching rules; the greatest wins. Field order is
-/// comparison order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Rank {
-    /// 3: exact name or single address; 2: wildcard; 1: CIDR; 0: ALL_TRAFFIC.
-    tier: u8,
-    /// Wildcard base labels, or CIDR prefix length.
-    detail: u8,
-    allow: bool,
-    by_address: bool,
-    order: Reverse<usize>,
-}
-
-/// The ports name rules cover, answered without walking the rules.
-#[derive(Debug)]
-enum NamePorts {
-    Every,
-    /// Sorted; empty when there are no name rules.
-    Some(Box<[u16]>),
-}
-
-impl NamePorts {
-    fn of(rules: &[Rule]) -> NamePorts {
-        let mut ports = Vec::new();
-        for rule in rules.iter().filter(|rule| rule.is_name()) {
-            if rule.ports.is_empty() {
-                return NamePorts::Every;
-            }
-            ports.extend_from_slice(&rule.ports);
-        }
-        ports.sort_unstable();
-        ports.dedup();
-        NamePorts::Some(ports.into())
-    }
-}
-
-/// Which rules a port question selects.
-#[derive(Debug, Clone, Copy)]
-enum Ports {
-    /// Rules listing this port, or listing none.
-    At(u16),
-    /// Rules listing no port: the answer for every port nobody names.
-    Unlisted,
-}
-
-impl Rule {
-    fn covers(&self, ports: Ports) -> bool {
-        match ports {
-            Ports::At(port) => self.ports.is_empty() || self.ports.binary_search(&port).is_ok(),
-            Ports::Unlisted => self.ports.is_empty(),
-        }
-    }
-
-    fn is_name(&self) -> bool {
-        matches!(self.target, Target::Exact(_) | Target::Wildcard(_))
-    }
-
-    /// An `allow_out` rule that names addresses, so it may lift the SSRF
-    /// guard. `/0` does not: "everything" is `ssrf_guard: false`, stated.
-    fn lifts_ssrf_guard(&self, ip: IpAddr, ports: Ports) -> bool {
-        matches!(&self.target, Target::Net(net) if net.prefix_len() > 0 && net.contains(&ip))
-            && self.allow
-            && self.covers(ports)
-    }
 }
 
 impl NetworkPolicy {
@@ -362,12 +272,7 @@ impl NetworkPolicy {
         if !errors.is_empty() {
             return Err(errors);
         }
-        let mut policy = NetworkPolicy {
-            rules: Vec::new(),
-            exact: HashMap::new(),
-            wildcard: HashMap::new(),
-            addresses: Vec::new(),
-            all: Vec::new(),
+        Ok(NetworkPolicy {
             allow_has_address: rules
                 .iter()
                 .any(|rule| rule.allow && matches!(rule.target, Target::Net(_))),
@@ -379,19 +284,8 @@ impl NetworkPolicy {
             passthrough_exact,
             passthrough_wildcard,
             dns,
-        };
-        for (index, rule) in rules.iter().enumerate() {
-            match &rule.target {
-                Target::Exact(name) => policy.exact.entry(name.clone()).or_default().push(index),
-                Target::Wildcard(base) => {
-                    policy.wildcard.entry(base.clone()).or_default().push(index)
-                }
-                Target::Net(_) => policy.addresses.push(index),
-                Target::All => policy.all.push(index),
-            }
-        }
-        policy.rules = rules;
-        Ok(policy)
+            rules: RuleIndex::new(rules),
+        })
     }
 
     /// Whether an allowed TLS connection with this name (its SNI, or an
@@ -433,7 +327,7 @@ impl NetworkPolicy {
             },
             None => None,
         };
-        let winner = self.winner(name.as_deref(), Some(ip), port);
+        let winner = self.rules.winner(name.as_deref(), Some(ip), port);
         if let Some(rule) = winner
             && !rule.allow
         {
@@ -502,9 +396,11 @@ impl NetworkPolicy {
         let mut denied_by_name = None;
         let mut all_denies = None;
         let mut unmatched = false;
-        let rules = named.into_iter().flat_map(|name| self.name_rules(name));
-        for ports in port_questions(rules.chain(self.all_rules())) {
-            match self.winner(named, None, ports) {
+        let rules = named
+            .into_iter()
+            .flat_map(|name| self.rules.name_rules(name));
+        for ports in port_questions(rules.chain(self.rules.all_rules())) {
+            match self.rules.winner(named, None, ports) {
                 // Only the answers' addresses can decide it.
                 Some(rule) if rule.allow && ip_like => unmatched = true,
                 Some(rule) if rule.allow => {
@@ -547,8 +443,9 @@ impl NetworkPolicy {
     /// included?
     pub fn address_allowed(&self, ip: IpAddr) -> bool {
         let ip = ip.to_canonical();
-        port_questions(self.address_rules(ip).chain(self.all_rules())).any(|ports| {
-            self.winner(None, Some(ip), ports)
+        port_questions(self.rules.address_rules(ip).chain(self.rules.all_rules())).any(|ports| {
+            self.rules
+                .winner(None, Some(ip), ports)
                 .is_none_or(|rule| rule.allow)
                 && self.ssrf_refusal(ip, ports, false).is_none()
         })
@@ -561,7 +458,7 @@ impl NetworkPolicy {
             return false;
         }
         let name = canonical_name(name);
-        ssrf::parse_ip_like(&name).is_none() && self.name_rules(&name).any(|rule| rule.allow)
+        ssrf::parse_ip_like(&name).is_none() && self.rules.name_rules(&name).any(|rule| rule.allow)
     }
 
     /// Whether any name rule covers `port`. When none does, SNI and Host
@@ -589,16 +486,6 @@ impl NetworkPolicy {
         self.decide_without_decryption
     }
 
-    fn winner(&self, name: Option<&str>, ip: Option<IpAddr>, ports: Ports) -> Option<&Rule> {
-        let by_name = name.into_iter().flat_map(|name| self.name_rules(name));
-        let by_address = ip.into_iter().flat_map(|ip| self.address_rules(ip));
-        by_name
-            .chain(by_address)
-            .chain(self.all_rules())
-            .filter(|rule| rule.covers(ports))
-            .max_by_key(|rule| rule.rank)
-    }
-
     /// Whether [`ConnRequest::host_address`] can change a verdict on `ip`:
     /// the guard is on and the tables call `ip` public.
     pub fn asks_host_address(&self, ip: IpAddr) -> bool {
@@ -611,55 +498,11 @@ impl NetworkPolicy {
         }
         let class = ssrf::classify(ip).or(host.then_some(ssrf::IpClass::Host))?;
         let lifted = self
+            .rules
             .address_rules(ip)
             .any(|rule| rule.lifts_ssrf_guard(ip, ports));
         (!lifted).then_some(class)
     }
-
-    /// `name` must already be in [`canonical_name`] form.
-    fn name_rules<'s>(&'s self, name: &str) -> impl Iterator<Item = &'s Rule> {
-        // Every proper suffix at a label boundary: `a.b.example.com` looks up
-        // `b.example.com`, `example.com`, `com` among wildcard bases.
-        let below = name
-            .match_indices('.')
-            .filter_map(|(dot, _)| name.get(dot + 1..))
-            .filter_map(|base| self.wildcard.get(base));
-        self.exact
-            .get(name)
-            .into_iter()
-            .chain(below)
-            .flatten()
-            .filter_map(|&index| self.rules.get(index))
-    }
-
-    /// The address rules that hold `ip`, or the IPv4 address a NAT64
-    /// address carries (a translator on the path delivers it there, so an
-    /// IPv4 rule decides it as it decides the SSRF class).
-    fn address_rules(&self, ip: IpAddr) -> impl Iterator<Item = &Rule> {
-        let carried = match ip {
-            IpAddr::V6(v6) => ssrf::nat64(v6).map(IpAddr::V4),
-            IpAddr::V4(_) => None,
-        };
-        self.addresses
-            .iter()
-            .filter_map(|&index| self.rules.get(index))
-            .filter(move |rule| {
-                matches!(&rule.target, Target::Net(net)
-                    if net.contains(&ip) || carried.is_some_and(|v4| net.contains(&v4)))
-            })
-    }
-
-    fn all_rules(&self) -> impl Iterator<Item = &Rule> {
-        self.all.iter().filter_map(|&index| self.rules.get(index))
-    }
-}
-
-/// Every port some of `rules` list, then every other port at once: between
-/// them they cover all 65535 answers.
-fn port_questions<'r>(rules: impl Iterator<Item = &'r Rule>) -> impl Iterator<Item = Ports> {
-    rules
-        .flat_map(|rule| rule.ports.iter().map(|&port| Ports::At(port)))
-        .chain([Ports::Unlisted])
 }
 
 fn allow(rule: &str) -> NetVerdict {
@@ -692,26 +535,6 @@ fn strip_port(host: &str) -> &str {
     match host.split_once(':') {
         Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
         _ => host,
-    }
-}
-
-fn rank(target: &Target, allow: bool, index: usize) -> Rank {
-    let (tier, detail, by_address) = match target {
-        Target::Exact(_) => (3, 0, false),
-        Target::Net(net) if net.prefix_len() == net.max_prefix_len() => (3, 0, true),
-        Target::Wildcard(base) => {
-            let labels = base.split('.').count();
-            (2, u8::try_from(labels).unwrap_or(u8::MAX), false)
-        }
-        Target::Net(net) => (1, net.prefix_len(), true),
-        Target::All => (0, 0, false),
-    };
-    Rank {
-        tier,
-        detail,
-        allow,
-        by_address,
-        order: Reverse(index),
     }
 }
 

@@ -1,0 +1,214 @@
+//! The network policy's rule table: each compiled rule (target, ports,
+//! precedence), the indexes that find the rules a name or an address
+//! matches, and the choice among them of the one that wins (most specific
+//! first; see the parent module's "The decision", step 4). What a winner
+//! means for a connection or a name is decided by the parent.
+
+use std::{cmp::Reverse, collections::HashMap, net::IpAddr};
+
+use ipnet::IpNet;
+
+use crate::policy::ssrf;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Target {
+    Exact(Box<str>),
+    /// The base: `example.com` for `*.example.com`.
+    Wildcard(Box<str>),
+    Net(IpNet),
+    All,
+}
+
+#[derive(Debug)]
+pub(super) struct Rule {
+    pub(super) allow: bool,
+    pub(super) label: Box<str>,
+    pub(super) target: Target,
+    /// Sorted, deduplicated; empty means every port.
+    pub(super) ports: Box<[u16]>,
+    pub(super) rank: Rank,
+}
+
+/// Precedence among matching rules; the greatest wins. Field order is
+/// comparison order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Rank {
+    /// 3: exact name or single address; 2: wildcard; 1: CIDR; 0: ALL_TRAFFIC.
+    tier: u8,
+    /// Wildcard base labels, or CIDR prefix length.
+    detail: u8,
+    allow: bool,
+    by_address: bool,
+    order: Reverse<usize>,
+}
+
+/// The ports name rules cover, answered without walking the rules.
+#[derive(Debug)]
+pub(super) enum NamePorts {
+    Every,
+    /// Sorted; empty when there are no name rules.
+    Some(Box<[u16]>),
+}
+
+impl NamePorts {
+    pub(super) fn of(rules: &[Rule]) -> NamePorts {
+        let mut ports = Vec::new();
+        for rule in rules.iter().filter(|rule| rule.is_name()) {
+            if rule.ports.is_empty() {
+                return NamePorts::Every;
+            }
+            ports.extend_from_slice(&rule.ports);
+        }
+        ports.sort_unstable();
+        ports.dedup();
+        NamePorts::Some(ports.into())
+    }
+}
+
+/// Which rules a port question selects.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Ports {
+    /// Rules listing this port, or listing none.
+    At(u16),
+    /// Rules listing no port: the answer for every port nobody names.
+    Unlisted,
+}
+
+impl Rule {
+    pub(super) fn covers(&self, ports: Ports) -> bool {
+        match ports {
+            Ports::At(port) => self.ports.is_empty() || self.ports.binary_search(&port).is_ok(),
+            Ports::Unlisted => self.ports.is_empty(),
+        }
+    }
+
+    pub(super) fn is_name(&self) -> bool {
+        matches!(self.target, Target::Exact(_) | Target::Wildcard(_))
+    }
+
+    /// An `allow_out` rule that names addresses, so it may lift the SSRF
+    /// guard. `/0` does not: "everything" is `ssrf_guard: false`, stated.
+    pub(super) fn lifts_ssrf_guard(&self, ip: IpAddr, ports: Ports) -> bool {
+        matches!(&self.target, Target::Net(net) if net.prefix_len() > 0 && net.contains(&ip))
+            && self.allow
+            && self.covers(ports)
+    }
+}
+
+/// The rules of both lists, indexed by what they match.
+#[derive(Debug)]
+pub(super) struct RuleIndex {
+    rules: Vec<Rule>,
+    /// Exact names → indexes into `rules`.
+    exact: HashMap<Box<str>, Vec<usize>>,
+    /// Wildcard bases (`example.com` for `*.example.com`) → indexes.
+    wildcard: HashMap<Box<str>, Vec<usize>>,
+    addresses: Vec<usize>,
+    all: Vec<usize>,
+}
+
+impl RuleIndex {
+    pub(super) fn new(rules: Vec<Rule>) -> RuleIndex {
+        let mut index = RuleIndex {
+            rules: Vec::new(),
+            exact: HashMap::new(),
+            wildcard: HashMap::new(),
+            addresses: Vec::new(),
+            all: Vec::new(),
+        };
+        for (at, rule) in rules.iter().enumerate() {
+            match &rule.target {
+                Target::Exact(name) => index.exact.entry(name.clone()).or_default().push(at),
+                Target::Wildcard(base) => index.wildcard.entry(base.clone()).or_default().push(at),
+                Target::Net(_) => index.addresses.push(at),
+                Target::All => index.all.push(at),
+            }
+        }
+        index.rules = rules;
+        index
+    }
+
+    /// The most specific rule matching the name or the address (or
+    /// `ALL_TRAFFIC`) that covers `ports`.
+    pub(super) fn winner(
+        &self,
+        name: Option<&str>,
+        ip: Option<IpAddr>,
+        ports: Ports,
+    ) -> Option<&Rule> {
+        let by_name = name.into_iter().flat_map(|name| self.name_rules(name));
+        let by_address = ip.into_iter().flat_map(|ip| self.address_rules(ip));
+        by_name
+            .chain(by_address)
+            .chain(self.all_rules())
+            .filter(|rule| rule.covers(ports))
+            .max_by_key(|rule| rule.rank)
+    }
+
+    /// `name` must already be in [`canonical_name`](super::canonical_name) form.
+    pub(super) fn name_rules<'s>(&'s self, name: &str) -> impl Iterator<Item = &'s Rule> {
+        // Every proper suffix at a label boundary: `a.b.example.com` looks up
+        // `b.example.com`, `example.com`, `com` among wildcard bases.
+        let below = name
+            .match_indices('.')
+            .filter_map(|(dot, _)| name.get(dot + 1..))
+            .filter_map(|base| self.wildcard.get(base));
+        self.exact
+            .get(name)
+            .into_iter()
+            .chain(below)
+            .flatten()
+            .filter_map(|&index| self.rules.get(index))
+    }
+
+    /// The address rules that hold `ip`, or the IPv4 address a NAT64
+    /// address carries (a translator on the path delivers it there, so an
+    /// IPv4 rule decides it as it decides the SSRF class).
+    pub(super) fn address_rules(&self, ip: IpAddr) -> impl Iterator<Item = &Rule> {
+        let carried = match ip {
+            IpAddr::V6(v6) => ssrf::nat64(v6).map(IpAddr::V4),
+            IpAddr::V4(_) => None,
+        };
+        self.addresses
+            .iter()
+            .filter_map(|&index| self.rules.get(index))
+            .filter(move |rule| {
+                matches!(&rule.target, Target::Net(net)
+                    if net.contains(&ip) || carried.is_some_and(|v4| net.contains(&v4)))
+            })
+    }
+
+    pub(super) fn all_rules(&self) -> impl Iterator<Item = &Rule> {
+        self.all.iter().filter_map(|&index| self.rules.get(index))
+    }
+}
+
+/// Every port some of `rules` list, then every other port at once: between
+/// them they cover all 65535 answers.
+pub(super) fn port_questions<'r>(
+    rules: impl Iterator<Item = &'r Rule>,
+) -> impl Iterator<Item = Ports> {
+    rules
+        .flat_map(|rule| rule.ports.iter().map(|&port| Ports::At(port)))
+        .chain([Ports::Unlisted])
+}
+
+pub(super) fn rank(target: &Target, allow: bool, index: usize) -> Rank {
+    let (tier, detail, by_address) = match target {
+        Target::Exact(_) => (3, 0, false),
+        Target::Net(net) if net.prefix_len() == net.max_prefix_len() => (3, 0, true),
+        Target::Wildcard(base) => {
+            let labels = base.split('.').count();
+            (2, u8::try_from(labels).unwrap_or(u8::MAX), false)
+        }
+        Target::Net(net) => (1, net.prefix_len(), true),
+        Target::All => (0, 0, false),
+    };
+    Rank {
+        tier,
+        detail,
+        allow,
+        by_address,
+        order: Reverse(index),
+    }
+}
