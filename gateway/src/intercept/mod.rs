@@ -13,10 +13,14 @@ pub mod credential;
 pub mod hygiene;
 pub mod idle;
 pub mod prefixed;
+mod refusals;
 pub mod respond;
 mod splice;
 pub mod upstream;
 mod ws_close;
+
+#[cfg(test)]
+mod in_process;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
@@ -314,21 +318,22 @@ impl Interceptor {
             self.count(StatusCode::BAD_REQUEST);
             return bad_request(violation.as_str(), violation.message());
         }
-        // A plain-HTTP connection was decided on its first request's Host;
-        // a later request on it may not switch to another host.
-        if !conn.key.tls && !same_host(&parts, &conn.key.name) {
-            self.count(StatusCode::MISDIRECTED_REQUEST);
-            let named = parts
-                .headers
-                .get(header::HOST)
-                .and_then(|v| v.to_str().ok());
-            let detail = format!("Host {}", named.unwrap_or_default());
-            self.record(conn, "request", "deny", "host_changed", None, Some(detail));
+        if let Some(refusal) = refusals::host_changed(conn.key.tls, &parts, &conn.key.name) {
+            self.count(refusal.status());
+            let reason = refusal.reason();
+            self.record(
+                conn,
+                "request",
+                "deny",
+                reason,
+                None,
+                Some(refusal.detail()),
+            );
             return respond::json(
-                StatusCode::MISDIRECTED_REQUEST,
+                refusal.status(),
                 serde_json::json!({
                     "error": "misdirected_request",
-                    "reason": "host_changed",
+                    "reason": reason,
                     "detail": "this connection was allowed for another host; open a new connection",
                 }),
             );
@@ -408,11 +413,8 @@ impl Interceptor {
                 needles,
                 token,
             } => {
-                // After a 101 the upstream's bytes are frames of the new
-                // protocol: WebSocket frames are redacted, anything else
-                // could carry the secret back unread.
-                if is_upgrade(&parts) && !is_websocket(&parts) {
-                    return self.refuse_credential(conn, "upgrade_not_redactable", &credential);
+                if let Some(refusal) = refusals::upgrade_with_credential(&parts) {
+                    return self.refuse_credential(conn, refusal.reason(), &credential);
                 }
                 self.metrics
                     .credential_injections
@@ -517,14 +519,8 @@ impl Interceptor {
                 drop(held);
             });
         }
-        if needles.is_some() && response.status() == StatusCode::PARTIAL_CONTENT {
-            // Asked for none: a part of an answer is redacted as a part,
-            // and parts can be joined.
-            return self.upstream_failed(
-                conn,
-                "upstream_range_unredactable",
-                "the upstream answered part of a resource (206) to a request carrying a credential; Sluice redacts echoes of it only in whole answers",
-            );
+        if let Some(refusal) = refusals::range(response.status(), needles.is_some()) {
+            return self.upstream_failed(conn, refusal.reason(), &refusal.detail());
         }
         let (mut parts, body) = response.into_parts();
         // An HTTP/1.1 upstream's own reason phrase would be written back
@@ -540,26 +536,19 @@ impl Interceptor {
         // Compressed anyway, and rewritten: decoded as it streams, so the
         // stages read what the sandbox would, and forwarded decoded.
         let body = if stages.is_some() || needles.is_some() {
-            // A range of a compressed answer does not decode on its own.
-            let partial = parts.status == StatusCode::PARTIAL_CONTENT
-                && content::content_encoding(&parts.headers).is_some();
-            let decoded = if partial {
-                Err("a range (206) of a compressed answer cannot be decoded".to_owned())
-            } else {
-                content::decoded(&mut parts.headers, body).map_err(|e| e.to_string())
+            let redacting = needles.is_some();
+            let refused = refusals::encoding(parts.status, &parts.headers, redacting);
+            let decoded = match refused {
+                Some(refusal) => Err(refusal),
+                None => content::decoded(&mut parts.headers, body).map_err(|why| {
+                    let why = why.to_string();
+                    refusals::Refusal::Encoding { redacting, why }
+                }),
             };
             match decoded {
                 Ok(body) => body,
-                Err(why) => {
-                    let (reason, to) = match needles {
-                        Some(_) => ("upstream_encoding_unredactable", "redact the credential"),
-                        None => ("upstream_encoding_unreadable", "rewrite it"),
-                    };
-                    return self.upstream_failed(
-                        conn,
-                        reason,
-                        &format!("Sluice cannot read the answer to {to}: {why}"),
-                    );
+                Err(refusal) => {
+                    return self.upstream_failed(conn, refusal.reason(), &refusal.detail());
                 }
             }
         } else {
