@@ -1,3 +1,4 @@
+use super::diagnostic::explain;
 use super::*;
 use crate::apps::Catalogue;
 use crate::credentials::CredentialConfig;
