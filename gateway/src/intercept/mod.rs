@@ -10,6 +10,7 @@
 pub mod approval;
 pub mod content;
 pub mod credential;
+mod exchange;
 pub mod hygiene;
 pub mod idle;
 pub mod prefixed;
@@ -26,7 +27,7 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use http_body_util::BodyExt as _;
 use hyper::{
-    Method, Request, Response, StatusCode, Uri, Version,
+    Request, Response, StatusCode, Version,
     body::Incoming,
     header::{self, HeaderName, HeaderValue},
     service::service_fn,
@@ -43,8 +44,7 @@ use crate::{
     credentials::Transport,
     drain::Drain,
     metrics::Metrics,
-    pipeline::{Pipeline, RequestHead, Verdict},
-    redact::RedactedBody,
+    pipeline::Pipeline,
     tls::mint::Minter,
 };
 use idle::{Idle, InFlight, Tracked};
@@ -299,277 +299,22 @@ impl Interceptor {
         }
     }
 
+    /// One request: the request stages (hygiene first, credentials last),
+    /// the forward to the checked upstream, then the answer stages.
     async fn handle(&self, request: Request<Incoming>, conn: &Conn) -> Response<Body> {
-        let (mut parts, mut body) = request.into_parts();
-        if let Err(violation) = hygiene::check(&parts, conn.sni.as_deref()) {
-            // A Host other than the SNI is a request for another origin on
-            // this connection: 421 tells clients to open a new one.
-            if violation == hygiene::Violation::HostNotSni {
-                self.count(StatusCode::MISDIRECTED_REQUEST);
-                return respond::json(
-                    StatusCode::MISDIRECTED_REQUEST,
-                    serde_json::json!({
-                        "error": "misdirected_request",
-                        "reason": violation.as_str(),
-                        "detail": violation.message(),
-                    }),
-                );
-            }
-            self.count(StatusCode::BAD_REQUEST);
-            return bad_request(violation.as_str(), violation.message());
-        }
-        if let Some(refusal) = refusals::host_changed(conn.key.tls, &parts, &conn.key.name) {
-            self.count(refusal.status());
-            let reason = refusal.reason();
-            self.record(
-                conn,
-                "request",
-                "deny",
-                reason,
-                None,
-                Some(refusal.detail()),
-            );
-            return respond::json(
-                refusal.status(),
-                serde_json::json!({
-                    "error": "misdirected_request",
-                    "reason": reason,
-                    "detail": "this connection was allowed for another host; open a new connection",
-                }),
-            );
-        }
-        let mut head = RequestHead {
-            sandbox: &conn.who.sandbox,
-            session: conn.who.session.as_deref(),
-            policy: &conn.who.policy,
-            host: &conn.key.name,
-            method: &parts.method,
-            uri: &parts.uri,
-            headers: &mut parts.headers,
-        };
-        match self.pipeline.run(&mut head) {
-            (_, Verdict::Continue) => {}
-            (
-                stage,
-                Verdict::Deny {
-                    status,
-                    reason,
-                    rule,
-                },
-            ) => {
-                self.count(status);
-                self.record(
-                    conn,
-                    "request",
-                    "deny",
-                    reason,
-                    Some(&rule),
-                    stage.map(|s| format!("stage {s}")),
-                );
-                return respond::json(
-                    status,
-                    serde_json::json!({ "error": "forbidden", "reason": reason, "rule": rule }),
-                );
-            }
-            (_, Verdict::Respond { status, body }) => {
-                self.count(status);
-                let mut response = Response::new(respond::full(body.into()));
-                *response.status_mut() = status;
-                return response;
-            }
-        }
-        if let Some(answer) = self.approve(conn, &parts, &mut body).await {
-            return answer;
-        }
-        let dry_run = conn.who.policy.dry_run || conn.who.dry_run;
-        if dry_run && !matches!(parts.method, Method::GET | Method::HEAD) {
-            return self.dry_run(parts, body, conn).await;
-        }
-        let (body, plan) = match self.content_request(conn, &mut parts, body).await {
-            Ok(forward) => forward,
+        let admitted = match self.request_stages(request, conn).await {
+            Ok(admitted) => admitted,
             Err(answer) => return answer,
         };
-        // Credentials last: no stage above ever saw the real secret.
-        let authority = host_header(&conn.key);
-        let request = credential::Request {
-            sandbox: &conn.who.sandbox,
-            policy: &conn.who.policy,
-            host: &conn.key.name,
-            transport: conn.transport,
-            method: &parts.method,
-            authority: &authority,
-        };
-        let body: Body = body.map_err(Into::into).boxed();
-        let (outcome, body) = self
-            .credentials
-            .apply(request, &mut parts.headers, &mut parts.uri, body)
-            .await;
-        // An access token sent, so a 401 to it can drop it from the cache.
-        let mut sent_token = None;
-        let needles = match outcome {
-            credential::Outcome::Untouched => None,
-            credential::Outcome::Injected {
-                credential,
-                needles,
-                token,
-            } => {
-                if let Some(refusal) = refusals::upgrade_with_credential(&parts) {
-                    return self.refuse_credential(conn, refusal.reason(), &credential);
-                }
-                self.metrics
-                    .credential_injections
-                    .with_label_values(&[&credential])
-                    .inc();
-                sent_token = token.map(|token| (credential, token));
-                Some(needles)
-            }
-            credential::Outcome::Refused { reason, credential } => {
-                return self.refuse_credential(conn, reason, &credential);
-            }
-            credential::Outcome::Failed {
-                status,
-                reason,
-                credential,
-                detail,
-                log,
-            } => return self.credential_failed(conn, status, reason, &credential, detail, log),
-        };
-        if needles.is_some() {
-            // An answer that echoes the secret is redacted by reading it:
-            // the sandbox does not get to ask for one compressed, nor for
-            // compressed WebSocket frames, nor for it in ranges, each
-            // shorter than the secret and so redacted as nothing, that it
-            // would join again.
-            parts.headers.insert(
-                header::ACCEPT_ENCODING,
-                HeaderValue::from_static("identity"),
-            );
-            parts.headers.remove(header::SEC_WEBSOCKET_EXTENSIONS);
-            parts.headers.remove(header::RANGE);
-            parts.headers.remove(header::IF_RANGE);
-        }
-        let upgrade = is_upgrade(&parts);
-        let websocket = upgrade && is_websocket(&parts);
-        // hyper keeps the upgraded connection's future in the extensions.
-        let downstream_upgrade = if upgrade {
-            parts.extensions.remove::<hyper::upgrade::OnUpgrade>()
-        } else {
-            None
-        };
-
-        let mut sender = match self.upstreams.sender(&conn.key, upgrade).await {
-            Ok(sender) => sender,
-            Err(failure) => return self.upstream_failed(conn, failure.reason, &failure.detail),
-        };
-        respond::strip_hop_by_hop(&mut parts.headers, upgrade);
-        let path = parts
-            .uri
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_owned();
-        // The same authority as an HTTP/1 Host (no default port): a
-        // signature made by the credential stage (SigV4) covers it.
-        let scheme = if conn.key.tls { "https" } else { "http" };
-        if sender.is_h2() {
-            parts.version = Version::HTTP_2;
-            parts.uri = Uri::try_from(format!("{scheme}://{authority}{path}")).unwrap_or_default();
-            parts.headers.remove(header::HOST);
-        } else {
-            parts.version = Version::HTTP_11;
-            parts.uri = Uri::try_from(path).unwrap_or_default();
-            if let Ok(host) = HeaderValue::from_str(&host_header(&conn.key)) {
-                parts.headers.insert(header::HOST, host);
-            }
-        }
-        let forwarded = Request::from_parts(parts, body);
-        let response = sender.send(forwarded).await;
-        if !upgrade {
-            self.upstreams.give_back(&conn.key, sender);
-        }
-        let mut response = match response {
-            Ok(response) => response,
-            Err(err) => {
-                return self.upstream_failed(
-                    conn,
-                    "upstream_error",
-                    &format!("the upstream failed mid-request: {err}"),
-                );
-            }
-        };
-        self.count(response.status());
-        if response.status() == StatusCode::UNAUTHORIZED
-            && let Some((credential, token)) = &sent_token
+        let (plan, needles) = (admitted.plan, admitted.needles.clone());
+        let sent = (admitted.parts, admitted.body, admitted.authority);
+        match self
+            .forward(conn, sent, &needles, admitted.sent_token)
+            .await
         {
-            self.credentials.rejected(credential, token);
+            Ok(response) => self.answer(conn, plan, needles, response),
+            Err(answer) => answer,
         }
-        if response.status() == StatusCode::SWITCHING_PROTOCOLS
-            && let Some(downstream) = downstream_upgrade
-        {
-            let upstream = hyper::upgrade::on(&mut response);
-            // The HTTP connection is done once it hands over its bytes, so
-            // the upgraded stream watches for its own revocation.
-            let revoked = {
-                let (standing, who) = (self.standing.clone(), conn.who.clone());
-                let metrics = self.metrics.clone();
-                async move { revoked(&*standing, &who, &metrics).await }
-            };
-            let (needles, held) = (needles.clone(), conn.held.clone());
-            tokio::spawn(async move {
-                splice::upgraded(downstream, upstream, websocket, needles, revoked).await;
-                drop(held);
-            });
-        }
-        if let Some(refusal) = refusals::range(response.status(), needles.is_some()) {
-            return self.upstream_failed(conn, refusal.reason(), &refusal.detail());
-        }
-        let (mut parts, body) = response.into_parts();
-        // An HTTP/1.1 upstream's own reason phrase would be written back
-        // as it came (hyper keeps it in the extensions), unread by any
-        // stage: one that carried an echoed secret would pass redaction.
-        // The sandbox gets the standard phrase of the status.
-        parts.extensions.remove::<hyper::ext::ReasonPhrase>();
-        respond::strip_hop_by_hop(
-            &mut parts.headers,
-            parts.status == StatusCode::SWITCHING_PROTOCOLS,
-        );
-        let stages = self.answer_stages(conn, plan, &mut parts.headers);
-        // Compressed anyway, and rewritten: decoded as it streams, so the
-        // stages read what the sandbox would, and forwarded decoded.
-        let body = if stages.is_some() || needles.is_some() {
-            let redacting = needles.is_some();
-            let refused = refusals::encoding(parts.status, &parts.headers, redacting);
-            let decoded = match refused {
-                Some(refusal) => Err(refusal),
-                None => content::decoded(&mut parts.headers, body).map_err(|why| {
-                    let why = why.to_string();
-                    refusals::Refusal::Encoding { redacting, why }
-                }),
-            };
-            match decoded {
-                Ok(body) => body,
-                Err(refusal) => {
-                    return self.upstream_failed(conn, refusal.reason(), &refusal.detail());
-                }
-            }
-        } else {
-            body.map_err(Into::into).boxed()
-        };
-        let body = match stages {
-            Some(stages) => stages.wrap(&mut parts.headers, body),
-            None => body,
-        };
-        let Some(needles) = needles else {
-            return Response::from_parts(parts, body);
-        };
-        // The upstream may echo the secret (or an encoding of it): every
-        // form is redacted, in headers and streaming through the body.
-        needles.redact_headers(&mut parts.headers);
-        parts.headers.remove(header::CONTENT_LENGTH);
-        parts.headers.insert(
-            HeaderName::from_static("x-sluice-redacted"),
-            HeaderValue::from_static("credential"),
-        );
-        Response::from_parts(parts, RedactedBody::new(body, needles).boxed())
     }
 
     /// A dry run's answer to a method that would change something: 202 with
