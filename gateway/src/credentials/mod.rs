@@ -35,6 +35,7 @@ pub mod kept;
 pub mod oauth;
 pub mod placeholder;
 pub mod scheme;
+mod scheme_config;
 pub mod secret;
 pub mod sigv4;
 pub mod store;
