@@ -7,6 +7,7 @@
 //! | module          | owns                                                            |
 //! |-----------------|-----------------------------------------------------------------|
 //! | [`config`]      | the `credentials:` section of the daemon config and its checks  |
+//! | `scheme_config` | each scheme's options and where a secret comes from (`Source`), re-exported by [`config`] |
 //! | [`secret`]      | [`Secret`]: zeroized bytes that never print                     |
 //! | [`store`]       | [`CredentialStore`]: loading secrets, rotation without restart  |
 //! | [`placeholder`] | [`Placeholders`]: stable per-sandbox stand-ins, the daemon key  |
