@@ -360,7 +360,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
 }
 
 /// The CA (created on first start), the minter and the upstream trust.
-fn interceptor(
+pub(crate) fn interceptor(
     config: &Config,
     catalogue: Arc<crate::apps::Catalogue>,
     metrics: &Arc<Metrics>,
