@@ -297,6 +297,9 @@ impl Harness {
     async fn raw(&self, bytes: &[u8]) -> String {
         let mut stream = self.connect().await;
         stream.write_all(bytes).await.expect("write");
+        // Half-closed: hyper closes once it has answered, rather than
+        // waiting for another request on a kept-alive connection.
+        stream.shutdown().await.expect("half-close");
         let mut got = Vec::new();
         let _ = stream.read_to_end(&mut got).await;
         String::from_utf8_lossy(&got).into_owned()
