@@ -313,6 +313,12 @@ impl Interceptor {
             &mut parts.headers,
             parts.status == StatusCode::SWITCHING_PROTOCOLS,
         );
+        // Credential redaction first: no answer stage (a transformation
+        // of a header or the body, rehydration) sees the echoed secret, so
+        // none can rewrite part of it out of redaction's reach.
+        if let Some(needles) = &needles {
+            needles.redact_headers(&mut parts.headers);
+        }
         let stages = self.answer_stages(conn, plan, &mut parts.headers);
         // Compressed anyway, and rewritten: decoded as it streams, so the
         // stages read what the sandbox would, and forwarded decoded.
@@ -335,21 +341,28 @@ impl Interceptor {
         } else {
             body.map_err(Into::into).boxed()
         };
-        let body = match stages {
-            Some(stages) => stages.wrap(&mut parts.headers, body),
-            None => body,
-        };
         let Some(needles) = needles else {
+            let body = match stages {
+                Some(stages) => stages.wrap(&mut parts.headers, body),
+                None => body,
+            };
             return Response::from_parts(parts, body);
         };
         // The upstream may echo the secret (or an encoding of it): every
-        // form is redacted, in headers and streaming through the body.
-        needles.redact_headers(&mut parts.headers);
+        // form is redacted, in headers and streaming through the body,
+        // before the answer stages and, where there are some, after them
+        // too: a rewrite could join pieces of it into the whole.
+        let mut body = RedactedBody::new(body, needles.clone()).boxed();
+        if let Some(stages) = stages {
+            body = stages.wrap(&mut parts.headers, body);
+            needles.redact_headers(&mut parts.headers);
+            body = RedactedBody::new(body, needles).boxed();
+        }
         parts.headers.remove(header::CONTENT_LENGTH);
         parts.headers.insert(
             HeaderName::from_static("x-sluice-redacted"),
             HeaderValue::from_static("credential"),
         );
-        Response::from_parts(parts, RedactedBody::new(body, needles).boxed())
+        Response::from_parts(parts, body)
     }
 }

@@ -113,9 +113,6 @@ async fn apps_decide_before_the_content_stages() {
 /// run: a transformation that would turn the secret into something else
 /// (which redaction would then miss) finds only the redaction marker.
 #[tokio::test]
-#[ignore = "fails today: the answer's transformations and rehydration run before credential \
-            redaction (RedactedBody wraps the answer stages), so a response transformation \
-            can hand the sandbox a rewritten secret; reported on issue 42"]
 async fn redaction_runs_before_response_transformations() {
     let policy = format!(
         "{BOUND}transformations:\n  - {{pattern: 'ghp_', replacement: 'GHP-', direction: response}}\n"
@@ -131,6 +128,51 @@ async fn redaction_runs_before_response_transformations() {
     assert!(!answer.body.contains(&rewritten), "{}", answer.body);
     assert!(!answer.body.contains(SECRET), "{}", answer.body);
     assert_eq!(answer.body, r#"{"key":"[redacted:credential]"}"#);
+}
+
+/// The same for a header a response transformation rewrites: the echoed
+/// secret is redacted before the transformation reads the header.
+#[tokio::test]
+async fn a_header_transformation_never_sees_the_secret() {
+    let policy = format!(
+        "{BOUND}transformations:\n  - {{pattern: 'ghp_', replacement: 'GHP-', direction: response, headers: [x-echo]}}\n"
+    );
+    let echo_header: Answer = Arc::new(|_: &Seen| {
+        let mut response = Response::new(Full::from("ok"));
+        let value = hyper::header::HeaderValue::from_static(SECRET);
+        response.headers_mut().insert("x-echo", value);
+        response
+    });
+    let h = Harness::start(&policy, echo_header).await;
+    let placeholder = h.placeholder();
+    let answer = h
+        .send(post_json("/v1/x", &format!(r#"{{"key":"{placeholder}"}}"#)))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let echoed = answer.headers.get("x-echo").and_then(|v| v.to_str().ok());
+    assert_eq!(echoed, Some("[redacted:credential]"));
+}
+
+/// And after them: a rewrite that joins pieces of the secret (here, one
+/// that drops dashes from an answer that spells it with dashes between
+/// its parts) does not hand it over whole.
+#[tokio::test]
+async fn a_transformation_cannot_join_the_secret_from_pieces() {
+    let policy = format!(
+        "{BOUND}transformations:\n  - {{pattern: '-', replacement: '', direction: response}}\n"
+    );
+    let pieces: Answer = Arc::new(|_: &Seen| {
+        let (head, tail) = SECRET.split_at(SECRET.len() / 2);
+        Response::new(Full::from(format!("{head}-{tail}")))
+    });
+    let h = Harness::start(&policy, pieces).await;
+    let placeholder = h.placeholder();
+    let answer = h
+        .send(post_json("/v1/x", &format!(r#"{{"key":"{placeholder}"}}"#)))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert!(!answer.body.contains(SECRET), "{}", answer.body);
+    assert_eq!(answer.body, "[redacted:credential]");
 }
 
 /// Both answer stages in one answer: the echoed secret redacted, the
