@@ -25,6 +25,17 @@ pub struct Who {
     pub identity: Option<u64>,
 }
 
+impl Who {
+    /// What reads the first bytes of this sandbox's connections to
+    /// `port`: its policy ([`CompiledPolicy::first_bytes_reader`]), or a
+    /// dry run its token asks for (each request is previewed). `None`:
+    /// nothing does, and the bytes may be relayed unread.
+    pub fn first_bytes_reader(&self, port: u16) -> Option<&'static str> {
+        let reader = self.policy.first_bytes_reader(port);
+        reader.or(self.dry_run.then_some("dry_run"))
+    }
+}
+
 /// Maps a registered cgroup id to its owner.
 pub trait Identities: Send + Sync + 'static {
     fn who(&self, identity: u64) -> Option<Who>;

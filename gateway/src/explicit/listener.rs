@@ -380,8 +380,7 @@ impl ExplicitProxy {
             // What the policy reads is never spliced unread; where nothing
             // reads it (an address rule, nothing decrypted, no stage), the
             // address decides below as for a steered connection.
-            let reader = who.policy.first_bytes_reader(dst.port());
-            if let Some(reader) = reader.or(who.dry_run.then_some("dry_run")) {
+            if let Some(reader) = who.first_bytes_reader(dst.port()) {
                 let refusal = Refusal {
                     status: 400,
                     reason: why.as_str(),

@@ -180,10 +180,7 @@ impl Proxy {
         });
         // What in the policy reads the first bytes, if anything does (a
         // session's dry run reads each request too).
-        let reader = who
-            .policy
-            .first_bytes_reader(dst.port())
-            .or(who.dry_run.then_some("dry_run"));
+        let reader = who.first_bytes_reader(dst.port());
         if reader.is_none()
             && let NetVerdict::Allow { rule } = &by_address
         {
