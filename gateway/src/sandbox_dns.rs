@@ -5,7 +5,7 @@
 //! Each sandbox has its own DNS listener, so the gate knows who asked without
 //! any lookup; the policy is read from the live store on every question, so a
 //! reload applies to the next query. Every name resolved on a sandbox's
-//! behalf passes one decision ([`SandboxDns::decide`]): its own queries
+//! behalf passes one decision (`SandboxDns::decide`): its own queries
 //! ([`Gate::admit`]) and the proxy's lookups for an SNI or Host
 //! ([`Gate::admit_lookup`], which spend no query-rate token) alike, so the
 //! name rules and the unique-name caps count them all.
