@@ -45,8 +45,8 @@ use zeroize::Zeroizing;
 
 use super::config::CredentialConfig;
 use super::hosts::{HostPatternError, HostSet};
+use super::percent::pct_decode;
 use super::placeholder::Placeholders;
-use super::scheme::pct_decode;
 use crate::policy::raw::CredentialBinding;
 
 pub const EXFILTRATION: &str = "exfiltration";

@@ -79,11 +79,12 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use super::hosts::{HostPatternError, HostSet};
-use super::scheme::{Scheme, SchemeError};
+use super::scheme::Scheme;
 pub use super::scheme_config::{
     ACCESS_KEY_ID, BodyValue, CLIENT_SECRET, ClientAuth, HmacAlgorithm, HmacEncoding, OAuth2Config,
     OAuthGrant, SESSION_TOKEN, SchemeConfig, SigV4Config, SigV4Payload, Source,
 };
+use super::scheme_error::SchemeError;
 
 /// One credential the daemon holds.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -24,8 +24,9 @@ use hyper::http::header::HeaderName;
 use hyper::http::{HeaderValue, Method, Uri};
 use sha2::{Sha256, Sha512};
 
-use super::{FORBIDDEN_HEADERS, SchemeError};
-use crate::credentials::config::{HmacAlgorithm, HmacEncoding};
+use crate::credentials::forbidden_headers::FORBIDDEN_HEADERS;
+use crate::credentials::scheme_config::{HmacAlgorithm, HmacEncoding};
+use crate::credentials::scheme_error::SchemeError;
 use crate::credentials::secret::Secret;
 
 /// One piece of a parsed canonical template.

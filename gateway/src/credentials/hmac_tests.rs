@@ -1,6 +1,6 @@
 use super::*;
-use crate::credentials::config::SchemeConfig;
 use crate::credentials::scheme::{Redactions, RequestContext, Scheme};
+use crate::credentials::scheme_config::SchemeConfig;
 use hyper::http::HeaderMap;
 
 const SECRET: &str = "hmac-K3Y/secret+1";

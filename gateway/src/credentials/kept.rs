@@ -6,6 +6,10 @@
 //! Each is kept with the SHA-256 of the source secret it descends from.
 //! When the source changes (an operator put a new token there) the source
 //! wins, as it does in memory ([`super::oauth::TokenCache`]).
+//!
+//! [`Keep`] is what a token cache hands rotations to (so the cache and its
+//! tests need no file); [`KeptTokens::for_credential`] is the one backed by
+//! the file. [`digest`] is what a kept token is filed under.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -20,7 +24,6 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use zeroize::Zeroizing;
 
-use super::oauth::Keep;
 use super::secret::Secret;
 
 /// The file, in the daemon's `state_dir`.
@@ -29,6 +32,17 @@ pub const FILE: &str = "oauth_refresh.json";
 /// The digest a kept token is filed under: its source secret's SHA-256.
 pub fn digest(source: &Secret) -> [u8; 32] {
     Sha256::digest(source.expose()).into()
+}
+
+/// Where a refresh grant's rotated token outlives the process (the
+/// daemon's `state_dir`, [`KeptTokens`]); [`super::oauth::TokenCache`]
+/// hands each rotation to one.
+pub trait Keep: Send + Sync {
+    /// The token an earlier run rotated to, and the digest
+    /// ([`digest`]) of the source secret it descends from.
+    fn kept(&self) -> Option<(Arc<Secret>, [u8; 32])>;
+    /// Called after each rotation, with the fetch's lock held.
+    fn keep(&self, rotated: &Secret, source: [u8; 32]);
 }
 
 #[derive(Serialize, Deserialize)]

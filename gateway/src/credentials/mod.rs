@@ -14,11 +14,22 @@
 //! | [`hosts`]       | [`HostSet`]: exact and `*.suffix` host patterns                 |
 //! | [`binding`]     | finding placeholders in a request and deciding inject / refuse |
 //! | [`scheme`]      | rewriting a request head with the secret, and redaction needles |
+//! | `scheme_error`  | `SchemeError`, shared by the schemes and [`config`]; re-exported by [`scheme`] |
+//! | `percent`       | percent-encoding and decoding of query and form values          |
+//! | `forbidden_headers` | the framing and routing headers no scheme may write         |
 //! | [`sigv4`]       | the `aws_sigv4` scheme (signing through the `aws-sigv4` crate)   |
 //! | [`oauth`]       | the `oauth2` scheme: token requests, answers, the token cache   |
 //! | [`token_endpoint`] | asking token endpoints for tokens (through [`crate::outbound`]) |
-//! | [`kept`]        | rotated refresh tokens, kept in `state_dir` across restarts     |
+//! | [`kept`]        | rotated refresh tokens, kept in `state_dir` across restarts; the `Keep` trait |
 //! | [`body`]        | placeholders in request bodies: bounded buffering, replacement |
+//!
+//! Imports point one way. `secret`, `hosts`, `body`, `scheme_config`,
+//! `scheme_error`, `percent` and `forbidden_headers` import nothing from
+//! here; [`kept`] imports only [`secret`]; [`sigv4`], [`oauth`] and `hmac`
+//! take those leaves directly; [`scheme`] builds a [`Scheme`] from a
+//! [`SchemeConfig`] on top of them; [`config`] checks credentials with
+//! [`scheme`]; [`placeholder`], [`binding`] and [`store`] sit above
+//! [`config`], and [`token_endpoint`] above [`oauth`].
 //!
 //! Nothing here does I/O on the request path except [`CredentialStore::reload_changed`]
 //! (one `stat` per file-backed credential) and [`token_endpoint`] (an `oauth2`
@@ -31,12 +42,15 @@
 pub mod binding;
 pub mod body;
 pub mod config;
+mod forbidden_headers;
 pub mod hosts;
 pub mod kept;
 pub mod oauth;
+mod percent;
 pub mod placeholder;
 pub mod scheme;
 mod scheme_config;
+mod scheme_error;
 pub mod secret;
 pub mod sigv4;
 pub mod store;

@@ -30,9 +30,11 @@ use thiserror::Error;
 use tokio::time::Instant;
 use zeroize::Zeroizing;
 
-use super::config::{ClientAuth, OAuth2Config, OAuthGrant};
+pub use super::kept::Keep;
 use super::kept::digest;
-use super::scheme::{SchemeError, pct_encode};
+use super::percent::pct_encode;
+use super::scheme_config::{ClientAuth, OAuth2Config, OAuthGrant};
+use super::scheme_error::SchemeError;
 use super::secret::Secret;
 use crate::shown_url::shown_url;
 
@@ -309,16 +311,6 @@ struct Flight {
     /// the digest of the source secret it descends from: a source file
     /// rotated since makes it stale.
     refresh: Option<(Arc<Secret>, [u8; 32])>,
-}
-
-/// Where a refresh grant's rotated token outlives the process (the
-/// daemon's `state_dir`, [`super::kept`]).
-pub trait Keep: Send + Sync {
-    /// The token an earlier run rotated to, and the digest
-    /// ([`super::kept::digest`]) of the source secret it descends from.
-    fn kept(&self) -> Option<(Arc<Secret>, [u8; 32])>;
-    /// Called after each rotation, with the fetch's lock held.
-    fn keep(&self, rotated: &Secret, source: [u8; 32]);
 }
 
 /// One credential's access token: cached until it expires, fetched by one

@@ -1,8 +1,8 @@
 use std::sync::atomic::AtomicUsize;
 
 use super::*;
-use crate::credentials::config::Source;
 use crate::credentials::kept;
+use crate::credentials::scheme_config::Source;
 
 fn config(grant: OAuthGrant) -> OAuth2Config {
     OAuth2Config {

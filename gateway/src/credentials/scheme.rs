@@ -32,121 +32,21 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use hyper::http::header::{AUTHORIZATION, HeaderName, PROXY_AUTHORIZATION};
 use hyper::http::uri::PathAndQuery;
 use hyper::http::{HeaderMap, HeaderValue, Method, Uri};
-use thiserror::Error;
 use zeroize::Zeroizing;
 
-use super::config::SchemeConfig;
+use super::forbidden_headers::FORBIDDEN_HEADERS;
+use super::percent::{pct_decode, pct_encode};
+use super::scheme_config::SchemeConfig;
 use super::secret::Secret;
 
 #[path = "hmac.rs"]
 pub mod hmac_scheme;
 pub use super::oauth::OAuth2Scheme;
+pub use super::scheme_error::SchemeError;
 pub use super::sigv4::{Keys as SigV4Keys, SigV4Scheme};
 pub use hmac_scheme::HmacScheme;
 
 const SECRET_MARK: &str = "{secret}";
-
-/// Headers whose rewrite would change message framing or routing rather than
-/// authentication.
-const FORBIDDEN_HEADERS: &[&str] = &[
-    "host",
-    "content-length",
-    "transfer-encoding",
-    "connection",
-    "upgrade",
-    "te",
-    "trailer",
-];
-
-#[derive(Debug, Error, PartialEq, Eq)]
-pub enum SchemeError {
-    #[error("header scheme: {0:?} is not a valid header name")]
-    BadHeaderName(String),
-    #[error("header scheme: {0:?} controls framing or routing and cannot carry a credential")]
-    ForbiddenHeader(String),
-    #[error("header scheme: the template must contain `{{secret}}`")]
-    TemplateWithoutSecret,
-    #[error("header scheme: the template contains characters not allowed in a header value")]
-    BadTemplate,
-    #[error("query scheme: `param` is empty")]
-    EmptyParam,
-    #[error("basic scheme: the username may not contain `:`")]
-    UsernameWithColon,
-    #[error("basic scheme: the username contains control characters")]
-    BadUsername,
-    // Deliberately says nothing about the value: it is the secret.
-    #[error(
-        "the secret contains bytes not allowed in a header value (control characters or a newline?); fix the secret source"
-    )]
-    SecretNotHeaderSafe,
-    #[error("the rewritten request URI is invalid")]
-    BadUri,
-    #[error("hmac scheme: {0:?} is not a valid header name")]
-    HmacBadHeaderName(String),
-    #[error("hmac scheme: {0:?} controls framing or routing and cannot carry a signature")]
-    HmacForbiddenHeader(String),
-    #[error("hmac scheme: `header` and `timestamp_header` must differ")]
-    HmacSameHeader,
-    #[error("hmac scheme: `prefix` contains characters not allowed in a header value")]
-    HmacBadPrefix,
-    #[error("hmac scheme: `canonical` is empty")]
-    HmacEmptyCanonical,
-    #[error(
-        "hmac scheme: `canonical` uses unknown placeholder {{{0}}}; known: {{method}} {{host}} {{path}} {{query}} {{timestamp}}"
-    )]
-    HmacUnknownPlaceholder(String),
-    #[error("hmac scheme: `canonical` has a `{{` without a closing `}}`")]
-    HmacUnclosedPlaceholder,
-    // Says nothing about the key: it is the secret.
-    #[error("hmac scheme: the key was refused")]
-    HmacKey,
-    #[error("hmac scheme: signing needs the request method, host and time")]
-    HmacNeedsRequest,
-    #[error("oauth2 scheme: `token_url` {0:?} is not a URL with a host")]
-    OAuthBadUrl(String),
-    #[error(
-        "oauth2 scheme: `token_url` {0:?} must be https: client secrets never cross plain HTTP"
-    )]
-    OAuthNotHttps(String),
-    #[error("oauth2 scheme: grant `client_credentials` needs `client_id`")]
-    OAuthNeedsClientId,
-    #[error(
-        "oauth2 scheme: with grant `client_credentials` the client secret is the credential's `source`; drop `client_secret`"
-    )]
-    OAuthClientSecretIsSource,
-    #[error("oauth2 scheme: `client_secret` needs `client_id`")]
-    OAuthSecretWithoutId,
-    #[error("oauth2 scheme: `client_id` is empty or contains `:` or control characters")]
-    OAuthBadClientId,
-    #[error("oauth2 scheme: the request needs an access token from the token endpoint")]
-    OAuthNeedsToken,
-    #[error("aws_sigv4 scheme: `{0}` may only use letters, digits, `-`, `_` and `.`")]
-    SigV4BadField(&'static str),
-    #[error("aws_sigv4 scheme: signing needs the access key id and the request")]
-    SigV4NeedsKeys,
-    #[error("aws_sigv4 scheme: `payload: signed` needs the whole body")]
-    SigV4NeedsBody,
-    // Says nothing about the keys: they are secrets.
-    #[error("aws_sigv4 scheme: the signer refused the request or the keys")]
-    SigV4Failed,
-}
-
-impl SchemeError {
-    /// Metric label.
-    pub fn class(&self) -> &'static str {
-        match self {
-            SchemeError::SecretNotHeaderSafe
-            | SchemeError::BadUri
-            | SchemeError::HmacKey
-            | SchemeError::HmacNeedsRequest
-            | SchemeError::OAuthNeedsToken
-            | SchemeError::SigV4NeedsKeys
-            | SchemeError::SigV4NeedsBody
-            | SchemeError::SigV4Failed => "internal",
-            _ => "policy",
-        }
-    }
-}
 
 /// A [`SchemeConfig`] with everything parsed once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -483,37 +383,6 @@ fn push_pair(out: &mut Vec<u8>, param: &str, encoded_value: &[u8]) {
     out.extend_from_slice(pct_encode(param.as_bytes()).as_slice());
     out.push(b'=');
     out.extend_from_slice(encoded_value);
-}
-
-/// Percent-encodes everything but RFC 3986 unreserved characters.
-pub(crate) fn pct_encode(bytes: &[u8]) -> Vec<u8> {
-    crate::redact::percent_encode(bytes)
-}
-
-/// Decodes `%XX` and `+` (form encoding); malformed escapes stay literal.
-pub(crate) fn pct_decode(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match (b[i], b.get(i + 1).copied(), b.get(i + 2).copied()) {
-            (b'%', Some(h), Some(l)) if hex(h).is_some() && hex(l).is_some() => {
-                let v = hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0);
-                out.push(u8::try_from(v).unwrap_or(b'?'));
-                i += 3;
-            }
-            (b'+', _, _) => {
-                out.push(b' ');
-                i += 1;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    out
 }
 
 /// The byte strings response redaction must replace: the secret and the

@@ -4,7 +4,9 @@
 //! [`SchemeConfig`], the `scheme:` tagged by `type`, parsed flat so an
 //! unknown or misplaced field is refused with the fields the type takes.
 //! What a credential is and the checks across it live in [`super::config`],
-//! which re-exports these; compiling a scheme is [`super::scheme`]'s.
+//! which re-exports these; compiling a scheme is [`super::scheme`]'s. This
+//! file imports nothing else from `credentials`: the schemes take these
+//! shapes from here, not through [`super::config`].
 
 use std::path::PathBuf;
 

@@ -30,9 +30,9 @@ use aws_smithy_runtime_api::client::identity::Identity;
 use hyper::http::header::{HeaderName, HeaderValue};
 use hyper::http::{HeaderMap, Method, Uri};
 
-use super::scheme::SchemeError;
-use crate::credentials::config::{SigV4Config, SigV4Payload};
-use crate::credentials::secret::Secret;
+use super::scheme_config::{SigV4Config, SigV4Payload};
+use super::scheme_error::SchemeError;
+use super::secret::Secret;
 
 /// Headers the signer writes; whatever the sandbox sent under these names
 /// goes first.

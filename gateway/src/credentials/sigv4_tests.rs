@@ -2,7 +2,7 @@ use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::credentials::config::Source;
+use crate::credentials::scheme_config::Source;
 
 const AKID: &str = "AKIDEXAMPLE";
 const SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
