@@ -4,7 +4,7 @@
 
 use base64::Engine;
 
-use super::gate::gather;
+use super::mask::gather;
 use crate::classes::block_at;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::{DecodePaddingMode, general_purpose};

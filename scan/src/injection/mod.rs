@@ -16,6 +16,7 @@ mod exfil;
 pub mod extract;
 mod gate;
 mod lang;
+mod mask;
 mod rules;
 pub(crate) mod scanner;
 pub mod score;

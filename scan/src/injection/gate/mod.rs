@@ -44,6 +44,7 @@
 use std::cmp::Reverse;
 
 use super::encoded::Printable;
+use super::mask::gather;
 use crate::chars::{key_of, word_at};
 
 /// Bits of the hash of the long keys' first four bytes: the sieve's table
@@ -275,18 +276,6 @@ fn key(literal: &[u8]) -> Option<(usize, &[u8])> {
         .filter(|&j| key_start(literal, j))
         .map(|j| (j, &literal[j..(j + 8).min(literal.len())]))
         .min_by_key(|(_, key)| rarity(key))
-}
-
-/// Bit `k` set when `flags[k]` is 1: each eight flags gathered into a byte by
-/// one multiplication (flag `j` of a word lands on bit `56 + j`).
-pub(crate) fn gather(flags: &[u8; 64]) -> u64 {
-    let (eights, _) = flags.as_chunks::<8>();
-    let mut mask = 0;
-    for (k, eight) in eights.iter().enumerate() {
-        let gathered = u64::from_le_bytes(*eight).wrapping_mul(0x0102_0408_1020_4080) >> 56;
-        mask |= gathered << (8 * k);
-    }
-    mask
 }
 
 /// Calls `write(m, k)` for each set bit `k` of a block's `mask`, lowest
