@@ -30,7 +30,6 @@ pub mod intercept;
 pub mod metrics;
 pub mod netns;
 pub mod outbound;
-pub mod pipeline;
 pub mod policy;
 pub mod proxy;
 pub mod redact;

@@ -41,7 +41,6 @@ use crate::{
     },
     metrics::{self, Metrics},
     netns,
-    pipeline::Pipeline,
     policy::store::{self, PolicyStore},
     proxy::{Identities, Limits, Proxy, Standing, Who},
     registry::Registry,
@@ -433,7 +432,6 @@ pub(crate) fn interceptor(
         standing,
         minter: Arc::new(minter),
         credentials,
-        pipeline: Pipeline::default(),
         approvals,
         content: Default::default(),
         upstreams: Upstreams::new(

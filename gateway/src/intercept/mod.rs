@@ -3,20 +3,22 @@
 //! checked (`hygiene`) and forwarded to exactly the checked address over TLS
 //! verified against that name (`upstream`), responses streamed back.
 //!
-//! The request pipeline stages (PII, credentials, …) plug in between the
-//! hygiene check and the forward; this module wires the empty pipeline.
-//! Sluice's own answers (400, 421, 502) are JSON (`respond`).
+//! A request meets hygiene, then the request stages in their one order
+//! (`stages`), the forward and the answer stages (`exchange`); a refusal
+//! from any of them is one [`Refusal`], counted, audited and answered as
+//! JSON by [`Interceptor::refuse`].
 
-pub mod approval;
+mod answer_checks;
 pub mod content;
 pub mod credential;
 mod exchange;
 pub mod hygiene;
 pub mod idle;
 pub mod prefixed;
-mod refusals;
+mod refusal;
 pub mod respond;
 mod splice;
+mod stages;
 pub mod upstream;
 mod ws_close;
 
@@ -26,12 +28,7 @@ mod in_process;
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use http_body_util::BodyExt as _;
-use hyper::{
-    Request, Response, StatusCode, Version,
-    body::Incoming,
-    header::{self, HeaderName, HeaderValue},
-    service::service_fn,
-};
+use hyper::{Request, Response, StatusCode, Version, body::Incoming, header, service::service_fn};
 use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::conn::auto,
@@ -44,12 +41,12 @@ use crate::{
     credentials::Transport,
     drain::Drain,
     metrics::Metrics,
-    pipeline::Pipeline,
     tls::mint::Minter,
 };
 use idle::{Idle, InFlight, Tracked};
 use prefixed::Prefixed;
-use respond::{Body, bad_gateway, bad_request};
+use refusal::{Counter, Refusal};
+use respond::{Body, bad_request};
 use upstream::{Key, Upstreams};
 
 /// How long requests in flight on a revoked connection may take to finish.
@@ -72,10 +69,7 @@ pub struct Interceptor {
     pub minter: Arc<Minter>,
     /// Placeholders swapped for secrets, last, and secrets redacted back.
     pub credentials: Arc<credential::Credentials>,
-    /// The request stages, in order (empty until the stages land).
-    pub pipeline: Pipeline,
-    /// App catalogue and parked requests (`approval`): after the head
-    /// stages, before the dry run and the credentials.
+    /// App catalogue and parked requests (the apps stage).
     pub approvals: Arc<crate::approvals::Approvals>,
     /// The body stages: PII, prompt injection, transformations, rehydration.
     pub content: content::Content,
@@ -299,150 +293,64 @@ impl Interceptor {
         }
     }
 
-    /// One request: the request stages (hygiene first, credentials last),
+    /// One request: hygiene and the request stages (credentials last),
     /// the forward to the checked upstream, then the answer stages.
     async fn handle(&self, request: Request<Incoming>, conn: &Conn) -> Response<Body> {
-        let admitted = match self.request_stages(request, conn).await {
-            Ok(admitted) => admitted,
+        let exchange = match self.request_stages(request, conn).await {
+            Ok(exchange) => exchange,
             Err(answer) => return answer,
         };
-        let (plan, needles) = (admitted.plan, admitted.needles.clone());
-        let sent = (admitted.parts, admitted.body, admitted.authority);
-        match self
-            .forward(conn, sent, &needles, admitted.sent_token)
+        let (plan, needles) = (exchange.plan, exchange.needles);
+        let request = Request::from_parts(exchange.parts, exchange.body);
+        let answered = match self
+            .forward(conn, request, &needles, exchange.sent_token)
             .await
         {
             Ok(response) => self.answer(conn, plan, needles, response),
-            Err(answer) => answer,
-        }
-    }
-
-    /// A dry run's answer to a method that would change something: 202 with
-    /// a preview of what would have been sent; the upstream is untouched.
-    async fn dry_run(
-        &self,
-        parts: hyper::http::request::Parts,
-        body: Incoming,
-        conn: &Conn,
-    ) -> Response<Body> {
-        const PREVIEW: usize = 64 * 1024;
-        let bytes = match http_body_util::Limited::new(body, PREVIEW).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(_) => hyper::body::Bytes::from_static(b"(body larger than the 64 KiB preview)"),
+            Err(refusal) => Err(refusal),
         };
-        let header_names: Vec<&str> = parts.headers.keys().map(|name| name.as_str()).collect();
-        self.count(StatusCode::ACCEPTED);
-        self.record(
-            conn,
-            "dry_run",
-            "intercepted",
-            "dry_run",
-            None,
-            Some(format!("{} {}", parts.method, parts.uri.path())),
-        );
-        let mut response = respond::json(
-            StatusCode::ACCEPTED,
-            serde_json::json!({
-                "dry_run": true,
-                "method": parts.method.as_str(),
-                "host": conn.key.name,
-                "path": parts.uri.path(),
-                "query": parts.uri.query(),
-                "headers": header_names,
-                "body": String::from_utf8_lossy(&bytes),
-            }),
-        );
-        response.headers_mut().insert(
-            HeaderName::from_static("x-sluice-dry-run"),
-            HeaderValue::from_static("intercepted"),
-        );
-        response
+        answered.unwrap_or_else(|refusal| self.refuse(conn, refusal))
     }
 
-    /// A placeholder where it may not go: 403, audited, upstream untouched.
-    fn refuse_credential(
-        &self,
-        conn: &Conn,
-        reason: &'static str,
-        credential: &str,
-    ) -> Response<Body> {
-        self.count(StatusCode::FORBIDDEN);
-        self.metrics
-            .credential_refusals
-            .with_label_values(&[reason])
-            .inc();
-        let rule = format!("{}:credentials", conn.who.policy.name);
-        self.record(
-            conn,
-            "credential",
-            "deny",
-            reason,
-            Some(&rule),
-            (!credential.is_empty()).then(|| format!("credential {credential}")),
-        );
-        respond::json(
-            StatusCode::FORBIDDEN,
-            serde_json::json!({
-                "error": "forbidden",
-                "reason": reason,
-                "rule": rule,
-                "credential": credential,
-            }),
-        )
-    }
-
-    /// A credential that could not be applied (its token endpoint failed,
-    /// a body too large to check): counted, audited (with `log`), upstream
-    /// untouched; the sandbox gets `detail`.
-    fn credential_failed(
-        &self,
-        conn: &Conn,
-        status: StatusCode,
-        reason: &'static str,
-        credential: &str,
-        detail: String,
-        log: String,
-    ) -> Response<Body> {
+    /// Sluice's answer to a request it refused, from any stage: counted
+    /// (by status class, and by reason where a counter keeps reasons),
+    /// audited with the rule, and answered as JSON.
+    fn refuse(&self, conn: &Conn, refusal: Refusal) -> Response<Body> {
+        let status = refusal.status();
         self.count(status);
-        let counter = if status == StatusCode::BAD_GATEWAY {
-            &self.metrics.upstream_errors
-        } else {
-            &self.metrics.credential_refusals
-        };
-        counter.with_label_values(&[reason]).inc();
-        self.record(conn, "credential", "error", reason, None, Some(log));
-        let error = if status == StatusCode::BAD_GATEWAY {
-            "bad_gateway"
-        } else {
-            "payload_too_large"
-        };
-        respond::json(
-            status,
-            serde_json::json!({
-                "error": error,
-                "reason": reason,
-                "credential": credential,
-                "detail": detail,
-            }),
-        )
-    }
-
-    fn upstream_failed(&self, conn: &Conn, reason: &'static str, detail: &str) -> Response<Body> {
-        self.count(StatusCode::BAD_GATEWAY);
-        self.metrics
-            .upstream_errors
-            .with_label_values(&[reason])
-            .inc();
-        let upstream = conn.key.authority();
-        self.record(
-            conn,
-            "upstream_error",
-            "error",
+        let reason = refusal.reason();
+        match refusal.counter() {
+            Counter::None => {}
+            Counter::CredentialRefusals => self
+                .metrics
+                .credential_refusals
+                .with_label_values(&[reason])
+                .inc(),
+            Counter::UpstreamErrors => self
+                .metrics
+                .upstream_errors
+                .with_label_values(&[reason])
+                .inc(),
+            Counter::InjectionBlocked => self
+                .metrics
+                .injection_detections
+                .with_label_values(&[&conn.who.sandbox, "block"])
+                .inc(),
+        }
+        self.audit.record(&Event {
+            event: refusal.event(),
+            verdict: refusal.verdict(),
             reason,
-            None,
-            Some(detail.to_owned()),
-        );
-        bad_gateway(reason, &upstream, detail)
+            rule: refusal.rule(),
+            sandbox: Some(&conn.who.sandbox),
+            session: conn.who.session.as_deref(),
+            dst: Some(conn.key.addr.to_string()),
+            host: Some(&conn.key.name),
+            by: refusal.by(),
+            detail: refusal.audit_detail(),
+            ..Event::default()
+        });
+        respond::json(status, refusal.body())
     }
 
     /// One audit event about a request on `conn` (who, where and the name

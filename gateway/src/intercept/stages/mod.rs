@@ -1,0 +1,144 @@
+//! The request stages: one shape, one ordered list. Every stage is a file
+//! here with a `run` over the [`Exchange`] that returns an [`Outcome`],
+//! built around a pure decision its tests read as a table. [`REQUEST`] is
+//! the order, written once; [`Interceptor::request_stages`] runs it, and
+//! a refusal from any stage is counted, audited and answered in one place
+//! ([`Interceptor::refuse`]).
+//!
+//! The answer side (the forward's 206 and encoding checks, credential
+//! redaction, rehydration and transformations, redaction again) is
+//! `exchange::answer`: its stages wrap one streaming body and run in the
+//! order written there.
+
+mod apps;
+mod body;
+mod credentials;
+mod dry_run;
+mod host_pin;
+
+use std::sync::Arc;
+
+use http_body_util::BodyExt as _;
+use hyper::{Request, Response, body::Incoming, http::request};
+
+use super::{Conn, Interceptor, content::ResponsePlan, refusal::Refusal, respond::Body};
+use crate::{credentials::Secret, redact::Needles};
+
+/// One request as it goes through the stages; what the last one leaves is
+/// what goes upstream, with what the answer stages need.
+pub(super) struct Exchange {
+    pub(super) parts: request::Parts,
+    pub(super) body: Body,
+    /// What the answer stages do (rehydration, response transformations).
+    pub(super) plan: ResponsePlan,
+    /// The injected secret's forms, to redact from the answer.
+    pub(super) needles: Option<Arc<Needles>>,
+    /// An access token sent, so a 401 to it can drop it from the cache.
+    pub(super) sent_token: Option<(String, Arc<Secret>)>,
+}
+
+/// What a stage decided about a request.
+#[must_use]
+pub(super) enum Outcome {
+    /// On to the next stage (or upstream after the last).
+    Continue,
+    /// Refused: counted, audited and answered by [`Interceptor::refuse`].
+    Refuse(Refusal),
+    /// Answered without forwarding and without refusing (a dry run's
+    /// preview of a write).
+    Respond(Response<Body>),
+}
+
+/// A request stage, by the name the audit log, `explain` and the docs use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    HostPin,
+    Apps,
+    DryRun,
+    Body,
+    Credentials,
+}
+
+/// The request stages in the order a request meets them. Hygiene runs
+/// before them all: no stage reads a request whose framing or host is in
+/// doubt.
+pub(super) const REQUEST: [Stage; 5] = [
+    // Every later stage decides on the connection's name: a plain-HTTP
+    // request naming another host is refused before any reads it.
+    Stage::HostPin,
+    // The catalogue's or a person's no comes before anything is previewed,
+    // read or rewritten, and a parked request has not been read yet.
+    Stage::Apps,
+    // A write under dry run is previewed, not forwarded: before the body
+    // stages (nothing is redacted from a preview that goes nowhere) and
+    // before the credentials (the preview never carries a secret).
+    Stage::DryRun,
+    // PII, then injection scoring, then transformations, in one read of
+    // the body (`content::inspect` orders the three).
+    Stage::Body,
+    // Last: no stage above ever sees a real secret, and what the
+    // credential signs (SigV4) is the body the stages above left.
+    Stage::Credentials,
+];
+
+impl Stage {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Stage::HostPin => "host_pin",
+            Stage::Apps => "apps",
+            Stage::DryRun => "dry_run",
+            Stage::Body => "body",
+            Stage::Credentials => "credentials",
+        }
+    }
+
+    async fn run(self, interceptor: &Interceptor, conn: &Conn, exchange: &mut Exchange) -> Outcome {
+        match self {
+            Stage::HostPin => host_pin::run(conn, exchange),
+            Stage::Apps => apps::run(interceptor, conn, exchange).await,
+            Stage::DryRun => dry_run::run(interceptor, conn, exchange).await,
+            Stage::Body => body::run(interceptor, conn, exchange).await,
+            Stage::Credentials => credentials::run(interceptor, conn, exchange).await,
+        }
+    }
+}
+
+impl Interceptor {
+    /// Hygiene, then the request stages in [`REQUEST`]'s order; `Err` is
+    /// Sluice's answer.
+    pub(super) async fn request_stages(
+        &self,
+        request: Request<Incoming>,
+        conn: &Conn,
+    ) -> Result<Exchange, Response<Body>> {
+        let (parts, body) = request.into_parts();
+        if let Err(violation) = super::hygiene::check(&parts, conn.sni.as_deref()) {
+            return Err(self.refuse(conn, Refusal::Hygiene(violation)));
+        }
+        let mut exchange = Exchange {
+            parts,
+            body: body.map_err(Into::into).boxed(),
+            plan: ResponsePlan::default(),
+            needles: None,
+            sent_token: None,
+        };
+        for stage in REQUEST {
+            match stage.run(self, conn, &mut exchange).await {
+                Outcome::Continue => {}
+                Outcome::Refuse(refusal) => {
+                    tracing::debug!(
+                        stage = stage.name(),
+                        reason = refusal.reason(),
+                        "request refused"
+                    );
+                    return Err(self.refuse(conn, refusal));
+                }
+                Outcome::Respond(answer) => {
+                    self.count(answer.status());
+                    return Err(answer);
+                }
+            }
+        }
+        Ok(exchange)
+    }
+}
