@@ -33,6 +33,7 @@ pub mod outbound;
 pub mod policy;
 pub mod proxy;
 pub mod redact;
+pub mod refuse;
 pub mod registry;
 pub mod replace_file;
 pub mod resolve;

@@ -36,9 +36,9 @@ use crate::{
     proxy::{
         Held, Who,
         quota::{Quota, Slot},
-        refuse,
         sniff::{self, Sniffed},
     },
+    refuse,
     resolve::Resolver,
 };
 

@@ -33,7 +33,7 @@ use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::conn::auto,
 };
-use tokio::{io::AsyncWriteExt as _, net::TcpStream};
+use tokio::net::TcpStream;
 
 use crate::{
     audit::{Audit, Event},
@@ -46,7 +46,7 @@ use crate::{
 use idle::{Idle, InFlight, Tracked};
 use prefixed::Prefixed;
 use refusal::{Counter, Refusal};
-use respond::{Body, bad_request};
+use respond::Body;
 use upstream::{Key, Upstreams};
 
 /// How long requests in flight on a revoked connection may take to finish.
@@ -129,15 +129,6 @@ impl Interceptor {
                 }
                 Err(_) => return,
             };
-        let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-        let head = if h2 {
-            Vec::new()
-        } else {
-            match self.first_head(&mut tls).await {
-                Some(head) => head,
-                None => return,
-            }
-        };
         let conn = Conn {
             key: Key {
                 sandbox: who.sandbox.clone(),
@@ -149,6 +140,15 @@ impl Interceptor {
             sni,
             transport: Transport::Tls,
             held,
+        };
+        let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+        let head = if h2 {
+            Vec::new()
+        } else {
+            match self.first_head(&mut tls, &conn).await {
+                Some(head) => head,
+                None => return,
+            }
         };
         // As for plain HTTP: hyper's header read timeout ends an idle
         // HTTP/1 connection, but HTTP/2 has no timer of its own.
@@ -165,7 +165,7 @@ impl Interceptor {
     /// does, to refuse what hyper would silently normalize
     /// (`hygiene::check_raw_head`). Returns the bytes read, for hyper to read
     /// again; `None` when the connection was answered or ended.
-    async fn first_head<S>(&self, stream: &mut S) -> Option<Vec<u8>>
+    async fn first_head<S>(&self, stream: &mut S, conn: &Conn) -> Option<Vec<u8>>
     where
         S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     {
@@ -184,8 +184,10 @@ impl Interceptor {
         if let Some(end) = head_end(&buf)
             && let Err(violation) = hygiene::check_raw_head(&buf[..end])
         {
-            self.count(StatusCode::BAD_REQUEST);
-            write_response(stream, bad_request(violation.as_str(), violation.message())).await;
+            let refusal = Refusal::Hygiene(violation);
+            self.account(conn, &refusal);
+            let (status, reason) = (refusal.status(), refusal.reason());
+            crate::refuse::answer(stream, status, &[], reason, &refusal.body()).await;
             return None;
         }
         // Anything else, even a head too large or cut short, is hyper's to answer.
@@ -202,12 +204,6 @@ impl Interceptor {
         named_address: bool,
         held: Held,
     ) {
-        // As over TLS: refuse what hyper would silently normalize.
-        let mut stream = stream;
-        let Some(head) = self.first_head(&mut stream).await else {
-            return;
-        };
-        let stream = Prefixed::new(head, stream);
         let conn = Conn {
             key: Key {
                 sandbox: who.sandbox.clone(),
@@ -224,6 +220,12 @@ impl Interceptor {
             },
             held,
         };
+        // As over TLS: refuse what hyper would silently normalize.
+        let mut stream = stream;
+        let Some(head) = self.first_head(&mut stream, &conn).await else {
+            return;
+        };
+        let stream = Prefixed::new(head, stream);
         let in_flight = InFlight::default();
         let io = Idle::new(stream, self.limits.idle, in_flight.clone());
         self.serve(TokioIo::new(io), conn, in_flight).await;
@@ -316,8 +318,14 @@ impl Interceptor {
     /// (by status class, and by reason where a counter keeps reasons),
     /// audited with the rule, and answered as JSON.
     fn refuse(&self, conn: &Conn, refusal: Refusal) -> Response<Body> {
-        let status = refusal.status();
-        self.count(status);
+        self.account(conn, &refusal);
+        respond::json(refusal.status(), refusal.body())
+    }
+
+    /// Counts a refusal (by status class, and by reason where a counter
+    /// keeps reasons) and audits it with the rule.
+    fn account(&self, conn: &Conn, refusal: &Refusal) {
+        self.count(refusal.status());
         let reason = refusal.reason();
         match refusal.counter() {
             Counter::None => {}
@@ -350,7 +358,6 @@ impl Interceptor {
             detail: refusal.audit_detail(),
             ..Event::default()
         });
-        respond::json(status, refusal.body())
     }
 
     /// One audit event about a request on `conn` (who, where and the name
@@ -396,35 +403,6 @@ impl Interceptor {
 /// Where a request head ends (after its blank line), if it has.
 fn head_end(buf: &[u8]) -> Option<usize> {
     buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4)
-}
-
-/// Writes one of Sluice's own (JSON, fully buffered) responses as HTTP/1.1
-/// on a connection hyper never saw, then closes it.
-async fn write_response<S>(stream: &mut S, response: Response<Body>)
-where
-    S: tokio::io::AsyncWrite + Unpin,
-{
-    let (parts, body) = response.into_parts();
-    let Ok(body) = body.collect().await.map(|b| b.to_bytes()) else {
-        return;
-    };
-    let mut out = format!(
-        "HTTP/1.1 {} {}\r\n",
-        parts.status.as_u16(),
-        parts.status.canonical_reason().unwrap_or("")
-    );
-    for (name, value) in &parts.headers {
-        if let Ok(value) = value.to_str() {
-            out.push_str(&format!("{name}: {value}\r\n"));
-        }
-    }
-    out.push_str(&format!(
-        "content-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    ));
-    let _ = stream.write_all(out.as_bytes()).await;
-    let _ = stream.write_all(&body).await;
-    let _ = stream.shutdown().await;
 }
 
 /// Host header for an HTTP/1 upstream request: the port only when not the

@@ -1,5 +1,6 @@
-//! Responses Sluice writes itself (400, 421, 502), and the header hygiene
-//! of forwarding: hop-by-hop headers never cross the proxy.
+//! Responses Sluice writes itself on a served connection (JSON, marked as
+//! its own; what a refusal says is `refusal`'s), and the header hygiene of
+//! forwarding: hop-by-hop headers never cross the proxy.
 
 use std::error::Error as StdError;
 
@@ -28,27 +29,6 @@ pub fn json(status: StatusCode, body: serde_json::Value) -> Response<Body> {
         HeaderValue::from_static("1"),
     );
     response
-}
-
-/// 400: a request Sluice will not forward.
-pub fn bad_request(reason: &str, message: &str) -> Response<Body> {
-    json(
-        StatusCode::BAD_REQUEST,
-        serde_json::json!({ "error": "bad_request", "reason": reason, "detail": message }),
-    )
-}
-
-/// 502: the upstream could not be reached safely.
-pub fn bad_gateway(reason: &str, upstream: &str, detail: &str) -> Response<Body> {
-    json(
-        StatusCode::BAD_GATEWAY,
-        serde_json::json!({
-            "error": "bad_gateway",
-            "reason": reason,
-            "upstream": upstream,
-            "detail": detail,
-        }),
-    )
 }
 
 pub fn full(bytes: Bytes) -> Body {
@@ -158,7 +138,7 @@ mod tests {
 
     #[test]
     fn generated_responses_are_json_and_marked() {
-        let response = bad_gateway("untrusted_certificate", "a.test:443", "unknown issuer");
+        let response = json(StatusCode::BAD_GATEWAY, serde_json::json!({"reason": "x"}));
         assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
         assert_eq!(response.headers()["content-type"], "application/json");
         assert_eq!(response.headers()["x-sluice-generated"], "1");

@@ -8,7 +8,6 @@
 
 pub mod host_address;
 pub mod quota;
-pub mod refuse;
 pub mod relay;
 pub mod sniff;
 #[cfg(test)]
@@ -30,6 +29,7 @@ use crate::{
     intercept::{Interceptor, prefixed::Prefixed},
     metrics::Metrics,
     policy::network::{ConnRequest, NetVerdict, canonical_name},
+    refuse,
     resolve::Resolver,
     steer::OrigDstSource,
 };

@@ -1,6 +1,8 @@
 //! Sluice's own HTTP/1.1 answer to a refused client, written where no HTTP
 //! server runs on the connection yet: a steered connection refused on its
-//! first bytes, an explicit-proxy request refused on its head. One status
+//! first bytes, an explicit-proxy request refused on its head, an
+//! intercepted connection's first request head refused before hyper reads
+//! it (plain or inside TLS). One status
 //! line, a JSON body saying why, `x-sluice-denied` with the reason and
 //! `connection: close`; then the client's leftover is drained for a moment,
 //! so that closing with its bytes unread does not reset the answer away.
@@ -10,10 +12,7 @@
 use std::time::Duration;
 
 use hyper::StatusCode;
-use tokio::{
-    io::{AsyncReadExt as _, AsyncWriteExt as _},
-    net::TcpStream,
-};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 /// How long, and how many bytes, a refused client's leftover is read.
 const LINGER: Duration = Duration::from_secs(2);
@@ -58,13 +57,15 @@ pub fn encode(
 /// Writes the answer ([`encode`]), closes the sending side, and reads what
 /// the client still sends (the rest of a head, a body) for a moment and up
 /// to a bound before the connection is dropped.
-pub async fn answer(
-    mut client: TcpStream,
+pub async fn answer<S>(
+    mut client: S,
     status: StatusCode,
     extra: &[(&str, &str)],
     reason: &str,
     body: &serde_json::Value,
-) {
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let _ = client.write_all(&encode(status, extra, reason, body)).await;
     let _ = client.shutdown().await;
     let (mut leftover, mut sink) = (client.take(LINGER_BYTES), tokio::io::sink());
