@@ -20,6 +20,16 @@ use crate::{
     policy::raw::Approval,
 };
 
+/// The reasons this stage refuses with.
+pub(super) const REASONS: &[&str] = &[
+    "path_dot_segment",
+    "app_action_denied",
+    "approval_rejected",
+    "approval_expired",
+    "approval_withdrawn",
+    "approval_queue_full",
+];
+
 pub(super) async fn run(
     interceptor: &Interceptor,
     conn: &Conn,
@@ -354,6 +364,7 @@ mod tests {
         ];
         for (ended, reason, by) in refused {
             let refusal = waited(&ask, "r", ended, String::new()).expect_err(reason);
+            assert!(REASONS.contains(&reason), "{reason} is not in REASONS");
             assert_eq!(
                 (refusal.reason(), refusal.by(), refusal.status().as_u16()),
                 (reason, by, 403)

@@ -38,6 +38,20 @@ use crate::redact::RewrittenBody;
 /// default).
 const DEFAULT_LIMIT: u64 = 4 * 1024 * 1024;
 
+/// The reasons this stage refuses with.
+pub(super) const REASONS: &[&str] = &[
+    "upgrade_not_inspectable",
+    "body_unreadable",
+    "body_too_large_to_inspect",
+    "body_not_decodable",
+    "body_charset_not_inspectable",
+    "body_nesting_not_inspectable",
+    "body_part_encoding_not_inspectable",
+    "body_content_type_ambiguous",
+    "pii_blocked",
+    "prompt_injection",
+];
+
 pub(super) async fn run(
     interceptor: &Interceptor,
     conn: &Conn,
@@ -421,6 +435,16 @@ mod tests {
             (Some("text/plain; charset=utf-16"), b"\xff\xfea\x00", Some("body_charset_not_inspectable")),
             (None, b"plain", None),
         ];
+        use sluice_scan::charset::Unreadable;
+        let unreadable = [
+            Unreadable::Charset("utf-16"),
+            Unreadable::Nesting,
+            Unreadable::PartEncoding("base64"),
+            Unreadable::Ambiguous("charset"),
+        ];
+        for why in unreadable {
+            assert!(REASONS.contains(&why.reason()), "{why:?}");
+        }
         for (content_type, body, reason) in charsets {
             let got = charset("p:pii", content_type, body);
             assert_eq!(

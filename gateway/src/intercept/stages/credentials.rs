@@ -15,13 +15,31 @@ use hyper::{
 
 use super::{Exchange, Outcome};
 use crate::{
-    credentials::Secret,
+    credentials::{Secret, binding},
     intercept::{
         Conn, Interceptor, credential, host_header, is_upgrade, is_websocket, refusal::Refusal,
         respond,
     },
     redact::Needles,
 };
+
+/// The reasons this stage refuses with: the bindings' (`credentials::binding`),
+/// the injection's, and a credential that could not be applied.
+pub(super) const REASONS: &[&str] = &[
+    binding::EXFILTRATION,
+    binding::AMBIGUOUS,
+    binding::NOT_BOUND,
+    binding::PLAIN_HTTP,
+    binding::PLAIN_HTTP_ADDRESS,
+    "unknown_credential",
+    "injection_failed",
+    UPGRADE_NOT_REDACTABLE,
+    credential::BODY_TOO_LARGE,
+    credential::TOKEN_ENDPOINT_FAILED,
+];
+
+/// An upgrade other than WebSocket on a request carrying a credential.
+const UPGRADE_NOT_REDACTABLE: &str = "upgrade_not_redactable";
 
 pub(super) async fn run(
     interceptor: &Interceptor,
@@ -121,7 +139,7 @@ fn decide(
 /// WebSocket frames are redacted, anything else could carry an injected
 /// secret back unread.
 fn upgrade_with_credential(parts: &Parts) -> Option<&'static str> {
-    (is_upgrade(parts) && !is_websocket(parts)).then_some("upgrade_not_redactable")
+    (is_upgrade(parts) && !is_websocket(parts)).then_some(UPGRADE_NOT_REDACTABLE)
 }
 
 #[cfg(test)]

@@ -92,6 +92,19 @@ impl Stage {
         }
     }
 
+    /// Every reason this stage may refuse with (the `reason` of its
+    /// answer, audit event and metrics); ARCHITECTURE.md's stages table
+    /// lists the same.
+    pub(super) fn reasons(self) -> &'static [&'static str] {
+        match self {
+            Stage::HostPin => &["host_changed"],
+            Stage::Apps => apps::REASONS,
+            Stage::DryRun => &[],
+            Stage::Body => body::REASONS,
+            Stage::Credentials => credentials::REASONS,
+        }
+    }
+
     async fn run(self, interceptor: &Interceptor, conn: &Conn, exchange: &mut Exchange) -> Outcome {
         match self {
             Stage::HostPin => host_pin::run(conn, exchange),
@@ -140,5 +153,52 @@ impl Interceptor {
             }
         }
         Ok(exchange)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::intercept::hygiene::Violation;
+
+    /// ARCHITECTURE.md's request-stages table: its rows, in order, are
+    /// hygiene and [`REQUEST`], each listing exactly the reasons the stage
+    /// declares. A stage added, moved or given a new refusal without the
+    /// docs fails here.
+    #[test]
+    fn the_architecture_stages_table_is_the_code() {
+        let doc = include_str!("../../../../ARCHITECTURE.md");
+        let section = doc
+            .split("\n## Request stages\n")
+            .nth(1)
+            .expect("ARCHITECTURE.md has a Request stages section");
+        let section = section.split("\n## ").next().unwrap_or(section);
+        let rows: Vec<Vec<&str>> = section
+            .lines()
+            .filter(|line| {
+                line.starts_with("| ") && !line.starts_with("| order") && !line.starts_with("| ---")
+            })
+            .map(|line| line.trim_matches('|').split(" | ").map(str::trim).collect())
+            .collect();
+        let hygiene: Vec<&str> = Violation::ALL.iter().map(|v| v.as_str()).collect();
+        let mut want: Vec<(&str, Vec<&str>)> = vec![("hygiene", hygiene)];
+        want.extend(REQUEST.iter().map(|s| (s.name(), s.reasons().to_vec())));
+        let got: Vec<(&str, Vec<&str>)> = rows
+            .iter()
+            .map(|row| {
+                let name = row.get(1).map_or("", |n| n.trim_matches('`'));
+                let reasons = row.last().copied().unwrap_or_default();
+                let reasons = reasons
+                    .split(", ")
+                    .map(|r| r.trim_matches('`'))
+                    .filter(|r| *r != "none" && !r.is_empty())
+                    .collect();
+                (name, reasons)
+            })
+            .collect();
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(row[0], (i).to_string(), "the order column of {row:?}");
+        }
+        assert_eq!(got, want);
     }
 }
