@@ -1,9 +1,9 @@
 //! Scores an injection corpus: reads JSONL records (`id`, `content_type`,
 //! `body`) from the file named on the command line (or stdin) and writes one
-//! prediction line each, for `../shared/eval/score.py injection`.
+//! prediction line each, for the corpus's scorer.
 //!
 //!     cargo run --release -p sluice-scan --example injection_eval -- \
-//!         ../shared/eval/injection/dev.jsonl > preds.jsonl
+//!         CORPUS.jsonl > preds.jsonl
 
 use std::io::{BufRead, BufReader, Write};
 

@@ -1,5 +1,5 @@
 //! The markdown report: absolute figures with ratios to the direct
-//! connection of the same kind (plain or TLS), then each DESIGN.md target
+//! connection of the same kind (plain or TLS), then each design target
 //! with its verdict and, where missed, by how much.
 
 use std::fmt::Write as _;
@@ -146,7 +146,7 @@ pub fn markdown(results: &Results, command: &str) -> String {
             errors.join("\n")
         );
     }
-    md.push_str("\n## Against the targets (DESIGN.md)\n\n| target | measured | verdict |\n| --- | --- | --- |\n");
+    md.push_str("\n## Against the design targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n");
     for (what, measured, verdict) in verdicts(results) {
         let _ = writeln!(md, "| {what} | {measured} | {verdict} |");
     }

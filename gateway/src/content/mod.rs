@@ -1,8 +1,9 @@
 //! The content stages: what the pipeline does with request and response
-//! bodies. In DESIGN.md's order, after the head stages and before
-//! credential injection: PII (block, redact into session tokens, or log),
-//! prompt-injection scoring, request transformations; on the way back,
-//! rehydration of tokens and response transformations.
+//! bodies. In the request stages' order (ARCHITECTURE.md), after apps and
+//! the dry run and before credential injection: PII (block, redact into
+//! session tokens, or log), prompt-injection scoring, request
+//! transformations; on the way back, rehydration of tokens and response
+//! transformations.
 //!
 //! Deciding is pure: [`inspect`] takes a buffered, decoded body and the
 //! policy's [`Stages`] and says what to forward or why to refuse; the

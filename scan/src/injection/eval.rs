@@ -1,4 +1,4 @@
-//! Scoring of evaluation corpora (`../shared/eval`): one labelled record in,
+//! Scoring of labelled evaluation corpora (JSONL): one record in,
 //! one prediction line out, for `sluice scan --jsonl` and the
 //! `injection_eval` example.
 
