@@ -5,8 +5,9 @@
 //! Apps are declared in the daemon config (`apps:`): a catalogued app is a
 //! host set with named actions (method + path glob); a custom app is a list
 //! of URL patterns only. A policy opts in per app (`apps:` in the policy
-//! file) and gives each action a mode. Deciding is pure
-//! ([`Catalogue::decide`]); parking lives in `approvals`.
+//! file) and gives each action a mode, resolved against the catalogue
+//! when the policy loads ([`PolicyApps`]). Deciding is pure
+//! ([`PolicyApps::decide`]); parking lives in `approvals`.
 //!
 //! The rules, in the order they apply:
 //! - a path with a `.` or `..` segment (see [`pattern::has_dot_segment`])
@@ -21,10 +22,14 @@
 //! - apps the policy does not list are not consulted.
 
 pub mod pattern;
+mod resolved;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
+use resolved::PolicyApp;
+pub use resolved::PolicyApps;
+
+use std::{collections::HashMap, sync::Arc};
 
 use hyper::Method;
 use serde::Deserialize;
@@ -72,7 +77,8 @@ fn any_method() -> String {
 /// The catalogue, compiled once at start.
 #[derive(Debug, Default)]
 pub struct Catalogue {
-    apps: Vec<App>,
+    /// Shared with the policies resolved against it ([`PolicyApps`]).
+    apps: Vec<Arc<App>>,
     by_name: HashMap<String, usize>,
 }
 
@@ -203,10 +209,10 @@ impl Catalogue {
             catalogue
                 .by_name
                 .insert(app.name.clone(), catalogue.apps.len());
-            catalogue.apps.push(App {
+            catalogue.apps.push(Arc::new(App {
                 name: app.name.clone(),
                 kind,
-            });
+            }));
         }
         if errors.is_empty() {
             Ok(catalogue)
@@ -223,8 +229,9 @@ impl Catalogue {
         self.by_name.contains_key(app)
     }
 
-    /// The approval decision for a request, over the apps `policy` lists;
-    /// `None` when no listed app covers the request (approvals do not apply).
+    /// The approval decision for a request, over the apps `policy` lists
+    /// (resolved here on each call: the daemon resolves a policy's apps
+    /// once, when it loads, with [`Catalogue::resolve`]).
     pub fn decide(
         &self,
         policy: &[AppPolicy],
@@ -232,89 +239,35 @@ impl Catalogue {
         method: &Method,
         path_and_query: &str,
     ) -> Option<Decision> {
-        if policy.is_empty() {
-            return None;
-        }
-        let host = canonical_name(host);
-        // Refused rather than resolved (RFC 3986 §5.2.4): the forwarded
-        // path is the one the client sent, and upstreams disagree on what
-        // a dot segment is (`%2e`, `..%2f`, `\`, `..;`), so any resolution
-        // here could differ from the one that picks what is served. Clients
-        // resolve dot segments before sending, so nothing real is lost.
-        if has_dot_segment(path_and_query)
-            && let Some(app) = self.covering(policy, &host)
-        {
-            return Some(Decision {
-                mode: Approval::Deny,
-                app: app.to_owned(),
-                action: None,
-                refusal: Some(PathRefusal::DotSegment),
-            });
-        }
-        let path = normalize_path(path_and_query);
-        let mut best: Option<Decision> = None;
-        let mut consider = |candidate: Decision| {
-            if best.as_ref().is_none_or(|b| candidate.mode > b.mode) {
-                best = Some(candidate);
-            }
-        };
-        for entry in policy {
-            let Some(app) = self.by_name.get(&entry.app).map(|&i| &self.apps[i]) else {
-                continue;
-            };
-            let unlisted = entry.actions.get("*").copied();
-            // Never looser than ask: what no action describes needs a person.
-            let floor = unlisted.map_or(Approval::Ask, |m| m.max(Approval::Ask));
-            match &app.kind {
-                Kind::Custom { urls } => {
-                    if urls
+        self.resolve(policy).decide(host, method, path_and_query)
+    }
+
+    /// A policy's `apps` resolved against this catalogue: each entry's app
+    /// and its mode for every action of the app, so deciding a request
+    /// looks up no names. Entries naming no app of the catalogue are left
+    /// out (the policy's load reports them: [`Catalogue::check_policy`]).
+    pub fn resolve(&self, policy: &[AppPolicy]) -> PolicyApps {
+        let entries = policy
+            .iter()
+            .filter_map(|entry| {
+                let app = self.apps[*self.by_name.get(&entry.app)?].clone();
+                let unlisted = entry.actions.get("*").copied();
+                // Never looser than ask: what no action describes needs a person.
+                let floor = unlisted.map_or(Approval::Ask, |m| m.max(Approval::Ask));
+                let modes = match &app.kind {
+                    Kind::Custom { .. } => Vec::new(),
+                    Kind::Catalogued { actions, .. } => actions
                         .iter()
-                        .any(|(h, p)| h.matches(&host) && p.matches(&path))
-                    {
-                        consider(Decision {
-                            mode: floor,
-                            app: app.name.clone(),
-                            action: None,
-                            refusal: None,
-                        });
-                    }
-                }
-                Kind::Catalogued { hosts, actions } => {
-                    if !hosts.iter().any(|h| h.matches(&host)) {
-                        continue;
-                    }
-                    let mut matched = false;
-                    for action in actions {
-                        let method_ok = action.method.as_ref().is_none_or(|m| m == method);
-                        if !(method_ok && action.path.matches(&path)) {
-                            continue;
-                        }
-                        matched = true;
-                        let mode = entry
-                            .actions
-                            .get(&action.name)
-                            .copied()
-                            .or(unlisted)
-                            .unwrap_or(Approval::Ask);
-                        consider(Decision {
-                            mode,
-                            app: app.name.clone(),
-                            action: Some(action.name.clone()),
-                            refusal: None,
-                        });
-                    }
-                    if !matched {
-                        consider(Decision {
-                            mode: floor,
-                            app: app.name.clone(),
-                            action: None,
-                            refusal: None,
-                        });
-                    }
-                }
-            }
-        }
-        best
+                        .map(|action| {
+                            let mode = entry.actions.get(&action.name).copied();
+                            mode.or(unlisted).unwrap_or(Approval::Ask)
+                        })
+                        .collect(),
+                };
+                Some(PolicyApp { app, modes, floor })
+            })
+            .collect();
+        PolicyApps { entries }
     }
 
     /// A policy's `apps` against this catalogue: every app must be
@@ -370,19 +323,6 @@ impl Catalogue {
             }
         }
         errors
-    }
-
-    /// The first app `policy` lists whose hosts (a custom app: the hosts
-    /// of its URL patterns) include `host`, which must be canonical.
-    fn covering<'a>(&'a self, policy: &[AppPolicy], host: &str) -> Option<&'a str> {
-        policy.iter().find_map(|entry| {
-            let app = &self.apps[*self.by_name.get(&entry.app)?];
-            let covers = match &app.kind {
-                Kind::Catalogued { hosts, .. } => hosts.iter().any(|h| h.matches(host)),
-                Kind::Custom { urls } => urls.iter().any(|(h, _)| h.matches(host)),
-            };
-            covers.then_some(app.name.as_str())
-        })
     }
 }
 

@@ -21,6 +21,7 @@ use crate::{
 };
 
 /// The reasons this stage refuses with.
+#[cfg(test)]
 pub(super) const REASONS: &[&str] = &[
     "path_dot_segment",
     "app_action_denied",
@@ -127,11 +128,8 @@ fn rule(policy: &str, decision: &Decision) -> String {
 async fn decide(interceptor: &Interceptor, conn: &Conn, parts: &Parts) -> Outcome {
     let approvals = &interceptor.approvals;
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let Some(decision) =
-        approvals
-            .catalogue()
-            .decide(&conn.who.policy.apps, &conn.key.name, &parts.method, path)
-    else {
+    let lookup = &conn.who.policy.app_lookup;
+    let Some(decision) = lookup.decide(&conn.key.name, &parts.method, path) else {
         return Outcome::Continue;
     };
     let rule = rule(&conn.who.policy.name, &decision);

@@ -39,6 +39,7 @@ use crate::redact::RewrittenBody;
 const DEFAULT_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// The reasons this stage refuses with.
+#[cfg(test)]
 pub(super) const REASONS: &[&str] = &[
     "upgrade_not_inspectable",
     "body_unreadable",

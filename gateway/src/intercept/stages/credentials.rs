@@ -15,7 +15,7 @@ use hyper::{
 
 use super::{Exchange, Outcome};
 use crate::{
-    credentials::{Secret, binding},
+    credentials::Secret,
     intercept::{
         Conn, Interceptor, credential, host_header, is_upgrade, is_websocket, refusal::Refusal,
         respond,
@@ -25,12 +25,13 @@ use crate::{
 
 /// The reasons this stage refuses with: the bindings' (`credentials::binding`),
 /// the injection's, and a credential that could not be applied.
+#[cfg(test)]
 pub(super) const REASONS: &[&str] = &[
-    binding::EXFILTRATION,
-    binding::AMBIGUOUS,
-    binding::NOT_BOUND,
-    binding::PLAIN_HTTP,
-    binding::PLAIN_HTTP_ADDRESS,
+    crate::credentials::binding::EXFILTRATION,
+    crate::credentials::binding::AMBIGUOUS,
+    crate::credentials::binding::NOT_BOUND,
+    crate::credentials::binding::PLAIN_HTTP,
+    crate::credentials::binding::PLAIN_HTTP_ADDRESS,
     "unknown_credential",
     "injection_failed",
     UPGRADE_NOT_REDACTABLE,

@@ -15,6 +15,7 @@ use regex::Regex;
 
 use super::network::{CompileError, NetworkPolicy};
 use super::raw;
+use crate::apps::{Catalogue, PolicyApps};
 use crate::content::Stages;
 use crate::credentials::hosts::{HostSet, is_name_pattern};
 use crate::credentials::{BindingError, Bindings, CredentialConfig};
@@ -64,6 +65,10 @@ pub struct CompiledPolicy {
     /// every placeholder found is refused, as no credential's hosts are
     /// known.
     pub bindings: Bindings,
+    /// `apps` resolved against the daemon's app catalogue
+    /// ([`Self::resolve_apps`], which the store does for every policy it
+    /// loads, with the catalogue the approvals desk holds).
+    pub app_lookup: PolicyApps,
 }
 
 /// A body rewrite with its regex built.
@@ -172,9 +177,16 @@ impl CompiledPolicy {
                 audit: raw.audit.clone(),
                 content,
                 bindings: Bindings::default(),
+                app_lookup: PolicyApps::default(),
             }),
             _ => Err(errors),
         }
+    }
+
+    /// Resolves the policy's `apps` against the daemon's catalogue, once:
+    /// a request's approval decision then looks up no names.
+    pub fn resolve_apps(&mut self, catalogue: &Catalogue) {
+        self.app_lookup = catalogue.resolve(&self.apps);
     }
 
     /// Compiles the policy's `credentials` against the daemon's

@@ -381,6 +381,9 @@ pub fn parse_policy(
     // their errors are reported in the same pass.
     match CompiledPolicy::compile(name, &policy) {
         Ok(mut compiled) => {
+            if let Some(catalogue) = against.apps {
+                compiled.resolve_apps(catalogue);
+            }
             let bound = match against.credentials {
                 Some(credentials) => compiled.bind(credentials),
                 None => Ok(()),

@@ -463,9 +463,25 @@ fn apps_are_checked_against_the_catalogue() {
     let check = |text: &str| parse_policy(Path::new("p.yaml"), "p", text, against);
 
     let good = "apps:\n  - app: tracker\n    actions: {issues.read: auto, repo.delete: deny, \"*\": ask}\n  - app: wiki\n    actions: {\"*\": deny}\n";
-    if let Err(e) = check(good) {
-        panic!("{e:?}");
-    }
+    let loaded = match check(good) {
+        Ok(loaded) => loaded,
+        Err(e) => panic!("{e:?}"),
+    };
+    // Resolved once, as it loaded: the decision needs no catalogue.
+    let decide = |method: hyper::Method, host: &str, path: &str| {
+        let decision = loaded.app_lookup.decide(host, &method, path);
+        decision.map(|d| (d.app, d.action, d.mode))
+    };
+    use crate::policy::raw::Approval;
+    assert_eq!(
+        decide(hyper::Method::DELETE, "api.tracker.test", "/repos/a/b"),
+        Some(("tracker".into(), Some("repo.delete".into()), Approval::Deny))
+    );
+    assert_eq!(
+        decide(hyper::Method::GET, "wiki.test", "/api/page"),
+        Some(("wiki".into(), None, Approval::Deny))
+    );
+    assert_eq!(decide(hyper::Method::GET, "other.test", "/"), None);
     // A typo next to `"*": auto` would leave repo.delete auto.
     let bad = "apps:\n  - app: tracker\n    actions:\n      issues.read: auto\n      repo.delte: deny\n      \"*\": auto\n  - app: wiki\n    actions:\n      edit: deny\n  - app: trackr\n";
     assert!(
