@@ -35,7 +35,7 @@ use hyper::Method;
 use serde::Deserialize;
 
 use crate::policy::{
-    compiled::closest,
+    closest::closest,
     network::{CompileError, canonical_name},
     raw::AppPolicy,
     raw::Approval,

@@ -75,14 +75,14 @@ fn nothing_formats_the_secret() {
         // The injected header is sensitive, so even http's Debug hides it.
         formatted.push(format!("{headers:?} {redactions:?} {found:?} {scheme:?}"));
     }
-    // Failure paths: a rotation that breaks, an unsafe secret.
+    // Failure paths: a rotation that breaks, a secret no header can carry.
     std::fs::write(dir.path().join("s"), "").expect("write");
     let report = store.reload_changed();
     formatted.push(format!("{report:?} {}", report.errors[0]));
     let bad = Secret::from(format!("{SECRET}\n").as_str());
     let err = Scheme::Bearer
         .apply(&bad, "ph", &mut HeaderMap::new(), &mut Uri::default())
-        .expect_err("unsafe");
+        .expect_err("a newline in a header value");
     formatted.push(format!("{err:?} {err}"));
 
     for out in &formatted {

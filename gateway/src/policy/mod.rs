@@ -2,6 +2,7 @@
 //! immutable form (`compiled`, `network`), loading with located errors
 //! (`load`, `locate`), and the SSRF address classes (`ssrf`).
 
+pub mod closest;
 pub mod compiled;
 pub mod load;
 pub mod locate;

@@ -225,24 +225,6 @@ fn errors_of_all_sections_come_together() {
 }
 
 #[test]
-fn closest_names() {
-    let names = ["network", "pii", "injection_defense", "audit"];
-    let cases = [
-        ("netwrok", Some("network")),
-        ("networks", Some("network")),
-        ("pi", Some("pii")),
-        ("injection-defence", Some("injection_defense")),
-        ("network", None),
-        ("zzzzzz", None),
-        ("", None),
-    ];
-    for (word, want) in cases {
-        assert_eq!(closest(word, names), want, "{word}");
-    }
-    assert_eq!(closest(&"n".repeat(10_000), names), None);
-}
-
-#[test]
 fn stages_that_never_see_https_under_a_relay_policy() {
     let relay = "network: {decide_without_decryption: true}\n";
     let decrypt = "network: {decide_without_decryption: false}\n";

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_yaml::Value;
 
-use crate::policy::compiled::closest;
+use crate::policy::closest::closest;
 use crate::policy::locate::Locations;
 use crate::policy::raw;
 

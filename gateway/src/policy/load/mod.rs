@@ -27,7 +27,8 @@ use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visito
 use serde_yaml::Value;
 use sha2::{Digest as _, Sha256};
 
-use super::compiled::{CompiledPolicy, bind, closest};
+use super::closest::closest;
+use super::compiled::{CompiledPolicy, bind};
 use super::locate::Locations;
 use super::network::CompileError;
 use super::raw;
