@@ -82,15 +82,24 @@ pub(super) async fn run(
             exchange.body = body;
             return Outcome::Continue;
         }
-        let body = match decoded(&mut parts.headers, body) {
+        let rule = || format!("{}:transformations", policy.name);
+        let mut body = match decoded(&mut parts.headers, body) {
             Ok(body) => body,
-            Err(err) => {
-                let rule = format!("{}:transformations", policy.name);
-                return Outcome::Refuse(not_decodable(rule, err.to_string()));
-            }
+            Err(err) => return Outcome::Refuse(not_decodable(rule(), err.to_string())),
+        };
+        // The first decoded bytes before anything goes upstream: a body
+        // that is not in the coding it declares is refused here, not sent
+        // on half-read (a later corruption still cuts the request short).
+        let first = match body.frame().await {
+            Some(Err(err)) => return Outcome::Refuse(not_decodable(rule(), err.to_string())),
+            first => first.and_then(Result::ok),
+        };
+        let body = Frames {
+            frames: first.into_iter().collect(),
+            rest: Some(body),
         };
         parts.headers.remove(header::CONTENT_LENGTH);
-        exchange.body = RewrittenBody::with(body, Transformer::new(transforms)).boxed();
+        exchange.body = RewrittenBody::with(body.boxed(), Transformer::new(transforms)).boxed();
         return Outcome::Continue;
     }
     let (limit, rest_allowed) = match stages.inspect_bytes() {
@@ -105,7 +114,9 @@ pub(super) async fn run(
             });
         }
     };
-    let oversize = read.rest.is_some();
+    // Over the limit even when it arrived whole, in the one frame that
+    // crossed it: the limit is the policy's, not the connection's reads.
+    let oversize = read.rest.is_some() || read.bytes.len() as u64 > limit;
     // The limit is pii's (`pii.oversize`); injection scoring alone
     // reads up to the default limit, and is the rule named then.
     let limit_rule = match stages.pii {
