@@ -131,10 +131,16 @@ impl Interceptor {
             if oversize {
                 detail.push_str(&format!("; only the first {limit} bytes were inspected"));
             }
+            // `redact` where something was rewritten; found values
+            // under `log_only` alone went on as they were: `allow`.
+            let redacted = inspection
+                .detections
+                .iter()
+                .any(|d| d.action == crate::policy::raw::PiiAction::Redact);
             self.record(
                 conn,
                 "pii",
-                "redact",
+                if redacted { "redact" } else { "allow" },
                 "pii_detected",
                 Some(&format!("{policy}:pii")),
                 Some(detail),
