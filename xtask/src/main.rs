@@ -73,6 +73,9 @@ fn main() -> anyhow::Result<()> {
         }
         Task::Test { args } => {
             setup::run()?;
+            // The bench's smoke test runs the peers: a machine that never
+            // ran `setup` gets them here too (idempotent).
+            bench::install_peers()?;
             // The end-to-end tests move gigabytes through TLS: they run the
             // optimized daemon.
             build(Some(true))?;

@@ -3,7 +3,8 @@
 //! every metric is exercised with tiny sizes, and the report, the figures
 //! and the chart come out. Nothing is timed or compared: figures from a
 //! smoke run mean nothing. Root, the release daemon (`SLUICE_BIN`) and the
-//! peers (`cargo xtask setup`) are required; a missing one fails loudly.
+//! peers (`cargo xtask test` and `cargo xtask setup` install them) are
+//! required; a missing one fails loudly.
 
 use std::process::{Command, Stdio};
 
