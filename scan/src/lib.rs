@@ -36,6 +36,7 @@
 
 pub mod decode;
 pub mod injection;
+pub mod switch;
 
 mod anchors;
 pub(crate) mod chars;

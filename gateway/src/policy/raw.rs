@@ -305,14 +305,42 @@ pub enum Approval {
     Deny,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `audit: true` (or `false`) is the section with only `enabled` given
+/// (`sluice_scan::switch`).
+#[derive(Debug, Clone)]
 pub struct Audit {
-    #[serde(default = "yes")]
     pub enabled: bool,
     /// Audit allowed connections too, not only refusals.
-    #[serde(default = "yes")]
     pub log_allowed: bool,
+}
+
+impl<'de> Deserialize<'de> for Audit {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// The section written in full.
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Fields {
+            #[serde(default = "yes")]
+            enabled: bool,
+            #[serde(default = "yes")]
+            log_allowed: bool,
+        }
+        Ok(
+            match sluice_scan::switch::switch_or::<D, Fields>(deserializer)? {
+                Ok(Fields {
+                    enabled,
+                    log_allowed,
+                }) => Audit {
+                    enabled,
+                    log_allowed,
+                },
+                Err(enabled) => Audit {
+                    enabled,
+                    ..Audit::default()
+                },
+            },
+        )
+    }
 }
 
 impl Default for Audit {

@@ -3,18 +3,48 @@
 //! `policy::raw`) re-exports these types; they live here because the
 //! [`Detector`](super::Detector) is built from them.
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `injection_defense: true` (or `false`) is the section with only
+/// `enabled` given ([`crate::switch`]).
+#[derive(Debug, Clone)]
 pub struct InjectionDefense {
-    #[serde(default)]
     pub enabled: bool,
-    #[serde(default)]
     pub action: InjectionAction,
     /// Score in 0..=1 at or above which `action` applies.
-    #[serde(default = "default_threshold")]
     pub threshold: f64,
+}
+
+impl<'de> Deserialize<'de> for InjectionDefense {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match crate::switch::switch_or::<D, Fields>(deserializer)? {
+            Ok(Fields {
+                enabled,
+                action,
+                threshold,
+            }) => InjectionDefense {
+                enabled,
+                action,
+                threshold,
+            },
+            Err(enabled) => InjectionDefense {
+                enabled,
+                ..InjectionDefense::default()
+            },
+        })
+    }
+}
+
+/// The section written in full.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fields {
+    #[serde(default)]
+    enabled: bool,
+    #[serde(default)]
+    action: InjectionAction,
+    #[serde(default = "default_threshold")]
+    threshold: f64,
 }
 
 impl Default for InjectionDefense {

@@ -591,3 +591,54 @@ fn bindings_are_compiled_against_the_credentials_and_located() {
     let unchecked = unchecked.expect("not checked");
     assert_eq!(unchecked.bindings.bound_credentials().count(), 0);
 }
+
+/// `injection_defense` and `audit` may be written `true` or `false` (the
+/// section's `enabled`, the rest at its defaults), as the seeds write
+/// them; in full, their keys are checked and located as before.
+#[test]
+fn sections_written_as_a_switch() {
+    let policy = |text: &str| parse(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+    let on = policy("injection_defense: true\naudit: false\n");
+    assert!(on.injection_defense.enabled);
+    assert_eq!(on.injection_defense.threshold, 0.8);
+    assert!(!on.audit.enabled);
+    assert!(on.audit.log_allowed, "the rest keeps its default");
+    let off = policy("injection_defense: false\naudit: true\n");
+    assert!(!off.injection_defense.enabled && off.audit.enabled);
+    let full =
+        policy("injection_defense: {enabled: true, threshold: 0.5}\naudit: {log_allowed: false}\n");
+    assert_eq!(full.injection_defense.threshold, 0.5);
+    assert!(full.audit.enabled && !full.audit.log_allowed);
+    // (text, line, column, message fragment)
+    let cases = [
+        (
+            "injection_defense:\n  thresold: 0.5\n",
+            2,
+            3,
+            "unknown field `thresold`",
+        ),
+        (
+            "audit: yes\n",
+            1,
+            8,
+            "expected `true`, `false` or a mapping",
+        ),
+        (
+            "audit: [true]\n",
+            1,
+            8,
+            "expected `true`, `false` or a mapping",
+        ),
+    ];
+    for (text, line, column, message) in cases {
+        let errors = parse(text).err().unwrap_or_else(|| panic!("{text} loaded"));
+        let summary: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(errors.len(), 1, "{text}: {summary:?}");
+        assert!(errors[0].message.contains(message), "{text}: {summary:?}");
+        assert_eq!(
+            (errors[0].line, errors[0].column),
+            (line, column),
+            "{text}: {summary:?}"
+        );
+    }
+}
