@@ -502,3 +502,47 @@ fn encrypted_client_hello_is_refused_where_the_policy_says_so() {
     );
     assert_eq!(events[0]["sni"], "echo.test", "{}", events[0]);
 }
+
+/// `deny_out: [0.0.0.0/0]`, as the seeds write "all traffic", denies IPv6
+/// too (it used to deny IPv4 only, IPv6 falling through to the default
+/// allow); with a port, it keeps to IPv4.
+#[test]
+fn a_portless_ipv4_slash_zero_in_deny_out_denies_ipv6_too() {
+    let v4 = HttpServer::v4();
+    let v6 = HttpServer::v6();
+    let mut builder = DaemonBuilder::new();
+    let all = builder.cgroup("all");
+    let web = builder.cgroup("web");
+    builder
+        .policy_doc(
+            "all",
+            // The SSRF guard off: loopback is refused only by the rule.
+            json!({ "network": { "ssrf_guard": false, "deny_out": ["0.0.0.0/0"] } }),
+        )
+        .policy_doc(
+            "web",
+            json!({ "network": { "ssrf_guard": false, "deny_out": ["0.0.0.0/0:443"] } }),
+        )
+        .sandbox("all", &all, None, "all")
+        .sandbox("web", &web, None, "web");
+    let daemon = builder.start();
+
+    for url in [
+        format!("http://127.0.0.1:{}/", v4.port()),
+        format!("http://[::1]:{}/", v6.port()),
+    ] {
+        let out = in_cgroup(&all).run(&curl(&url));
+        out.expect_failure("denied by deny_out[0]");
+    }
+    daemon.wait_audit("both families denied by deny_out[0]", 2, |e| {
+        e["event"] == "connection"
+            && e["verdict"] == "deny"
+            && e["rule"] == "all:network.deny_out[0]"
+    });
+    assert_eq!(v4.connection_count() + v6.connection_count(), 0);
+
+    // With a port the entry keeps to IPv4 (and to that port).
+    let out = in_cgroup(&web).run(&curl(&format!("http://[::1]:{}/", v6.port())));
+    out.expect_success("IPv6 is not denied by 0.0.0.0/0:443");
+    assert_eq!(v6.connection_count(), 1);
+}

@@ -55,6 +55,15 @@ pub(super) fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow:
                             stages.join(", ")
                         );
                     }
+                    let readings = set.get(name).map(|p| p.network.all_traffic_readings());
+                    for label in readings.unwrap_or_default() {
+                        eprintln!(
+                            "note: policy `{name}`: {label} (a `/0` without ports, listed without \
+                             the other family's) is read as all traffic, IPv4 and IPv6; give \
+                             it ports, or list `0.0.0.0/0` and `::/0` both, to keep to one \
+                             family"
+                        );
+                    }
                 }
                 for sandbox in &sandboxes {
                     if set.get(&sandbox.policy).is_none() {

@@ -9,7 +9,10 @@
 //! `example.com` (exact), `*.example.com` (every name strictly below, at any
 //! depth, not `example.com` itself), an address (`203.0.113.7`, `2001:db8::1`),
 //! a CIDR (`10.0.0.0/8`), or `ALL_TRAFFIC` (every destination of both
-//! families; `0.0.0.0/0` is only an IPv4 CIDR). Each but `ALL_TRAFFIC` may
+//! families). In `deny_out`, a `0.0.0.0/0` or `::/0` without ports, listed
+//! without the other, is read as all traffic, as the seeds write it: it
+//! denies the other family too, ranked as itself ([`every_family`]); with
+//! ports each keeps its family. Each but `ALL_TRAFFIC` may
 //! carry `:PORT` (`[2001:db8::1]:443` for IPv6), or use `{ to, ports }`.
 //! IPv4-mapped IPv6 rules (`::ffff:10.0.0.0/104`) are stored as IPv4, since
 //! that is how a destination is compared.
@@ -51,7 +54,7 @@ mod target;
 
 use dns::compile_dns;
 pub use dns::{DnsLimits, RecordTypes};
-use rules::{NamePorts, Ports, Rule, RuleIndex, Target, port_questions, rank};
+use rules::{NamePorts, Ports, Rule, RuleIndex, Target, every_family, port_questions, rank};
 use target::{Problem, compile_target};
 
 use std::{
@@ -252,9 +255,11 @@ impl NetworkPolicy {
                     target,
                     ports,
                     rank,
+                    companion: false,
                 });
             }
         }
+        rules.extend(every_family(&rules));
         let dns = compile_dns(&raw.dns, &mut errors);
         let (mut passthrough_exact, mut passthrough_wildcard) = (Vec::new(), Vec::new());
         for (i, text) in raw.passthrough.iter().enumerate() {
@@ -286,6 +291,14 @@ impl NetworkPolicy {
             dns,
             rules: RuleIndex::new(rules),
         })
+    }
+
+    /// The `deny_out` entries read as all traffic: a portless `0.0.0.0/0`
+    /// or `::/0` listed without the other (see [`every_family`]), by
+    /// label, for `sluice check` to say so.
+    pub fn all_traffic_readings(&self) -> Vec<&str> {
+        let companions = self.rules.iter().filter(|rule| rule.companion);
+        companions.map(|rule| &*rule.label).collect()
     }
 
     /// Whether an allowed TLS connection with this name (its SNI, or an

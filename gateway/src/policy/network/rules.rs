@@ -27,6 +27,9 @@ pub(super) struct Rule {
     /// Sorted, deduplicated; empty means every port.
     pub(super) ports: Box<[u16]>,
     pub(super) rank: Rank,
+    /// Not written: the other family's `/0` of a `deny_out` entry read as
+    /// all traffic ([`every_family`]).
+    pub(super) companion: bool,
 }
 
 /// Precedence among matching rules; the greatest wins. Field order is
@@ -72,6 +75,34 @@ pub(super) enum Ports {
     At(u16),
     /// Rules listing no port: the answer for every port nobody names.
     Unlisted,
+}
+
+/// `deny_out`'s portless `0.0.0.0/0` listed without `::/0` (or the
+/// reverse) means all traffic, as the seeds write it: the other family's
+/// `/0`, denied by the same entry and ranked as it. Ranked as a CIDR, not
+/// as `ALL_TRAFFIC`, so a more specific allow still wins and an
+/// `allow_out: [ALL_TRAFFIC]` beside it does not.
+pub(super) fn every_family(rules: &[Rule]) -> Option<Rule> {
+    let everything = |v6: bool| {
+        rules.iter().find(|rule| {
+            !rule.allow
+                && rule.ports.is_empty()
+                && matches!(&rule.target, Target::Net(net) if net.prefix_len() == 0 && matches!(net, IpNet::V6(_)) == v6)
+        })
+    };
+    let (written, other) = match (everything(false), everything(true)) {
+        (Some(v4), None) => (v4, "::/0"),
+        (None, Some(v6)) => (v6, "0.0.0.0/0"),
+        _ => return None,
+    };
+    Some(Rule {
+        allow: false,
+        label: written.label.clone(),
+        target: Target::Net(other.parse().expect("a /0")),
+        ports: Box::new([]),
+        rank: written.rank,
+        companion: true,
+    })
 }
 
 impl Rule {
@@ -126,6 +157,10 @@ impl RuleIndex {
         }
         index.rules = rules;
         index
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter()
     }
 
     /// The most specific rule matching the name or the address (or

@@ -305,11 +305,14 @@ fn default_allow_and_all_traffic() {
         ("example.com ; ALL_TRAFFIC", WEB, "", by_rule(D0)),
         ("ALL_TRAFFIC", WEB, "", ok(A0)),
         ("ALL_TRAFFIC", WEB6, "x.example", ok(A0)),
+        // A portless /0 in deny_out is all traffic (issue 43; see
+        // a_portless_slash_zero_in_deny_out_is_all_traffic); with a port
+        // each keeps its family, an IPv4-mapped address being IPv4.
         ("; 0.0.0.0/0", WEB, "", by_rule(D0)),
-        ("; 0.0.0.0/0", WEB6, "", ok(DEFAULT_ALLOW)),
+        ("; 0.0.0.0/0:443", WEB6, "", ok(DEFAULT_ALLOW)),
         ("; ::/0", WEB6, "", by_rule(D0)),
         (
-            "; ::/0",
+            "; [::/0]:443",
             "[::ffff:93.184.216.34]:443",
             "",
             ok(DEFAULT_ALLOW),
@@ -1388,4 +1391,35 @@ fn encrypted_client_hello_table() {
         });
         assert_eq!(got, want, "{setting:?} {sni} ech={offers}");
     }
+}
+
+/// `deny_out: [0.0.0.0/0]` (or `::/0`) alone, without ports, is all
+/// traffic, as the seeds write it; with ports, or listed with the other
+/// family's `/0`, each keeps its family. Ranked as the CIDR it is: a more
+/// specific allow wins, an `ALL_TRAFFIC` allow does not.
+#[test]
+fn a_portless_slash_zero_in_deny_out_is_all_traffic() {
+    let d2 = "network.deny_out[2]";
+    let default = ok(DEFAULT_ALLOW);
+    check(&[
+        ("; 0.0.0.0/0", WEB, "", by_rule(D0)),
+        ("; 0.0.0.0/0", WEB6, "", by_rule(D0)),
+        ("; ::/0", WEB, "", by_rule(D0)),
+        ("; ::/0", WEB6, "", by_rule(D0)),
+        // Both written: each its own family.
+        ("; 0.0.0.0/0 ::/0", WEB6, "", by_rule(D1)),
+        ("; 0.0.0.0/0 ::/0", WEB, "", by_rule(D0)),
+        // With ports, the family stays.
+        ("; 0.0.0.0/0:443", WEB6, "", default.clone()),
+        ("; 0.0.0.0/0:443", WEB, "", by_rule(D0)),
+        // A more specific allow still wins; ALL_TRAFFIC allowed does not.
+        ("2606:4700::/32 ; 0.0.0.0/0", WEB6, "", ok(A0)),
+        ("ALL_TRAFFIC ; 0.0.0.0/0", WEB6, "", by_rule(D0)),
+        // In allow_out a /0 stays its family.
+        ("0.0.0.0/0 ; ", WEB6, "", default),
+        ("; a.test b.test 0.0.0.0/0", WEB6, "", by_rule(d2)),
+    ]);
+    assert_eq!(policy("; 0.0.0.0/0").all_traffic_readings(), [D0]);
+    assert!(policy("; 0.0.0.0/0 ::/0").all_traffic_readings().is_empty());
+    assert!(policy("; 0.0.0.0/0:443").all_traffic_readings().is_empty());
 }
