@@ -195,7 +195,12 @@ pub fn explain(
             "dry_run" => "GET and HEAD proceed",
             "credentials" => "bound credentials swapped in toward their hosts",
             "pii" => "the body is scanned (the verdict depends on it)",
-            "injection_defense" => "the body is scored (the verdict depends on it)",
+            "injection_defense" if policy.content.scores_injection(&target.host, &target.path) => {
+                "the body is scored (the verdict depends on it)"
+            }
+            "injection_defense" => {
+                "not scored: not a model API request (`requests: llm_apis`; list it in `hosts` or `paths`, or say `requests: all`)"
+            }
             "transformations" => "rules for this host rewrite the bodies",
             _ => "the request is read",
         };
@@ -318,10 +323,10 @@ mod tests {
     /// HTTP always, HTTPS only where the policy decrypts the name.
     #[test]
     fn request_stages_apply_where_the_request_is_read() {
-        let yaml = "network:\n  allow_out: [\"93.184.216.34\"]\n  passthrough: [pinned.test]\npii:\n  enabled: true\ndry_run: true\n";
+        let yaml = "network:\n  allow_out: [\"93.184.216.34\"]\n  passthrough: [pinned.test]\n  decide_without_decryption: true\npii:\n  enabled: true\ndry_run: true\n";
         let relay: crate::policy::raw::Policy = serde_yaml::from_str(yaml).expect("yaml");
         let mut decrypting = relay.clone();
-        decrypting.network.decide_without_decryption = false;
+        decrypting.network.decide_without_decryption = Some(false);
         let dst: SocketAddr = "93.184.216.34:443".parse().expect("addr");
         // (decrypting, method, url, inspection starts with, pii, dry_run detail starts with)
         #[rustfmt::skip]

@@ -35,6 +35,9 @@ pub struct Metrics {
     pub policy_synchronized: IntGauge,
     /// Policy reloads by result (`ok`, `error`).
     pub policy_reloads: IntCounterVec,
+    /// Per policy in force: the stages it enables that can never see
+    /// HTTPS (it relays TLS undecrypted).
+    pub policy_warnings: IntGaugeVec,
     /// DNS queries refused by policy or tunnelling caps, by reason.
     pub dns_refusals: IntCounterVec,
     /// Leaf certificates minted for intercepted names.
@@ -121,6 +124,14 @@ impl Metrics {
             "1 when the policies in force match the policy directory.",
         )
         .expect("valid");
+        let policy_warnings = IntGaugeVec::new(
+            Opts::new(
+                "sluice_policy_warnings",
+                "Stages a policy in force enables that never see HTTPS (it relays TLS undecrypted).",
+            ),
+            &["policy"],
+        )
+        .expect("valid metric");
         let policy_reloads = IntCounterVec::new(
             Opts::new("sluice_policy_reloads_total", "Policy reloads by result."),
             &["result"],
@@ -272,6 +283,7 @@ impl Metrics {
             Box::new(audit_errors.clone()),
             Box::new(policy_synchronized.clone()),
             Box::new(policy_reloads.clone()),
+            Box::new(policy_warnings.clone()),
             Box::new(dns_refusals.clone()),
             Box::new(certificates_minted.clone()),
             Box::new(intercepted_requests.clone()),
@@ -306,6 +318,7 @@ impl Metrics {
             audit_errors,
             policy_synchronized,
             policy_reloads,
+            policy_warnings,
             dns_refusals,
             certificates_minted,
             intercepted_requests,

@@ -448,7 +448,9 @@ async fn route(
             let body = json!({ "len": len, "sha256": sha }).to_string();
             full(StatusCode::OK, "application/json", body)
         }
-        "/llm" => {
+        // `/v1/chat/completions`: the same, where a model API is recognised
+        // by its path (injection scoring's `requests: llm_apis`).
+        "/llm" | "/v1/chat/completions" => {
             let body = match req.into_body().collect().await {
                 Ok(collected) => collected.to_bytes().to_vec(),
                 Err(_) => Vec::new(),

@@ -363,8 +363,10 @@ fn sluice_check_passes_the_shipped_policies_and_locates_every_error() {
 
     let dir = tempfile::tempdir().expect("tempdir");
     // Valid, but its PII stage never sees HTTPS: passed, with a warning.
+    // (Unset, decryption would follow the PII stage: no warning.)
     let relay = dir.path().join("relay.yaml");
-    std::fs::write(&relay, "pii: {enabled: true}\ndry_run: true\n").expect("write");
+    let text = "network: {decide_without_decryption: true}\npii: {enabled: true}\ndry_run: true\n";
+    std::fs::write(&relay, text).expect("write");
     let out = run::host(
         &[bin.as_os_str(), "check".as_ref(), relay.as_os_str()],
         WAIT,

@@ -146,7 +146,9 @@ pub fn markdown(results: &Results, command: &str) -> String {
             errors.join("\n")
         );
     }
-    md.push_str("\n## Against the design targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n");
+    md.push_str(
+        "\n## Against the design targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n",
+    );
     for (what, measured, verdict) in verdicts(results) {
         let _ = writeln!(md, "| {what} | {measured} | {verdict} |");
     }

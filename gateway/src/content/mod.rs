@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 
 use crate::policy::raw::{self, InjectionAction, PiiAction};
 pub use sluice_scan::Read;
-use sluice_scan::injection::{Assessment, Detector};
+use sluice_scan::injection::{Assessment, Detector, Requests, is_llm_request};
+
+use crate::credentials::hosts::HostSet;
 use sluice_scan::{Format, ScanConfig, Scanner};
 use transform::Rules;
 use vault::Vault;
@@ -46,6 +48,30 @@ pub struct Injection {
     detector: Detector,
     pub action: InjectionAction,
     pub threshold: f64,
+    requests: Requests,
+    /// `hosts`, when any: requests to them are scored under `llm_apis`.
+    hosts: Option<HostSet>,
+    paths: Vec<String>,
+}
+
+impl Injection {
+    /// Whether a request to `host` at `path` (its query included or not)
+    /// is scored: every one under `requests: all`; under `llm_apis` the
+    /// common model APIs' generation endpoints and the listed hosts and
+    /// path prefixes.
+    pub fn scores(&self, host: &str, path: &str) -> bool {
+        match self.requests {
+            Requests::All => true,
+            Requests::LlmApis => {
+                is_llm_request(host, path)
+                    || self.hosts.as_ref().is_some_and(|hosts| hosts.matches(host))
+                    || self
+                        .paths
+                        .iter()
+                        .any(|prefix| path.starts_with(prefix.as_str()))
+            }
+        }
+    }
 }
 
 /// A stage that cannot be built, at the path of the policy node it comes
@@ -89,11 +115,26 @@ impl Stages {
         } else {
             None
         };
-        let injection = injection.enabled.then(|| Injection {
-            detector: Detector::new(injection),
-            action: injection.action,
-            threshold: injection.threshold,
-        });
+        let hosts = match injection.hosts.is_empty() {
+            true => Ok(None),
+            false => HostSet::parse(&injection.hosts).map(Some).map_err(|es| {
+                errors.extend(es.into_iter().map(|e| BuildError {
+                    path: "injection_defense.hosts".to_string(),
+                    message: e.to_string(),
+                }));
+            }),
+        };
+        let injection = match (injection.enabled, hosts) {
+            (true, Ok(hosts)) => Some(Injection {
+                detector: Detector::new(injection),
+                action: injection.action,
+                threshold: injection.threshold,
+                requests: injection.requests,
+                hosts,
+                paths: injection.paths.clone(),
+            }),
+            _ => None,
+        };
         let transforms = transform::Table::build(transformations).unwrap_or_else(|e| {
             errors.extend(e);
             transform::Table::default()
@@ -112,6 +153,18 @@ impl Stages {
     /// Whether request bodies must be read at all (transformations aside).
     pub fn inspects(&self) -> bool {
         self.pii.is_some() || self.injection.is_some()
+    }
+
+    /// Whether a request to `host` at `path` has its body read: PII reads
+    /// every one, injection scoring those it scores ([`Injection::scores`]).
+    pub fn inspects_request(&self, host: &str, path: &str) -> bool {
+        self.pii.is_some() || self.scores_injection(host, path)
+    }
+
+    /// Whether the injection detector scores a request to `host` at `path`.
+    pub fn scores_injection(&self, host: &str, path: &str) -> bool {
+        let injection = self.injection.as_ref();
+        injection.is_some_and(|injection| injection.scores(host, path))
     }
 
     /// The most a body may be buffered for inspection.
@@ -153,10 +206,12 @@ pub struct Inspection {
     pub injection: Option<Assessment>,
 }
 
-/// Runs PII, injection and request transformations over `body` (already
-/// decoded). Values redacted become tokens from `vault`.
+/// Runs PII, injection (where `scored`: [`Stages::scores_injection`]) and
+/// request transformations over `body` (already decoded). Values redacted
+/// become tokens from `vault`.
 pub fn inspect(
     stages: &Stages,
+    scored: bool,
     transforms: &Rules,
     vault: &Vault,
     policy: &str,
@@ -165,7 +220,8 @@ pub fn inspect(
 ) -> Inspection {
     let mut inspection = Inspection::default();
     let mut current: Option<Vec<u8>> = None;
-    let read = Read::new(content_type, body, stages.injection.is_some());
+    let injection = stages.injection.as_ref().filter(|_| scored);
+    let read = Read::new(content_type, body, injection.is_some());
     if let Some(pii) = &stages.pii {
         let findings = read.pii(&pii.scanner);
         // As the scanner read it: a value is stored with the body's
@@ -210,7 +266,7 @@ pub fn inspect(
             current = Some(out);
         }
     }
-    if let Some(injection) = &stages.injection {
+    if let Some(injection) = injection {
         let assessment = read.injection(&injection.detector);
         if assessment.score >= injection.threshold {
             if injection.action == InjectionAction::Block {

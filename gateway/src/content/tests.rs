@@ -30,6 +30,7 @@ fn pii_actions_redact_block_or_log() {
         let stages = stages(yaml);
         let out = inspect(
             &stages,
+            true,
             &Rules::default(),
             &vault,
             "p",
@@ -61,7 +62,15 @@ fn json_escaped_values_are_stored_unescaped_for_rehydration() {
     let body = br#"{"content":"write to ana\u0040example.com"}"#;
     // Declared JSON, or sniffed as JSON without a Content-Type.
     for content_type in [JSON, None] {
-        let out = inspect(&stages, &Rules::default(), &vault, "p", content_type, body);
+        let out = inspect(
+            &stages,
+            true,
+            &Rules::default(),
+            &vault,
+            "p",
+            content_type,
+            body,
+        );
         let forwarded = out.rewritten.expect("redacted");
         let tokens: Vec<&str> = std::str::from_utf8(&forwarded)
             .expect("utf-8")
@@ -97,6 +106,7 @@ fn request_transformations_apply_after_redaction() {
     let rules = stages.transforms.rules("any", raw::Direction::Request);
     let out = inspect(
         &stages,
+        true,
         &rules,
         &vault,
         "p",
@@ -105,4 +115,37 @@ fn request_transformations_apply_after_redaction() {
     );
     let text = String::from_utf8(out.rewritten.expect("rewritten")).expect("utf-8");
     assert!(text.starts_with("codename X for [pii_email_"), "{text}");
+}
+
+/// Which requests injection scoring reads: under the default
+/// `requests: llm_apis`, the common model APIs' generation endpoints and
+/// the operator's listed hosts and path prefixes; under `all`, every one.
+#[test]
+fn injection_scores_model_api_requests_unless_told_all() {
+    #[rustfmt::skip]
+    let cases = [
+        ("injection_defense: true", "api.openai.com", "/v1/chat/completions", true),
+        ("injection_defense: true", "api.anthropic.com", "/v1/messages?beta=1", true),
+        ("injection_defense: true", "registry.npmjs.org", "/left-pad", false),
+        ("injection_defense: true", "upload.pypi.org", "/legacy/", false),
+        ("injection_defense: {enabled: true, requests: all}", "upload.pypi.org", "/legacy/", true),
+        ("injection_defense: {enabled: true, hosts: ['*.corp.test']}", "llm.corp.test", "/run", true),
+        ("injection_defense: {enabled: true, hosts: ['*.corp.test']}", "corp.test", "/run", false),
+        ("injection_defense: {enabled: true, paths: [/agents/]}", "x.test", "/agents/run?q=1", true),
+        ("injection_defense: {enabled: true, paths: [/agents/]}", "x.test", "/agent", false),
+        ("injection_defense: false", "api.openai.com", "/v1/chat/completions", false),
+    ];
+    for (yaml, host, path, scored) in cases {
+        let stages = stages(yaml);
+        assert_eq!(
+            stages.scores_injection(host, path),
+            scored,
+            "{yaml} {host}{path}"
+        );
+        assert_eq!(
+            stages.inspects_request(host, path),
+            scored,
+            "{yaml} {host}{path}"
+        );
+    }
 }

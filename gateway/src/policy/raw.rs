@@ -58,9 +58,12 @@ pub struct Network {
     #[serde(default = "yes")]
     pub verify_name_resolution: bool,
     /// TLS decided on its SNI and relayed undecrypted. When false TLS is
-    /// intercepted. Plain HTTP is served request by request either way.
-    #[serde(default = "yes")]
-    pub decide_without_decryption: bool,
+    /// intercepted. Unset: intercepted when the policy enables a stage
+    /// that reads requests (`pii`, `injection_defense`, `transformations`,
+    /// `credentials`), relayed otherwise (`CompiledPolicy::compile`). Plain
+    /// HTTP is served request by request either way.
+    #[serde(default)]
+    pub decide_without_decryption: Option<bool>,
     /// Names never decrypted even when the policy intercepts (apps that pin
     /// certificates): `example.com` or `*.example.com`. The network rules
     /// still decide whether they are reached at all.
@@ -82,7 +85,7 @@ impl Default for Network {
             deny_out: Vec::new(),
             ssrf_guard: true,
             verify_name_resolution: true,
-            decide_without_decryption: true,
+            decide_without_decryption: None,
             passthrough: Vec::new(),
             encrypted_client_hello: EncryptedClientHello::default(),
             dns: Dns::default(),

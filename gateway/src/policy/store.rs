@@ -46,6 +46,7 @@ impl PolicyStore {
     ) -> Result<PolicyStore, Vec<String>> {
         let set = load_checked(dir, &apps, &credentials)?;
         metrics.policy_synchronized.set(1);
+        warn(&set, &metrics);
         Ok(PolicyStore {
             dir: dir.to_owned(),
             apps,
@@ -88,6 +89,7 @@ impl PolicyStore {
             Ok(set) => {
                 tracing::info!(dir = %self.dir.display(), policies = set.len(), "policies reloaded");
                 let set = set.keeping_unchanged(&self.current());
+                warn(&set, &self.metrics);
                 self.current.store(Arc::new(set));
                 self.metrics.policy_synchronized.set(1);
                 self.metrics.policy_reloads.with_label_values(&["ok"]).inc();
@@ -105,6 +107,33 @@ impl PolicyStore {
                 Err(errors)
             }
         }
+    }
+}
+
+/// Says, for each policy in force, which stages it enables that never see
+/// HTTPS (`decide_without_decryption: true` written with them): a log
+/// warning and `sluice_policy_warnings{policy}`, at start and on every
+/// reload, so an operator learns it without running `sluice check`.
+fn warn(set: &PolicySet, metrics: &Metrics) {
+    metrics.policy_warnings.reset();
+    for name in set.names() {
+        let stages = set
+            .get(name)
+            .map(|policy| policy.stages_on_plain_http_only())
+            .unwrap_or_default();
+        if !stages.is_empty() {
+            tracing::warn!(
+                policy = name,
+                stages = stages.join(", "),
+                "these stages act on plain HTTP only: the policy sets \
+                 network.decide_without_decryption: true, so HTTPS is relayed unread"
+            );
+        }
+        let count = i64::try_from(stages.len()).unwrap_or(i64::MAX);
+        metrics
+            .policy_warnings
+            .with_label_values(&[name])
+            .set(count);
     }
 }
 
@@ -380,5 +409,53 @@ mod tests {
             let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
             assert_eq!(seen(dir, &paths), *want, "{paths:?}");
         }
+    }
+
+    /// A policy enabling a stage that reads requests is decrypted unless it
+    /// says otherwise; one that says `decide_without_decryption: true`
+    /// beside such stages is warned of at start and on every reload, and
+    /// counted per policy in `sluice_policy_warnings`.
+    #[test]
+    fn stages_that_never_see_https_are_warned_of_at_start_and_reload() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let write = |name: &str, text: &str| {
+            std::fs::write(dir.path().join(name), text).expect("write");
+        };
+        let relay =
+            "network: {decide_without_decryption: true}\npii: {enabled: true}\ndry_run: true\n";
+        write("relay.yaml", relay);
+        write("reads.yaml", "pii: {enabled: true}\n");
+        write("plain.yaml", "{}\n");
+        let metrics = Arc::new(Metrics::new());
+        let store = PolicyStore::load(dir.path(), Arc::default(), Arc::default(), metrics.clone())
+            .expect("loads");
+        let warnings = |name: &str| metrics.policy_warnings.with_label_values(&[name]).get();
+        assert_eq!(
+            (warnings("relay"), warnings("reads"), warnings("plain")),
+            (2, 0, 0)
+        );
+        let current = store.current();
+        let decrypts = |name: &str| {
+            !current
+                .get(name)
+                .expect(name)
+                .network
+                .decide_without_decryption()
+        };
+        assert!(decrypts("reads"), "pii alone turns interception on");
+        assert!(!decrypts("relay") && !decrypts("plain"));
+
+        std::fs::remove_file(dir.path().join("relay.yaml")).expect("remove");
+        write(
+            "reads.yaml",
+            "network: {decide_without_decryption: true}\ninjection_defense: true\n",
+        );
+        store.reload(&[]).expect("reloads");
+        assert_eq!(warnings("reads"), 1);
+        let text = metrics.render();
+        assert!(
+            !text.contains("policy=\"relay\""),
+            "a removed policy keeps no gauge"
+        );
     }
 }

@@ -32,7 +32,7 @@ pub use extract::Source;
 pub use signal::{Signal, SignalKind};
 
 use scanner::SCANNER;
-pub use settings::{InjectionAction, InjectionDefense};
+pub use settings::{InjectionAction, InjectionDefense, Requests};
 
 /// The result of scoring one request.
 #[derive(Debug, Clone, Default, PartialEq)]

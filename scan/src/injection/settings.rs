@@ -13,6 +13,27 @@ pub struct InjectionDefense {
     pub action: InjectionAction,
     /// Score in 0..=1 at or above which `action` applies.
     pub threshold: f64,
+    /// Which requests are scored.
+    pub requests: Requests,
+    /// Under `llm_apis`, requests to these hosts (`api.example.com`,
+    /// `*.example.com`) are scored too: the operator's own model endpoints.
+    pub hosts: Vec<String>,
+    /// Under `llm_apis`, requests whose path starts with one of these are
+    /// scored too.
+    pub paths: Vec<String>,
+}
+
+/// Which requests the injection detector scores.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Requests {
+    /// The generation endpoints of the common model APIs
+    /// ([`is_llm_request`](super::is_llm_request)) and the listed `hosts`
+    /// and `paths`: a package upload or a code push is never scored.
+    #[default]
+    LlmApis,
+    /// Every intercepted request with a body.
+    All,
 }
 
 impl<'de> Deserialize<'de> for InjectionDefense {
@@ -22,10 +43,16 @@ impl<'de> Deserialize<'de> for InjectionDefense {
                 enabled,
                 action,
                 threshold,
+                requests,
+                hosts,
+                paths,
             }) => InjectionDefense {
                 enabled,
                 action,
                 threshold,
+                requests,
+                hosts,
+                paths,
             },
             Err(enabled) => InjectionDefense {
                 enabled,
@@ -45,6 +72,12 @@ struct Fields {
     action: InjectionAction,
     #[serde(default = "default_threshold")]
     threshold: f64,
+    #[serde(default)]
+    requests: Requests,
+    #[serde(default)]
+    hosts: Vec<String>,
+    #[serde(default)]
+    paths: Vec<String>,
 }
 
 impl Default for InjectionDefense {
@@ -53,6 +86,9 @@ impl Default for InjectionDefense {
             enabled: false,
             action: InjectionAction::default(),
             threshold: default_threshold(),
+            requests: Requests::default(),
+            hosts: Vec::new(),
+            paths: Vec::new(),
         }
     }
 }

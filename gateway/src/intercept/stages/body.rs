@@ -66,7 +66,10 @@ pub(super) async fn run(
         rehydrate: stages.pii.as_ref().is_some_and(|pii| pii.rehydrate),
         transforms: stages.transforms.rules(&conn.key.name, Direction::Response),
     };
-    let reads = stages.inspects() || !transforms.is_empty() || !exchange.plan.transforms.is_empty();
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let scored = stages.scores_injection(&conn.key.name, path);
+    let inspects = stages.inspects_request(&conn.key.name, path);
+    let reads = inspects || !transforms.is_empty() || !exchange.plan.transforms.is_empty();
     if let Some(refusal) = upgrade(&policy.name, stages, reads, is_upgrade(parts)) {
         return Outcome::Refuse(refusal);
     }
@@ -75,7 +78,7 @@ pub(super) async fn run(
     }
     transforms.apply_headers(&mut parts.headers);
     let body = std::mem::replace(&mut exchange.body, respond::empty());
-    if !stages.inspects() {
+    if !inspects {
         // Nothing to inspect: transformations (if any) stream,
         // unbuffered, over the body decoded as it streams.
         if transforms.is_empty() {
@@ -169,6 +172,7 @@ pub(super) async fn run(
         .session(&conn.who.sandbox, conn.who.session.as_deref());
     let inspection = content::inspect(
         stages,
+        scored,
         &transforms,
         &vault,
         &policy.name,

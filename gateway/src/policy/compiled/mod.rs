@@ -66,6 +66,9 @@ pub struct CompiledPolicy {
     /// every placeholder found is refused, as no credential's hosts are
     /// known.
     pub bindings: Bindings,
+    /// The stage whose section turned decryption on, where the policy
+    /// left `decide_without_decryption` unset ([`with_decryption_default`]).
+    pub decrypted_for: Option<&'static str>,
     /// `apps` resolved against the daemon's app catalogue
     /// ([`Self::resolve_apps`], which the store does for every policy it
     /// loads, with the catalogue the approvals desk holds).
@@ -105,7 +108,11 @@ impl CompiledPolicy {
             return Some(NAME_RULES);
         }
         if !self.network.decide_without_decryption() {
-            return Some("network.decide_without_decryption");
+            // Decrypted because a stage is enabled: the stage is the reason.
+            return Some(
+                self.decrypted_for
+                    .unwrap_or("network.decide_without_decryption"),
+            );
         }
         if self.network.refuses_ech() {
             return Some("network.encrypted_client_hello");
@@ -142,7 +149,8 @@ impl CompiledPolicy {
 
     pub fn compile(name: &str, raw: &raw::Policy) -> Result<CompiledPolicy, Vec<CompileError>> {
         let mut errors = Vec::new();
-        let network = match NetworkPolicy::compile(&raw.network) {
+        let (network, decrypted_for) = with_decryption_default(raw);
+        let network = match NetworkPolicy::compile(&network) {
             Ok(network) => Some(network),
             Err(network_errors) => {
                 errors.extend(network_errors);
@@ -179,6 +187,7 @@ impl CompiledPolicy {
                 content,
                 bindings: Bindings::default(),
                 app_lookup: PolicyApps::default(),
+                decrypted_for,
             }),
             _ => Err(errors),
         }
@@ -289,6 +298,17 @@ fn check_injection_defense(defense: &raw::InjectionDefense, errors: &mut Vec<Com
             format!("{} is outside 0..=1", defense.threshold),
             Some("a score between 0 and 1; the default is 0.8".to_string()),
         ));
+    }
+    check_hosts(&defense.hosts, "injection_defense.hosts", errors);
+    check_host_names(&defense.hosts, "injection_defense.hosts", errors);
+    for (i, path) in defense.paths.iter().enumerate() {
+        if !path.starts_with('/') {
+            errors.push(error(
+                format!("injection_defense.paths[{i}]"),
+                format!("`{path}` is not a path"),
+                Some("a path prefix starts with `/`, such as `/v1/agents/`".to_string()),
+            ));
+        }
     }
 }
 
@@ -553,6 +573,29 @@ fn check_apps(apps: &[raw::AppPolicy], errors: &mut Vec<CompileError>) {
             }
         }
     }
+}
+
+/// The policy's network section with `decide_without_decryption` set: as
+/// written, else decrypted when a stage that reads requests is enabled (a
+/// policy that turns one on means it to see HTTPS, as the seeds have it),
+/// else relayed undecrypted; and the stage that turned it on.
+fn with_decryption_default(
+    raw: &raw::Policy,
+) -> (std::borrow::Cow<'_, raw::Network>, Option<&'static str>) {
+    let mut network = std::borrow::Cow::Borrowed(&raw.network);
+    if raw.network.decide_without_decryption.is_some() {
+        return (network, None);
+    }
+    let reader = [
+        ("pii", raw.pii.enabled),
+        ("injection_defense", raw.injection_defense.enabled),
+        ("transformations", !raw.transformations.is_empty()),
+        ("credentials", !raw.credentials.is_empty()),
+    ]
+    .into_iter()
+    .find_map(|(section, on)| on.then_some(section));
+    network.to_mut().decide_without_decryption = Some(reader.is_none());
+    (network, reader)
 }
 
 #[cfg(test)]

@@ -284,7 +284,7 @@ impl NetworkPolicy {
             name_ports: NamePorts::of(&rules),
             ssrf_guard: raw.ssrf_guard,
             verify_name_resolution: raw.verify_name_resolution,
-            decide_without_decryption: raw.decide_without_decryption,
+            decide_without_decryption: raw.decide_without_decryption.unwrap_or(true),
             refuse_ech: raw.encrypted_client_hello == raw::EncryptedClientHello::Refuse,
             passthrough_exact,
             passthrough_wildcard,

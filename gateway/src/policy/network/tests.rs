@@ -847,7 +847,7 @@ fn dns_limits_and_switches() {
     assert_eq!(limits.denied_answer, raw::DeniedAnswer::Nxdomain);
     assert!(defaults.decide_without_decryption());
     let decrypting = compile(&raw::Network {
-        decide_without_decryption: false,
+        decide_without_decryption: Some(false),
         ..raw::Network::default()
     });
     assert!(!decrypting.decide_without_decryption());
@@ -1307,7 +1307,7 @@ fn hostile_input_is_decided_not_crashed_on() {
 #[test]
 fn interception_and_passthrough() {
     let mut raw = raw::Network {
-        decide_without_decryption: false,
+        decide_without_decryption: Some(false),
         passthrough: vec!["pinned.test".to_owned(), "*.bank.test".to_owned()],
         ..raw::Network::default()
     };
@@ -1326,7 +1326,7 @@ fn interception_and_passthrough() {
     for (name, want) in cases {
         assert_eq!(intercepting.intercepts(name), want, "{name:?}");
     }
-    raw.decide_without_decryption = true;
+    raw.decide_without_decryption = Some(true);
     let passing = compile(&raw);
     assert!(!passing.intercepts(Some("api.test")));
     assert!(!passing.intercepts(None));

@@ -162,6 +162,7 @@ fn the_detector_carries_the_policy_settings() {
         enabled: true,
         action: InjectionAction::Audit,
         threshold: 0.5,
+        ..InjectionDefense::default()
     });
     assert!(d.enabled());
     assert_eq!(d.action(), InjectionAction::Audit);
