@@ -196,3 +196,100 @@ fn unlisted_names_reach_no_resolver_unless_the_policy_resolves_them() {
         );
     }
 }
+
+/// An explicit-proxy sandbox's CONNECT names are looked up through its
+/// own DNS gate: under a wildcard its token and policy both grant, fresh
+/// subdomains meet the unique-name cap as a steered sandbox's queries do,
+/// so a tunnel's names stop reaching the name server at the cap; the
+/// tunnels past it are refused (403 `dns_refused`), audited.
+#[test]
+fn explicit_proxy_names_meet_the_sandboxs_dns_caps() {
+    const CAP: usize = 5;
+    let upstream = TestDns::start();
+    upstream.nxdomain(ZONE);
+    let keys = tempfile::tempdir().expect("tempdir");
+    let sluice = sluice_e2e::sluice_bin().to_string_lossy().into_owned();
+    let dir = keys.path().to_string_lossy().into_owned();
+    let run = |args: &[&str]| sluice_e2e::run::host(args, WAIT);
+    run(&[&sluice, "token", "keygen", "--dir", &dir]).expect_success("sluice token keygen");
+    let mut builder = DaemonBuilder::new();
+    builder
+        .config_key(
+            "resolver",
+            json!({ "hosts": {}, "nameservers": [upstream.addr()], "system": false }),
+        )
+        .config_key(
+            "explicit_proxy",
+            json!({
+                "listen": "127.0.0.1:0",
+                "public_key_file": keys.path().join("token.pub"),
+                "sandboxes": [{ "id": "vm-1", "policy": "p" }],
+            }),
+        )
+        .policy_doc(
+            "p",
+            json!({ "network": {
+                "allow_out": [format!("*.{ZONE}")],
+                "deny_out": ["ALL_TRAFFIC"],
+                "dns": { "max_unique_subdomains_per_minute": CAP },
+            }}),
+        );
+    let daemon = builder.start();
+    let status = daemon.cli(&["status"]);
+    status.expect_success("sluice status");
+    let status: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
+    let proxy = format!(
+        "http://{}",
+        status["explicit_proxy_addr"].as_str().expect("addr")
+    );
+    let key = keys.path().join("token.key").to_string_lossy().into_owned();
+    let grant = format!("*.{ZONE}:443");
+    let token = run(&[
+        &sluice,
+        "token",
+        "mint",
+        "--key",
+        &key,
+        "--sandbox",
+        "vm-1",
+        "--connection",
+        &grant,
+    ]);
+    token.expect_success("sluice token mint");
+    let user = format!("vm:{}", token.stdout_str().trim());
+
+    let tag = format!("{:08x}", std::process::id());
+    let mut refused = 0;
+    for i in 0..NAMES / 4 {
+        let url = format!("https://{i:02}{tag}.{ZONE}/");
+        let curl = [
+            "curl",
+            "-sS",
+            "--max-time",
+            "10",
+            "--proxy",
+            &proxy,
+            "--proxy-user",
+            &user,
+            &url,
+        ];
+        let out = sluice_e2e::run::host(&curl, WAIT);
+        if out.stderr_str().contains(" 403") {
+            refused += 1;
+        }
+    }
+    let names: std::collections::BTreeSet<String> = upstream
+        .asked_under(ZONE)
+        .into_iter()
+        .map(|a| a.name)
+        .collect();
+    assert!(!names.is_empty(), "the first names are looked up");
+    assert!(
+        names.len() <= CAP,
+        "past the cap no name is asked: {names:?}"
+    );
+    assert_eq!(refused, NAMES / 4 - names.len(), "the others are refused");
+    daemon.wait_audit("the capped lookups", 1, |e| {
+        e["event"] == "explicit_proxy" && e["reason"] == "dns_refused"
+    });
+}

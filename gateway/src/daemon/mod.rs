@@ -493,6 +493,20 @@ async fn explicit_proxy(
             .iter()
             .map(|s| (s.id.clone(), s.policy.clone()))
             .collect(),
+        lookups: explicit
+            .sandboxes
+            .iter()
+            .map(|s| {
+                let gate = crate::sandbox_dns::SandboxDns::new(
+                    &s.id,
+                    &s.policy,
+                    store.clone(),
+                    interceptor.audit.clone(),
+                    interceptor.metrics.clone(),
+                );
+                (s.id.clone(), Arc::new(gate) as Arc<dyn crate::dns::Gate>)
+            })
+            .collect(),
         policies: store.clone(),
         resolver: resolver.clone(),
         interceptor: interceptor.clone(),

@@ -30,7 +30,8 @@ use crate::{
     intercept::{Interceptor, prefixed::Prefixed},
     metrics::Metrics,
     policy::{
-        network::{ConnRequest, NetDenyReason, NetVerdict, canonical_name},
+        compiled::CompiledPolicy,
+        network::{ConnRequest, NameVerdict, NetDenyReason, NetVerdict, canonical_name},
         store::PolicyStore,
     },
     proxy::{
@@ -47,6 +48,12 @@ pub struct ExplicitProxy {
     pub verifier: Verifier,
     /// Sandbox id → policy name.
     pub sandboxes: HashMap<String, String>,
+    /// Sandbox id → its DNS gate: the names its requests and tunnels name
+    /// are looked up through it, under the same name rules and caps as a
+    /// steered sandbox's queries, so a name carries no data to a name
+    /// server past the DNS policy (fresh subdomains under a wildcard the
+    /// token grants included).
+    pub lookups: HashMap<String, Arc<dyn Gate>>,
     pub policies: Arc<PolicyStore>,
     pub resolver: Arc<Resolver>,
     pub interceptor: Arc<Interceptor>,
@@ -320,7 +327,13 @@ impl ExplicitProxy {
         let name = canonical_name(&target.host);
         let addrs: Vec<IpAddr> = match name.parse::<IpAddr>() {
             Ok(ip) => vec![ip],
-            Err(_) => self.resolver.lookup_ip(&name).await.unwrap_or_default(),
+            Err(_) => {
+                let gate = self.lookups.get(&claims.sub);
+                if let Some(Admission::Refuse(..)) | None = gate.map(|g| g.admit_lookup(&name)) {
+                    return Err(not_looked_up(&policy, &name));
+                }
+                self.resolver.lookup_ip(&name).await.unwrap_or_default()
+            }
         };
         let Some(&ip) = addrs.first() else {
             return Err(Refusal {
@@ -576,6 +589,22 @@ enum HeadRead {
     Ended,
     /// No end within the configured size.
     TooLong,
+}
+
+/// A name the sandbox's DNS gate would not look up (the gate audits why):
+/// refused by its deny rule where one names it, else by the DNS policy
+/// (a cap, or a name no rule lists under default deny).
+fn not_looked_up(policy: &CompiledPolicy, name: &str) -> Refusal {
+    let (reason, rule) = match policy.network.name_verdict(name) {
+        NameVerdict::Deny { rule } => ("denied_by_rule", rule),
+        _ => ("dns_refused", "network.dns".to_owned()),
+    };
+    Refusal {
+        status: 403,
+        reason,
+        rule: Some(format!("{}:{rule}", policy.name)),
+        detail: format!("Sluice does not look {name} up for this sandbox"),
+    }
 }
 
 /// Remote sandboxes resolve names themselves; DNS through the proxy is
