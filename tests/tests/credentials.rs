@@ -144,6 +144,29 @@ fn placeholders_become_secrets_toward_their_hosts_only_and_echoes_are_redacted()
     assert_eq!(curl.json()["reason"], "upstream_range_unredactable");
     assert!(!curl.body.contains(SECRET));
 
+    // The sandbox's own authentication, no placeholder in it, never
+    // reaches the credential's host; toward other.test, which no bound
+    // credential covers, it goes as sent.
+    let own = [
+        "-H",
+        "Authorization: Bearer mine",
+        "-H",
+        "Proxy-Authorization: Basic bWluZQ==",
+    ];
+    let api = format!("https://api.test:{port}/echo");
+    let curl = world.curl(&world.curl_https(&api, &own));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    let asked = upstream.requests().last().cloned().expect("asked");
+    assert_eq!(asked.header("authorization"), None);
+    assert_eq!(asked.header("proxy-authorization"), None);
+    let other = format!("https://other.test:{port}/echo");
+    let curl = world.curl(&world.curl_https(&other, &own));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    assert_eq!(
+        authorization_seen(&upstream).as_deref(),
+        Some("Bearer mine")
+    );
+
     // Toward other.test (allowed by the network policy, not by the
     // credential): refused before anything leaves, and audited.
     let before = upstream.request_count();

@@ -370,6 +370,17 @@ impl Bindings {
 
     /// Whether `credential` may be sent to `host`: in the credential's own
     /// set and, when its binding lists hosts, in those too.
+    /// The bound credentials whose hosts (narrowed by their binding)
+    /// include `host`: toward it, the sandbox's own authentication is
+    /// stripped whether or not it sent a placeholder.
+    pub fn covering<'a>(&'a self, host: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.entries
+            .iter()
+            .filter(|(_, e)| e.bound.is_some())
+            .map(|(name, _)| name.as_str())
+            .filter(move |name| self.host_allowed(name, host))
+    }
+
     fn host_allowed(&self, credential: &str, host: &str) -> bool {
         let Some(e) = self.entries.get(credential) else {
             return false;

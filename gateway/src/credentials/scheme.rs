@@ -186,24 +186,7 @@ impl Scheme {
         if matches!(self, Scheme::SigV4(_)) && request.and_then(|r| r.sigv4).is_none() {
             return Err(SchemeError::SigV4NeedsKeys);
         }
-        headers.remove(AUTHORIZATION);
-        headers.remove(PROXY_AUTHORIZATION);
-        match self {
-            Scheme::Header { name, .. } => {
-                headers.remove(name);
-            }
-            Scheme::Hmac(h) => {
-                for name in h.own_headers() {
-                    headers.remove(name);
-                }
-            }
-            Scheme::SigV4(_) => {
-                for name in super::sigv4::OWN_HEADERS {
-                    headers.remove(name);
-                }
-            }
-            _ => {}
-        }
+        self.strip_headers(headers);
         remove_placeholder_headers(headers, placeholder.as_bytes());
 
         let own_param = match self {
@@ -214,7 +197,7 @@ impl Scheme {
         rewrite_query(
             uri,
             placeholder.as_bytes(),
-            own_param.zip(encoded.as_ref().map(|e| e.as_slice())),
+            own_param.zip(Some(encoded.as_ref().map(|e| e.as_slice()))),
         )?;
 
         let mut basic_pair = None;
@@ -296,6 +279,47 @@ fn concat(parts: &[&[u8]]) -> Zeroizing<Vec<u8>> {
     v
 }
 
+impl Scheme {
+    /// Strips the authentication a sandbox sent toward a host this
+    /// credential covers, placeholder or not: `Authorization`,
+    /// `Proxy-Authorization`, the scheme's own headers and its query
+    /// parameter. The host is the credential's: the sandbox's own
+    /// credentials for it never reach it (Sluice's are the ones used).
+    pub fn strip_sandbox_auth(
+        &self,
+        headers: &mut HeaderMap,
+        uri: &mut Uri,
+    ) -> Result<(), SchemeError> {
+        self.strip_headers(headers);
+        match self {
+            Scheme::Query { param } => rewrite_query(uri, b"", Some((param, None))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Step 1 of [`Scheme::apply`], for the headers.
+    fn strip_headers(&self, headers: &mut HeaderMap) {
+        headers.remove(AUTHORIZATION);
+        headers.remove(PROXY_AUTHORIZATION);
+        match self {
+            Scheme::Header { name, .. } => {
+                headers.remove(name);
+            }
+            Scheme::Hmac(h) => {
+                for name in h.own_headers() {
+                    headers.remove(name);
+                }
+            }
+            Scheme::SigV4(_) => {
+                for name in super::sigv4::OWN_HEADERS {
+                    headers.remove(name);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -323,11 +347,12 @@ fn remove_placeholder_headers(headers: &mut HeaderMap, placeholder: &[u8]) {
 
 /// Drops query pairs carrying the placeholder and, for the query scheme,
 /// puts `param=<encoded secret>` where the sandbox's `param` was (first
-/// occurrence; later ones dropped) or at the end.
+/// occurrence; later ones dropped) or at the end; with no value, drops
+/// every `param` and puts nothing.
 fn rewrite_query(
     uri: &mut Uri,
     placeholder: &[u8],
-    own: Option<(&str, &[u8])>,
+    own: Option<(&str, Option<&[u8]>)>,
 ) -> Result<(), SchemeError> {
     let query = uri.query().unwrap_or("");
     let mut out = Zeroizing::new(Vec::with_capacity(query.len() + 64));
@@ -340,7 +365,7 @@ fn rewrite_query(
             || contains(&Zeroizing::new(pct_decode(pair)), placeholder);
         if is_own || carries {
             changed = true;
-            if let (true, false, Some((param, value))) = (is_own, placed, own) {
+            if let (true, false, Some((param, Some(value)))) = (is_own, placed, own) {
                 push_pair(&mut out, param, value);
                 placed = true;
             }
@@ -351,7 +376,7 @@ fn rewrite_query(
         }
         out.extend_from_slice(pair.as_bytes());
     }
-    if let (false, Some((param, value))) = (placed, own) {
+    if let (false, Some((param, Some(value)))) = (placed, own) {
         push_pair(&mut out, param, value);
         changed = true;
     }

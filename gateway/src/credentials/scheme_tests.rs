@@ -318,3 +318,34 @@ fn pct_decode_table() {
         assert_eq!(pct_decode(input), *want, "{input}");
     }
 }
+
+/// Without a placeholder, toward a host the credential covers: what the
+/// sandbox authenticated with itself goes, by the scheme's own lights
+/// (its header, its query parameter), and nothing else is touched.
+#[test]
+fn the_sandboxs_own_auth_is_stripped_per_scheme() {
+    let own = [
+        ("authorization", "Bearer mine"),
+        ("proxy-authorization", "Basic bWluZQ=="),
+        ("x-api-key", "mine"),
+        ("x-other", "kept"),
+    ];
+    #[rustfmt::skip]
+    let cases = [
+        (SchemeConfig::Bearer, "/a?key=mine&q=1", vec!["x-api-key", "x-other"], "/a?key=mine&q=1"),
+        (SchemeConfig::Header { name: "x-api-key".into(), template: "{secret}".into() }, "/a?q=1", vec!["x-other"], "/a?q=1"),
+        (SchemeConfig::Query { param: "key".into() }, "/a?key=mine&q=1&key=again", vec!["x-api-key", "x-other"], "/a?q=1"),
+        (SchemeConfig::Query { param: "key".into() }, "/a?key=mine", vec!["x-api-key", "x-other"], "/a"),
+    ];
+    for (config, target, kept, left) in cases {
+        let mut h = head(&own);
+        let mut uri: Uri = target.parse().expect("uri");
+        compile(config.clone())
+            .strip_sandbox_auth(&mut h, &mut uri)
+            .expect("strip");
+        let mut names: Vec<&str> = h.keys().map(|n| n.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, kept, "{config:?}");
+        assert_eq!(uri.to_string(), left, "{config:?}");
+    }
+}

@@ -199,6 +199,31 @@ impl Credentials {
         uri: &mut Uri,
         body: Body,
     ) -> (Outcome, Body) {
+        let host = request.host;
+        let bindings = &request.policy.bindings;
+        let (outcome, body) = self.placeholders_in(request, headers, uri, body).await;
+        if let Outcome::Untouched = outcome {
+            // No placeholder: toward a host a bound credential covers,
+            // the sandbox's own authentication goes all the same.
+            for credential in bindings.covering(host) {
+                let scheme = self.store.scheme(credential);
+                if let Some(Err(_)) = scheme.map(|s| s.strip_sandbox_auth(headers, uri)) {
+                    return (refused("injection_failed", credential), body);
+                }
+            }
+        }
+        (outcome, body)
+    }
+
+    /// Finds placeholders and swaps in the one credential they name, or
+    /// refuses.
+    async fn placeholders_in(
+        &self,
+        request: Request<'_>,
+        headers: &mut HeaderMap,
+        uri: &mut Uri,
+        body: Body,
+    ) -> (Outcome, Body) {
         let mut held = Held::Streaming(body);
         if self.store.configs().next().is_none() {
             return (Outcome::Untouched, held.into_body());

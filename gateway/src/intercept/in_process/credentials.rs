@@ -113,16 +113,24 @@ async fn credential_outcomes() {
     }
 }
 
-/// Whatever authentication the sandbox sent itself is not what goes
-/// upstream: a request with no placeholder is left alone, and one with
-/// a placeholder carries the secret only.
+/// Toward a host a bound credential covers, the authentication the
+/// sandbox sent itself never goes upstream, placeholder or not: there
+/// Sluice's credential is the one used (issue 43, item 5). Where no bound
+/// credential covers the host, the request is left alone.
 #[tokio::test]
-async fn a_request_without_a_placeholder_is_untouched() {
+async fn the_sandboxs_own_auth_never_reaches_a_credentials_host() {
+    let own = [
+        ("authorization", "Bearer mine"),
+        ("proxy-authorization", "Basic bWluZQ=="),
+    ];
     let h = Harness::start(BOUND, echo_authorization()).await;
-    let answer = h
-        .send(request("GET", "/", &[("authorization", "Bearer mine")], ""))
-        .await;
+    let answer = h.send(request("GET", "/", &own, "")).await;
     assert_eq!(answer.status, StatusCode::OK);
-    assert_eq!(answer.body, "you sent Bearer mine");
+    assert_eq!(answer.body, "you sent none");
+    assert!(h.seen()[0].headers.get("proxy-authorization").is_none());
     assert!(answer.headers.get("x-sluice-redacted").is_none());
+
+    let unbound = Harness::start("", echo_authorization()).await;
+    let answer = unbound.send(request("GET", "/", &own, "")).await;
+    assert_eq!(answer.body, "you sent Bearer mine");
 }
