@@ -1010,3 +1010,58 @@ fn removing_a_remote_session_drops_its_grants() {
     assert_eq!(curl.code, 403, "asked again, and rejected: {curl}");
     assert_eq!(upstream.request_count(), before);
 }
+
+/// A sandbox the explicit proxy serves gets its placeholders from
+/// `sluice sandbox env` as a registered one does, and a placeholder it
+/// sends through the proxy becomes the secret toward the credential's
+/// host.
+#[test]
+fn an_explicit_sandbox_gets_its_placeholders_from_sandbox_env() {
+    const SECRET: &str = "sk-live-remote-0123456789abcdef";
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test"], &ca);
+    let port = upstream.port();
+    let mut policy = intercepting_policy(
+        &["api.test".to_owned(), format!("127.0.0.0/8:{port}")],
+        json!({}),
+    );
+    policy["credentials"] = json!([{ "credential": "api" }]);
+    let world = ExplicitWorld::start_with_policy(&ca, &["api.test"], policy, json!({}), |b| {
+        let path = b.dir().join("api.secret");
+        std::fs::write(&path, format!("{SECRET}\n")).expect("write secret");
+        b.credential(json!({
+            "name": "api",
+            "source": { "file": path },
+            "hosts": ["api.test"],
+            "scheme": { "type": "bearer" },
+        }));
+    });
+    let out = world.world.daemon.cli(&["sandbox", "env", "vm-1"]);
+    out.expect_success("sluice sandbox env vm-1");
+    let text = out.stdout_str();
+    let placeholder = text
+        .lines()
+        .find_map(|l| l.strip_prefix("export API="))
+        .map(|v| v.trim_matches('\'').to_owned())
+        .unwrap_or_else(|| panic!("no API placeholder in:\n{text}"));
+    assert_ne!(placeholder, SECRET);
+    world
+        .world
+        .daemon
+        .cli(&["sandbox", "env", "vm-9"])
+        .expect_failure("an unknown sandbox has no env");
+
+    let token = world.mint("vm-1", &format!("api.test:{port}"));
+    let bearer = format!("Authorization: Bearer {placeholder}");
+    let url = format!("https://api.test:{port}/echo");
+    let curl = world
+        .curl(&token, &url, &["-H", &bearer])
+        .join()
+        .expect("curl");
+    assert_eq!(curl.code, 200, "{curl}");
+    let seen = upstream.requests().last().cloned().expect("a request");
+    assert_eq!(
+        seen.header("authorization"),
+        Some(format!("Bearer {SECRET}").as_str())
+    );
+}

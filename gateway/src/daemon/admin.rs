@@ -83,10 +83,16 @@ impl Backend for Daemon {
     }
 
     fn env(&self, sandbox: &str) -> Result<std::collections::BTreeMap<String, String>, AdminError> {
-        let policy_name = self
-            .read_registry()
-            .get(sandbox)
-            .map(|s| s.policy.clone())
+        // A registered sandbox, or one the explicit proxy serves (its
+        // placeholders are keyed by its id the same way).
+        let registered = self.read_registry().get(sandbox).map(|s| s.policy.clone());
+        let remote = || {
+            let explicit = self.config.explicit_proxy.as_ref()?;
+            let found = explicit.sandboxes.iter().find(|s| s.id == sandbox);
+            found.map(|s| s.policy.clone())
+        };
+        let policy_name = registered
+            .or_else(remote)
             .ok_or_else(|| AdminError::NotFound(format!("no sandbox `{sandbox}`")))?;
         let policies = self.directory.store.current();
         let policy = policies
