@@ -428,6 +428,22 @@ async fn route(
             }
             response
         }
+        "/redirect" => {
+            // A 302 whose Location carries the request's Authorization
+            // (some servers put a token in the next URL).
+            let auth = record
+                .headers
+                .iter()
+                .find(|(n, _)| n == "authorization")
+                .map(|(_, v)| v.replace(' ', "%20"))
+                .unwrap_or_default();
+            let mut response = full(StatusCode::FOUND, "text/plain", "moved\n");
+            let location = format!("/echo?from=redirect&auth={auth}");
+            if let Ok(location) = header::HeaderValue::from_str(&location) {
+                response.headers_mut().insert(header::LOCATION, location);
+            }
+            response
+        }
         "/ack" => {
             state.acks.send_modify(|n| *n += 1);
             full(StatusCode::OK, "text/plain", "ok\n")

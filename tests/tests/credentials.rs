@@ -167,6 +167,25 @@ fn placeholders_become_secrets_toward_their_hosts_only_and_echoes_are_redacted()
         Some("Bearer mine")
     );
 
+    // A redirect reaches the sandbox as the upstream sent it, never
+    // followed by Sluice, its Location redacted like any header.
+    let before = upstream.request_count();
+    let redirect = format!("https://api.test:{port}/redirect");
+    let curl = world.curl(&world.curl_https(&redirect, &["-H", &bearer]));
+    assert_eq!(curl.code, 302, "{}", curl.out);
+    let stderr = curl.out.stderr_str();
+    let location = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("< location: "))
+        .unwrap_or_else(|| panic!("no Location in {stderr}"));
+    assert!(
+        location.starts_with("/echo?from=redirect&auth=Bearer"),
+        "{location}"
+    );
+    assert!(!location.contains(SECRET), "{location}");
+    assert!(location.contains("redacted"), "{location}");
+    assert_eq!(upstream.request_count(), before + 1, "not followed");
+
     // Toward other.test (allowed by the network policy, not by the
     // credential): refused before anything leaves, and audited.
     let before = upstream.request_count();
