@@ -581,8 +581,8 @@ fn capability_tokens_gate_the_explicit_proxy() {
             "token_expired",
         ),
         (
-            "living two days",
-            mint("good", "vm-1", &["--ttl", "172800"]),
+            "living two hours",
+            mint("good", "vm-1", &["--ttl", "7200"]),
             "token_lifetime",
         ),
         (
@@ -1003,8 +1003,30 @@ fn removing_a_remote_session_drops_its_grants() {
             && e["sandbox"] == "vm-1"
             && e["session"] == "run-1"
     });
+    // The token handed out for the session ends with it...
     let before = upstream.request_count();
-    let waiting = post();
+    let curl = post().join().expect("curl");
+    assert!(
+        curl.out.stderr_str().contains("407"),
+        "an ended session's token: {curl}"
+    );
+    world
+        .daemon
+        .wait_audit("the ended session's token refused", 1, |e| {
+            e["event"] == "explicit_proxy" && e["reason"] == "token_session_ended"
+        });
+    // ...and one minted after it (a second later at the earliest: tokens
+    // carry their issue time in seconds) starts the id from nothing.
+    let mut fresh = String::new();
+    wait_until("a token minted after the session ended", WAIT, || {
+        fresh = explicit.mint_with("vm-1", &format!("api.test:{port}"), &["--session", "run-1"]);
+        // A port the token does not grant: 403 once the token is taken,
+        // 407 while it is refused.
+        let probe = explicit.curl(&fresh, "https://api.test:1/", &[]);
+        let probe = probe.join().expect("curl");
+        !probe.out.stderr_str().contains("407")
+    });
+    let waiting = explicit.curl(&fresh, &url, &["-X", "POST", "-d", "{}"]);
     decide(world, &["reject", &parked_card()]);
     let curl = waiting.join().expect("curl");
     assert_eq!(curl.code, 403, "asked again, and rejected: {curl}");

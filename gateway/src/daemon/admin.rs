@@ -162,7 +162,12 @@ impl Backend for Daemon {
         let _registering = self.registering.lock().await;
         if self.read_registry().is_reserved(sandbox) {
             // A sandbox the explicit proxy serves: its sessions are never
-            // registered, so ending one is forgetting its state.
+            // registered, so ending one is forgetting its state and
+            // refusing the tokens handed out for it until now.
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            self.ended_sessions.end(sandbox, session, now);
             self.forget_session_state(sandbox, session);
             self.audit_registration("remove", sandbox, Some(session), None);
             return Ok(());

@@ -177,6 +177,9 @@ pub struct Daemon {
     approvals: Arc<crate::approvals::Approvals>,
     /// The explicit-proxy listener's address, when configured.
     explicit_addr: Option<SocketAddr>,
+    /// Remote sessions `session rm` ended: the explicit proxy refuses
+    /// their tokens.
+    ended_sessions: Arc<crate::explicit::token::EndedSessions>,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT, then drains.
@@ -258,8 +261,16 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let ca_pem = interceptor.minter.ca_pem().to_owned();
     let approvals = interceptor.approvals.clone();
     let quota = crate::proxy::quota::Quota::new(config.limits.max_connections_per_sandbox);
-    let explicit =
-        explicit_proxy(&config, &directory.store, &resolver, &interceptor, &quota).await?;
+    let ended_sessions = Arc::new(crate::explicit::token::EndedSessions::default());
+    let explicit = explicit_proxy(
+        &config,
+        &directory.store,
+        &resolver,
+        &interceptor,
+        &quota,
+        &ended_sessions,
+    )
+    .await?;
     let explicit_addr = explicit
         .as_ref()
         .and_then(|(listener, _)| listener.local_addr().ok());
@@ -301,6 +312,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         drain,
         approvals,
         explicit_addr,
+        ended_sessions,
         config,
     });
     // Probes answer from here on: live at once, ready once restored.
@@ -458,6 +470,7 @@ async fn explicit_proxy(
     resolver: &Arc<Resolver>,
     interceptor: &Arc<Interceptor>,
     quota: &crate::proxy::quota::Quota,
+    ended: &Arc<crate::explicit::token::EndedSessions>,
 ) -> anyhow::Result<
     Option<(
         tokio::net::TcpListener,
@@ -507,6 +520,7 @@ async fn explicit_proxy(
                 (s.id.clone(), Arc::new(gate) as Arc<dyn crate::dns::Gate>)
             })
             .collect(),
+        ended: ended.clone(),
         policies: store.clone(),
         resolver: resolver.clone(),
         interceptor: interceptor.clone(),

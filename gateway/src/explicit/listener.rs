@@ -48,6 +48,8 @@ pub struct ExplicitProxy {
     pub verifier: Verifier,
     /// Sandbox id → policy name.
     pub sandboxes: HashMap<String, String>,
+    /// Remote sessions ended: their tokens are refused.
+    pub ended: Arc<token::EndedSessions>,
     /// Sandbox id → its DNS gate: the names its requests and tunnels name
     /// are looked up through it, under the same name rules and caps as a
     /// steered sandbox's queries, so a name carries no data to a name
@@ -296,6 +298,9 @@ impl ExplicitProxy {
         let claims = self.verifier.verify(token, now)?;
         if !self.sandboxes.contains_key(&claims.sub) {
             return Err(TokenError::UnknownSandbox(claims.sub));
+        }
+        if self.ended.ended(&claims) {
+            return Err(TokenError::SessionEnded(claims.session.unwrap_or_default()));
         }
         Ok(claims)
     }

@@ -57,6 +57,8 @@ pub enum TokenError {
     TooLong(u64),
     #[error("the token names sandbox `{0}`, which this proxy does not serve")]
     UnknownSandbox(String),
+    #[error("the token's session `{0}` was ended (`sluice session rm`); mint a new token")]
+    SessionEnded(String),
 }
 
 impl TokenError {
@@ -69,6 +71,7 @@ impl TokenError {
             TokenError::Expired => "token_expired",
             TokenError::TooLong(_) => "token_lifetime",
             TokenError::UnknownSandbox(_) => "token_other_sandbox",
+            TokenError::SessionEnded(_) => "token_session_ended",
         }
     }
 }
@@ -84,6 +87,35 @@ struct Header {
     crit: Option<serde::de::IgnoredAny>,
 }
 
+/// Remote sessions ended (`sluice session rm`), with when: a token for
+/// one issued then or before is refused from that moment, so ending a
+/// session ends what was handed out for it; a token minted afterwards
+/// starts the id afresh. One entry per session ended while the daemon
+/// runs.
+#[derive(Debug, Default)]
+pub struct EndedSessions(std::sync::Mutex<std::collections::HashMap<(String, String), u64>>);
+
+impl EndedSessions {
+    /// `session` of `sandbox` ended at `now` (Unix seconds).
+    pub fn end(&self, sandbox: &str, session: &str, now: u64) {
+        let mut ended = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        ended.insert((sandbox.to_owned(), session.to_owned()), now);
+    }
+
+    /// Whether `claims` are for a session ended at or after they were
+    /// issued (a token without `iat` counts as issued long ago).
+    pub fn ended(&self, claims: &Claims) -> bool {
+        let Some(session) = &claims.session else {
+            return false;
+        };
+        let ended = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (claims.sub.clone(), session.clone());
+        ended
+            .get(&key)
+            .is_some_and(|&at| claims.iat.unwrap_or(0) <= at)
+    }
+}
+
 /// Verifies tokens with one Ed25519 public key.
 pub struct Verifier {
     key: UnparsedPublicKey<Vec<u8>>,
@@ -92,8 +124,9 @@ pub struct Verifier {
     max_lifetime: u64,
 }
 
-/// The default longest lifetime a token may have left (a day).
-pub const MAX_LIFETIME_SECS: u64 = 24 * 3600;
+/// The default longest lifetime a token may have left (an hour): a token
+/// is a bearer credential that only its expiry revokes.
+pub const MAX_LIFETIME_SECS: u64 = 3600;
 
 impl Verifier {
     /// From a PEM `PUBLIC KEY` (SubjectPublicKeyInfo) holding an Ed25519 key.
@@ -364,5 +397,36 @@ mod tests {
         for bad in ["api.test", "api.test:x", ":443", "http://a:1"] {
             assert!(Connection::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Ending a session refuses the tokens issued for it until then, not
+    /// those of other sessions or sandboxes, nor one minted afterwards.
+    #[test]
+    fn an_ended_session_refuses_its_earlier_tokens() {
+        let ended = EndedSessions::default();
+        let token = |sub: &str, session: Option<&str>, iat: Option<u64>| Claims {
+            sub: sub.to_owned(),
+            session: session.map(str::to_owned),
+            iat,
+            ..claims(10_000)
+        };
+        ended.end("vm-1", "run-1", 1_000);
+        #[rustfmt::skip]
+        let cases = [
+            (token("vm-1", Some("run-1"), Some(999)), true),
+            (token("vm-1", Some("run-1"), Some(1_000)), true),
+            (token("vm-1", Some("run-1"), None), true),
+            (token("vm-1", Some("run-1"), Some(1_001)), false),
+            (token("vm-1", Some("run-2"), Some(999)), false),
+            (token("vm-2", Some("run-1"), Some(999)), false),
+            (token("vm-1", None, Some(999)), false),
+        ];
+        for (claims, refused) in cases {
+            assert_eq!(ended.ended(&claims), refused, "{claims:?}");
+        }
+        assert_eq!(
+            TokenError::SessionEnded("run-1".into()).reason(),
+            "token_session_ended"
+        );
     }
 }
