@@ -20,6 +20,10 @@ pub struct Who {
     /// Answer writes with a preview whatever the policy says (a capability
     /// token's dry-run flag).
     pub dry_run: bool,
+    /// The catalogued apps (`app`) or actions (`app.action`) the
+    /// connection's requests may use, where a capability token narrows
+    /// them (`tools`); `None`: whatever the policy allows.
+    pub tools: Option<Arc<[String]>>,
     /// The cgroup id the connection came from; `None` on the explicit
     /// proxy, whose token names the sandbox.
     pub identity: Option<u64>,

@@ -720,6 +720,24 @@ fn capability_tokens_gate_the_explicit_proxy() {
     assert_eq!(curl.code, 202, "{curl}");
     assert_eq!(curl.json()["dry_run"], true);
     assert_eq!(upstream.request_count(), before);
+    // A token's tools narrow the catalogued actions: issues.read only,
+    // so a POST (issues.create, auto under the policy) is refused.
+    let reader = mint("good", "vm-1", &["--tool", "tracker.issues.read"]);
+    let curl = via(&reader, &api, &[]);
+    assert_eq!(curl.code, 200, "{curl}");
+    let before = upstream.request_count();
+    let curl = via(&reader, &api, &["-X", "POST", "-d", "{}"]);
+    assert_eq!(curl.code, 403, "{curl}");
+    assert_eq!(curl.json()["reason"], "tool_not_in_token");
+    assert_eq!(curl.json()["rule"], "token:tools");
+    assert_eq!(upstream.request_count(), before);
+    // A token for another node is refused; this proxy says no audience.
+    let elsewhere = mint("good", "vm-1", &["--audience", "node-b"]);
+    let curl = via(&elsewhere, &api, &[]);
+    assert!(curl.out.stderr_str().contains("407"), "{curl}");
+    world.daemon.wait_audit("the other node's token", 1, |e| {
+        e["event"] == "explicit_proxy" && e["reason"] == "token_audience"
+    });
 }
 
 /// A daemon with an explicit proxy serving sandboxes `vm-1` and `vm-2`

@@ -28,14 +28,22 @@ pub(crate) enum TokenCommand {
         /// Writes are answered 202 with a preview.
         #[arg(long)]
         dry_run: bool,
-        /// Lifetime in seconds (0: already expired, for tests).
+        /// Lifetime in seconds (0: already expired, past the clocks'
+        /// leeway too, for tests).
         #[arg(long, default_value_t = 300)]
         ttl: u64,
+        /// The node it is for (the daemon's `explicit_proxy.audience`).
+        #[arg(long)]
+        audience: Option<String>,
+        /// A catalogued app (`tracker`) or action (`tracker.repo.read`) its
+        /// requests may use; repeatable. None: what the policy allows.
+        #[arg(long = "tool", value_name = "APP[.ACTION]")]
+        tools: Vec<String>,
     },
 }
 
 pub(super) fn token(command: TokenCommand) -> anyhow::Result<()> {
-    use sluice::explicit::token::{Claims, Connection, Signer, generate};
+    use sluice::explicit::token::{Claims, Connection, LEEWAY_SECS, Signer, generate};
     use std::os::unix::fs::OpenOptionsExt as _;
     match command {
         TokenCommand::Keygen { dir } => {
@@ -59,6 +67,8 @@ pub(super) fn token(command: TokenCommand) -> anyhow::Result<()> {
             connections,
             dry_run,
             ttl,
+            audience,
+            tools,
         } => {
             for c in &connections {
                 Connection::parse(c).map_err(|e| anyhow::anyhow!("--connection {e}"))?;
@@ -76,8 +86,14 @@ pub(super) fn token(command: TokenCommand) -> anyhow::Result<()> {
                     session,
                     connections,
                     dry_run,
-                    exp: now + ttl,
+                    exp: match ttl {
+                        0 => now.saturating_sub(LEEWAY_SECS + 1),
+                        ttl => now + ttl,
+                    },
                     iat: Some(now),
+                    nbf: None,
+                    aud: audience,
+                    tools: (!tools.is_empty()).then_some(tools),
                 })
             );
         }

@@ -113,6 +113,7 @@ impl Identities for Directory {
             policy,
             dns,
             dry_run: false,
+            tools: None,
             identity: Some(identity),
         })
     }
@@ -484,7 +485,8 @@ async fn explicit_proxy(
     let pem = std::fs::read(key).with_context(|| format!("reading {}", key.display()))?;
     let verifier = crate::explicit::token::Verifier::from_pem(&pem)
         .map_err(|e| anyhow::anyhow!("{}: {e}", key.display()))?
-        .with_max_lifetime(explicit.max_token_lifetime_secs);
+        .with_max_lifetime(explicit.max_token_lifetime_secs)
+        .with_audience(explicit.audience.clone());
     let policies = store.current();
     for sandbox in &explicit.sandboxes {
         if policies.get(&sandbox.policy).is_none() {

@@ -373,6 +373,7 @@ impl ExplicitProxy {
             policy,
             dns: Arc::new(NoDns),
             dry_run: claims.dry_run,
+            tools: claims.tools.clone().map(Arc::from),
         };
         Ok((who, dst))
     }
@@ -667,6 +668,7 @@ mod tests {
             policy,
             dns: Arc::new(NoDns),
             dry_run: false,
+            tools: None,
         };
         let dst: SocketAddr = "127.0.0.1:443".parse().expect("addr");
         for sni in [Some("pinned.test".to_owned()), None] {

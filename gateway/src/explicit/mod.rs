@@ -28,6 +28,10 @@ pub struct ExplicitProxyConfig {
     /// token cannot outlast it.
     #[serde(default = "default_max_token_lifetime")]
     pub max_token_lifetime_secs: u64,
+    /// This node's name for tokens' `aud`: a token naming an audience is
+    /// taken only where it names this one (unset: none is).
+    #[serde(default)]
+    pub audience: Option<String>,
     /// Connections open at once that have not shown a valid token yet:
     /// past it, new ones are closed at once, so clients without a token
     /// cannot hold every socket and head buffer the daemon has.

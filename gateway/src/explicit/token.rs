@@ -40,6 +40,18 @@ pub struct Claims {
     pub exp: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iat: Option<u64>,
+    /// Not before, seconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<u64>,
+    /// The node the token is for (`explicit_proxy.audience`): a token
+    /// naming one is taken only where the proxy says that name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aud: Option<String>,
+    /// The catalogued apps (`github`) or actions (`github.repo.delete`
+    /// written `app.action`) its requests may use; absent: what the
+    /// policy allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
 }
 
 /// Why a token was refused (each answered 407).
@@ -59,6 +71,10 @@ pub enum TokenError {
     UnknownSandbox(String),
     #[error("the token's session `{0}` was ended (`sluice session rm`); mint a new token")]
     SessionEnded(String),
+    #[error("the token is not valid yet (nbf)")]
+    NotYet,
+    #[error("the token is for another node (aud)")]
+    Audience,
 }
 
 impl TokenError {
@@ -72,6 +88,8 @@ impl TokenError {
             TokenError::TooLong(_) => "token_lifetime",
             TokenError::UnknownSandbox(_) => "token_other_sandbox",
             TokenError::SessionEnded(_) => "token_session_ended",
+            TokenError::NotYet => "token_not_yet_valid",
+            TokenError::Audience => "token_audience",
         }
     }
 }
@@ -122,7 +140,13 @@ pub struct Verifier {
     /// The longest a token may still have to live, in seconds: a token
     /// leaked with a far expiry cannot be revoked short of a new key.
     max_lifetime: u64,
+    /// This node's name for `aud`; `None`: a token naming any is refused.
+    audience: Option<String>,
 }
+
+/// How far the clocks of whoever mints tokens and of this node may
+/// disagree, in seconds, for `exp` and `nbf`.
+pub const LEEWAY_SECS: u64 = 30;
 
 /// The default longest lifetime a token may have left (an hour): a token
 /// is a bearer credential that only its expiry revokes.
@@ -141,7 +165,14 @@ impl Verifier {
         Ok(Verifier {
             key: UnparsedPublicKey::new(&signature::ED25519, raw.to_vec()),
             max_lifetime: MAX_LIFETIME_SECS,
+            audience: None,
         })
+    }
+
+    /// Takes tokens whose `aud` is `audience` (and those without one).
+    pub fn with_audience(mut self, audience: Option<String>) -> Verifier {
+        self.audience = audience;
+        self
     }
 
     /// Refuses tokens with more than `seconds` left to live.
@@ -183,11 +214,20 @@ impl Verifier {
             .map_err(|_| TokenError::BadSignature)?;
         let claims: Claims = serde_json::from_slice(&decode(payload)?)
             .map_err(|_| TokenError::Malformed("bad claims"))?;
-        if claims.exp <= now {
+        if claims.exp.saturating_add(LEEWAY_SECS) <= now {
             return Err(TokenError::Expired);
         }
-        if claims.exp - now > self.max_lifetime {
+        if claims.exp.saturating_sub(now) > self.max_lifetime {
             return Err(TokenError::TooLong(self.max_lifetime));
+        }
+        if claims
+            .nbf
+            .is_some_and(|nbf| nbf > now.saturating_add(LEEWAY_SECS))
+        {
+            return Err(TokenError::NotYet);
+        }
+        if claims.aud.is_some() && claims.aud != self.audience {
+            return Err(TokenError::Audience);
         }
         if claims
             .connections
@@ -312,6 +352,9 @@ mod tests {
             dry_run: false,
             exp,
             iat: None,
+            nbf: None,
+            aud: None,
+            tools: None,
         }
     }
 
@@ -325,8 +368,13 @@ mod tests {
 
         let token = signer.mint(&claims(1_000));
         assert_eq!(verifier.verify(&token, 999), Ok(claims(1_000)));
-        assert_eq!(verifier.verify(&token, 1_000), Err(TokenError::Expired));
-        // More life left than the proxy accepts (a day by default).
+        // Past its expiry by less than the clocks' leeway: still taken.
+        assert!(verifier.verify(&token, 1_000 + LEEWAY_SECS - 1).is_ok());
+        assert_eq!(
+            verifier.verify(&token, 1_000 + LEEWAY_SECS),
+            Err(TokenError::Expired)
+        );
+        // More life left than the proxy accepts (an hour by default).
         let far = signer.mint(&claims(1_000 + MAX_LIFETIME_SECS + 1));
         assert_eq!(
             verifier.verify(&far, 1_000),
@@ -334,7 +382,7 @@ mod tests {
         );
         assert!(
             verifier.verify(&far, 1_001).is_ok(),
-            "once it is within a day"
+            "once it is within the bound"
         );
         let strict = Verifier::from_pem(public.as_bytes())
             .expect("verifier")
@@ -428,5 +476,37 @@ mod tests {
             TokenError::SessionEnded("run-1".into()).reason(),
             "token_session_ended"
         );
+    }
+
+    /// `nbf` and `aud`: a token not valid yet (beyond the leeway) or for
+    /// another node is refused; one naming this node's audience is taken.
+    #[test]
+    fn not_before_and_audience() {
+        let (private, public) = generate().expect("keys");
+        let signer = Signer::from_pem(private.as_bytes()).expect("signer");
+        let plain = Verifier::from_pem(public.as_bytes()).expect("verifier");
+        let node = Verifier::from_pem(public.as_bytes())
+            .expect("verifier")
+            .with_audience(Some("node-a".into()));
+        let with = |nbf: Option<u64>, aud: Option<&str>| {
+            signer.mint(&Claims {
+                nbf,
+                aud: aud.map(str::to_owned),
+                ..claims(2_000)
+            })
+        };
+        #[rustfmt::skip]
+        let cases = [
+            (&plain, with(None, None), Ok(())),
+            (&plain, with(Some(1_000 + LEEWAY_SECS), None), Ok(())),
+            (&plain, with(Some(1_001 + LEEWAY_SECS), None), Err(TokenError::NotYet)),
+            (&plain, with(None, Some("node-a")), Err(TokenError::Audience)),
+            (&node, with(None, Some("node-a")), Ok(())),
+            (&node, with(None, Some("node-b")), Err(TokenError::Audience)),
+            (&node, with(None, None), Ok(())),
+        ];
+        for (verifier, token, want) in cases {
+            assert_eq!(verifier.verify(&token, 1_000).map(drop), want);
+        }
     }
 }

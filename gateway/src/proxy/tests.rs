@@ -44,6 +44,7 @@ impl Identities for OneSandbox {
             policy: self.0.clone(),
             dns: Arc::new(dns::Open),
             dry_run: false,
+            tools: None,
         })
     }
 }

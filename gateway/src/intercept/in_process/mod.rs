@@ -257,6 +257,7 @@ impl Harness {
             policy: self.policy.clone(),
             dns: Arc::new(dns::Open),
             dry_run: false,
+            tools: None,
             identity: Some(7),
         };
         tokio::spawn(self.interceptor.clone().plain(

@@ -24,6 +24,7 @@ use crate::{
 #[cfg(test)]
 pub(super) const REASONS: &[&str] = &[
     "path_dot_segment",
+    "tool_not_in_token",
     "app_action_denied",
     "approval_rejected",
     "approval_expired",
@@ -83,6 +84,28 @@ fn judge(decision: &Decision, rule: &str, detail: String) -> Judged {
     }
 }
 
+/// A catalogued request its capability token's `tools` do not name
+/// (neither the app nor `app.action`): refused before any grant or person
+/// is asked, whatever the policy's mode.
+fn beyond_tools(tools: Option<&[String]>, decision: &Decision, detail: String) -> Option<Refusal> {
+    let tools = tools?;
+    let action = decision
+        .action
+        .as_ref()
+        .map(|a| format!("{}.{a}", decision.app));
+    let named = |tool: &String| *tool == decision.app || Some(tool) == action.as_ref();
+    if tools.iter().any(named) {
+        return None;
+    }
+    Some(app_refusal(
+        decision,
+        "token:tools",
+        "tool_not_in_token",
+        None,
+        detail,
+    ))
+}
+
 /// How a parked request's wait ended, for the stage: `Err` refuses it.
 fn waited(
     decision: &Decision,
@@ -134,6 +157,9 @@ async fn decide(interceptor: &Interceptor, conn: &Conn, parts: &Parts) -> Outcom
     };
     let rule = rule(&conn.who.policy.name, &decision);
     let detail = || format!("{} {}", parts.method, parts.uri.path());
+    if let Some(refusal) = beyond_tools(conn.who.tools.as_deref(), &decision, detail()) {
+        return Outcome::Refuse(refusal);
+    }
     match judge(&decision, &rule, detail()) {
         Judged::Refuse(refusal) => return Outcome::Refuse(refusal),
         Judged::Auto => {
@@ -367,6 +393,36 @@ mod tests {
                 (refusal.reason(), refusal.by(), refusal.status().as_u16()),
                 (reason, by, 403)
             );
+        }
+    }
+
+    /// A token's `tools` narrow the catalogued actions its requests use:
+    /// the app, or the one action, must be named.
+    #[test]
+    fn a_tokens_tools_narrow_the_catalogued_actions() {
+        let read = decision(Approval::Auto, Some("issues.read"), None);
+        let uncatalogued = decision(Approval::Ask, None, None);
+        let tools = |t: &[&str]| t.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>();
+        #[rustfmt::skip]
+        let cases = [
+            (None, &read, false),
+            (Some(tools(&["github"])), &read, false),
+            (Some(tools(&["github.issues.read"])), &read, false),
+            (Some(tools(&["github.repo.delete"])), &read, true),
+            (Some(tools(&[])), &read, true),
+            (Some(tools(&["github"])), &uncatalogued, false),
+            (Some(tools(&["github.issues.read"])), &uncatalogued, true),
+        ];
+        for (tools, decision, refused) in cases {
+            let got = beyond_tools(tools.as_deref(), decision, "GET /".into());
+            assert_eq!(got.is_some(), refused, "{tools:?} {decision:?}");
+            if let Some(refusal) = got {
+                assert_eq!(
+                    (refusal.status().as_u16(), refusal.reason()),
+                    (403, "tool_not_in_token")
+                );
+                assert_eq!(refusal.rule(), Some("token:tools"));
+            }
         }
     }
 }
