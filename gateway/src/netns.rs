@@ -53,7 +53,7 @@ pub struct DnsSockets {
 
 /// Opens the TCP listeners in the namespace at `netns` (or the daemon's own
 /// when `None`). Port 0 picks a free port; the IPv6 socket reuses the IPv4
-/// port ([`paired`]).
+/// port (`paired`).
 pub fn open_listeners(netns: Option<&Path>, tcp_port: u16) -> Result<Listeners, NetnsError> {
     let where_ = describe(netns);
     in_optional_netns(netns, move || {

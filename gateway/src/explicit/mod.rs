@@ -3,6 +3,7 @@
 //! HTTP proxy (CONNECT, and absolute-form plain HTTP), and identify with a
 //! capability token (`token`) in `Proxy-Authorization`.
 
+mod decide;
 pub mod head;
 pub mod listener;
 pub mod token;

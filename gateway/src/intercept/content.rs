@@ -1,7 +1,7 @@
 //! What the content stages share between the request and the answer:
 //! the PII vaults, the answer's plan (rehydration, response
 //! transformations) decided with the request and the wrapping of answer
-//! bodies for it, decoding gzip/br/zstd as a body streams ([`decoded`]:
+//! bodies for it, decoding gzip/br/zstd as a body streams (`decoded`:
 //! a body a stage rewrites is never rewritten unread), and counting and
 //! auditing what [`content::inspect`] found. The request's body stages
 //! are `stages::body`.

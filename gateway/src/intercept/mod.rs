@@ -5,8 +5,8 @@
 //!
 //! A request meets hygiene, then the request stages in their one order
 //! (`stages`), the forward and the answer stages (`exchange`); a refusal
-//! from any of them is one [`Refusal`], counted, audited and answered as
-//! JSON by [`Interceptor::refuse`].
+//! from any of them is one `Refusal`, counted, audited and answered as
+//! JSON by `Interceptor::refuse`.
 
 mod answer_checks;
 pub mod content;

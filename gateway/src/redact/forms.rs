@@ -11,7 +11,7 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 /// plain and as `\/`; hex in either case (for secrets of 8 bytes or more:
 /// shorter hex turns up by chance in hashes and ids); then the base64
 /// (both alphabets) of the secret inside a longer value
-/// ([`embedded_base64`]). Empty for an empty secret.
+/// (`embedded_base64`). Empty for an empty secret.
 pub fn forms(secret: &[u8]) -> Vec<Vec<u8>> {
     if secret.is_empty() {
         return Vec::new();

@@ -1,7 +1,7 @@
 //! Credential redaction: replaces every occurrence of a credential's value
 //! (and its encoded forms, see [`forms`]) in header values and in bodies that
 //! arrive in chunks, also where some or all of its bytes are written as
-//! JSON, percent or HTML escapes ([`escaped`]).
+//! JSON, percent or HTML escapes (`escaped`).
 //!
 //! [`Needles`] is compiled once per credential set. [`Redactor`] is the
 //! per-body streaming state; [`RedactedBody`] wraps a hyper body with one.
@@ -133,7 +133,7 @@ impl Needles {
     }
 
     /// The most a [`Redactor`] holds back between chunks: a needle less a
-    /// byte, written with escapes at up to [`escaped::MAX_ESCAPE`] bytes
+    /// byte, written with escapes at up to `escaped::MAX_ESCAPE` bytes
     /// each where those are read.
     pub fn max_held(&self) -> usize {
         let per_byte = if self.escapes.is_some() {

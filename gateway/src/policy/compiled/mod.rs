@@ -9,6 +9,8 @@
 //! the path of the offending node, never a refusal at request time. Every
 //! problem is reported at once.
 
+mod decryption;
+
 use std::collections::HashMap;
 
 use regex::Regex;
@@ -67,7 +69,8 @@ pub struct CompiledPolicy {
     /// known.
     pub bindings: Bindings,
     /// The stage whose section turned decryption on, where the policy
-    /// left `decide_without_decryption` unset ([`with_decryption_default`]).
+    /// left `decide_without_decryption` unset
+    /// (`decryption`).
     pub decrypted_for: Option<&'static str>,
     /// `apps` resolved against the daemon's app catalogue
     /// ([`Self::resolve_apps`], which the store does for every policy it
@@ -149,7 +152,7 @@ impl CompiledPolicy {
 
     pub fn compile(name: &str, raw: &raw::Policy) -> Result<CompiledPolicy, Vec<CompileError>> {
         let mut errors = Vec::new();
-        let (network, decrypted_for) = with_decryption_default(raw);
+        let (network, decrypted_for) = decryption::with_decryption_default(raw);
         let network = match NetworkPolicy::compile(&network) {
             Ok(network) => Some(network),
             Err(network_errors) => {
@@ -573,29 +576,6 @@ fn check_apps(apps: &[raw::AppPolicy], errors: &mut Vec<CompileError>) {
             }
         }
     }
-}
-
-/// The policy's network section with `decide_without_decryption` set: as
-/// written, else decrypted when a stage that reads requests is enabled (a
-/// policy that turns one on means it to see HTTPS, as the seeds have it),
-/// else relayed undecrypted; and the stage that turned it on.
-fn with_decryption_default(
-    raw: &raw::Policy,
-) -> (std::borrow::Cow<'_, raw::Network>, Option<&'static str>) {
-    let mut network = std::borrow::Cow::Borrowed(&raw.network);
-    if raw.network.decide_without_decryption.is_some() {
-        return (network, None);
-    }
-    let reader = [
-        ("pii", raw.pii.enabled),
-        ("injection_defense", raw.injection_defense.enabled),
-        ("transformations", !raw.transformations.is_empty()),
-        ("credentials", !raw.credentials.is_empty()),
-    ]
-    .into_iter()
-    .find_map(|(section, on)| on.then_some(section));
-    network.to_mut().decide_without_decryption = Some(reader.is_none());
-    (network, reader)
 }
 
 #[cfg(test)]

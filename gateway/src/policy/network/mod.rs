@@ -11,7 +11,7 @@
 //! a CIDR (`10.0.0.0/8`), or `ALL_TRAFFIC` (every destination of both
 //! families). In `deny_out`, a `0.0.0.0/0` or `::/0` without ports, listed
 //! without the other, is read as all traffic, as the seeds write it: it
-//! denies the other family too, ranked as itself ([`every_family`]); with
+//! denies the other family too, ranked as itself (`rules::every_family`); with
 //! ports each keeps its family. Each but `ALL_TRAFFIC` may
 //! carry `:PORT` (`[2001:db8::1]:443` for IPv6), or use `{ to, ports }`.
 //! IPv4-mapped IPv6 rules (`::ffff:10.0.0.0/104`) are stored as IPv4, since
@@ -294,7 +294,7 @@ impl NetworkPolicy {
     }
 
     /// The `deny_out` entries read as all traffic: a portless `0.0.0.0/0`
-    /// or `::/0` listed without the other (see [`every_family`]), by
+    /// or `::/0` listed without the other (see `rules::every_family`), by
     /// label, for `sluice check` to say so.
     pub fn all_traffic_readings(&self) -> Vec<&str> {
         let companions = self.rules.iter().filter(|rule| rule.companion);

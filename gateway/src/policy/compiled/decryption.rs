@@ -1,0 +1,30 @@
+//! Whether a policy's TLS is decrypted when the policy does not say:
+//! a policy that enables a stage reading requests means that stage to see
+//! HTTPS (as the seeds have it), one that enables none relays TLS unread.
+
+use std::borrow::Cow;
+
+use crate::policy::raw;
+
+/// The policy's network section with `decide_without_decryption` set: as
+/// written, else decrypted when a stage that reads requests is enabled (a
+/// policy that turns one on means it to see HTTPS, as the seeds have it),
+/// else relayed undecrypted; and the stage that turned it on.
+pub(super) fn with_decryption_default(
+    raw: &raw::Policy,
+) -> (Cow<'_, raw::Network>, Option<&'static str>) {
+    let mut network = Cow::Borrowed(&raw.network);
+    if raw.network.decide_without_decryption.is_some() {
+        return (network, None);
+    }
+    let reader = [
+        ("pii", raw.pii.enabled),
+        ("injection_defense", raw.injection_defense.enabled),
+        ("transformations", !raw.transformations.is_empty()),
+        ("credentials", !raw.credentials.is_empty()),
+    ]
+    .into_iter()
+    .find_map(|(section, on)| on.then_some(section));
+    network.to_mut().decide_without_decryption = Some(reader.is_none());
+    (network, reader)
+}
