@@ -76,7 +76,7 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
         memory["connections"].as_u64().is_some_and(|n| n > 0),
         "{memory}"
     );
-    assert!(report.contains("## Against the targets"), "{report}");
+    assert!(report.contains("## Against the design targets"), "{report}");
     let png = std::fs::read(out.path().join("chart.png")).expect("chart.png");
     assert!(png.starts_with(b"\x89PNG"), "chart.png is not a PNG");
 }
