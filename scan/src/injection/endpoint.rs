@@ -7,7 +7,6 @@
 pub fn is_llm_request(host: &str, path: &str) -> bool {
     let path = path.split(['?', '#']).next().unwrap_or("");
     let path = path.trim_end_matches('/');
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
     const ANY_HOST: &[&str] = &[
         "/chat/completions",
         "/v1/completions",
@@ -26,7 +25,10 @@ pub fn is_llm_request(host: &str, path: &str) -> bool {
     {
         return true;
     }
-    host.starts_with("bedrock-runtime.")
+    // Compared in place: this runs on every request a policy may score.
+    const BEDROCK: &str = "bedrock-runtime.";
+    host.get(..BEDROCK.len())
+        .is_some_and(|prefix| prefix.eq_ignore_ascii_case(BEDROCK))
         && path.starts_with("/model/")
         && [
             "/invoke",
