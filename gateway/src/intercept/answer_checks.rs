@@ -1,7 +1,8 @@
 //! The answer's own refusals: answers whose bodies cannot be read where a
 //! stage must read them (a part of a resource to a request carrying a
 //! credential, an encoding Sluice cannot undo). Each is a pure function
-//! of the answer's head and the upstream's authority; the caller counts,
+//! of the answer's head; `upstream` (its authority) is asked only for a
+//! refusal, so an answer let through formats nothing. The caller counts,
 //! audits and answers ([`Refusal`]).
 
 use hyper::{HeaderMap, StatusCode};
@@ -11,10 +12,14 @@ use crate::redact::Decoding;
 
 /// Asked for none (the request's Range was dropped): a part of an answer
 /// is redacted as a part, and parts can be joined.
-pub(super) fn range(status: StatusCode, redacting: bool, upstream: &str) -> Option<Refusal> {
+pub(super) fn range(
+    status: StatusCode,
+    redacting: bool,
+    upstream: impl FnOnce() -> String,
+) -> Option<Refusal> {
     (redacting && status == StatusCode::PARTIAL_CONTENT).then(|| Refusal::Upstream {
         reason: "upstream_range_unredactable",
-        upstream: upstream.to_owned(),
+        upstream: upstream(),
         detail: "the upstream answered part of a resource (206) to a request carrying a credential; Sluice redacts echoes of it only in whole answers".to_owned(),
     })
 }
@@ -25,7 +30,7 @@ pub(super) fn encoding(
     status: StatusCode,
     headers: &HeaderMap,
     redacting: bool,
-    upstream: &str,
+    upstream: impl FnOnce() -> String,
 ) -> Option<Refusal> {
     let encoding = content_encoding(headers)?;
     let why = if status == StatusCode::PARTIAL_CONTENT {
@@ -34,11 +39,11 @@ pub(super) fn encoding(
     } else {
         Decoding::new(&encoding).err()?.to_string()
     };
-    Some(undecodable(redacting, why, upstream))
+    Some(undecodable(redacting, why, upstream()))
 }
 
 /// An answer a stage reads whose decoding failed, and why.
-pub(super) fn undecodable(redacting: bool, why: String, upstream: &str) -> Refusal {
+pub(super) fn undecodable(redacting: bool, why: String, upstream: String) -> Refusal {
     let (reason, to) = if redacting {
         ("upstream_encoding_unredactable", "redact the credential")
     } else {
@@ -46,7 +51,7 @@ pub(super) fn undecodable(redacting: bool, why: String, upstream: &str) -> Refus
     };
     Refusal::Upstream {
         reason,
-        upstream: upstream.to_owned(),
+        upstream,
         detail: format!("Sluice cannot read the answer to {to}: {why}"),
     }
 }
@@ -71,12 +76,13 @@ mod tests {
         };
         let (ok, partial) = (StatusCode::OK, StatusCode::PARTIAL_CONTENT);
         let reason = |refusal: Option<Refusal>| refusal.map(|r| r.reason());
+        let a_test = || "a.test".to_owned();
         assert_eq!(
-            reason(range(partial, true, "a.test")),
+            reason(range(partial, true, a_test)),
             Some("upstream_range_unredactable")
         );
-        assert_eq!(reason(range(partial, false, "a.test")), None);
-        assert_eq!(reason(range(ok, true, "a.test")), None);
+        assert_eq!(reason(range(partial, false, a_test)), None);
+        assert_eq!(reason(range(ok, true, a_test)), None);
         #[rustfmt::skip]
         let cases: &[(StatusCode, Option<&str>, bool, Option<&str>)] = &[
             // (status, Content-Encoding, redacting, the reason refused with)
@@ -90,7 +96,9 @@ mod tests {
             (partial, None, false, None),
         ];
         for &(status, coding, redacting, want) in cases {
-            let got = encoding(status, &headers(coding), redacting, "a.test:443");
+            let got = encoding(status, &headers(coding), redacting, || {
+                "a.test:443".to_owned()
+            });
             assert_eq!(
                 got.as_ref().map(Refusal::reason),
                 want,

@@ -123,8 +123,8 @@ impl Interceptor {
         needles: Option<Arc<Needles>>,
         response: Response<Incoming>,
     ) -> Result<Response<Body>, Refusal> {
-        let upstream = conn.key.authority();
-        if let Some(refusal) = answer_checks::range(response.status(), needles.is_some(), &upstream)
+        let upstream = || conn.key.authority();
+        if let Some(refusal) = answer_checks::range(response.status(), needles.is_some(), upstream)
         {
             return Err(refusal);
         }
@@ -150,12 +150,12 @@ impl Interceptor {
         let body = if stages.is_some() || needles.is_some() {
             let redacting = needles.is_some();
             if let Some(refusal) =
-                answer_checks::encoding(parts.status, &parts.headers, redacting, &upstream)
+                answer_checks::encoding(parts.status, &parts.headers, redacting, upstream)
             {
                 return Err(refusal);
             }
             content::decoded(&mut parts.headers, body)
-                .map_err(|why| answer_checks::undecodable(redacting, why.to_string(), &upstream))?
+                .map_err(|why| answer_checks::undecodable(redacting, why.to_string(), upstream()))?
         } else {
             body.map_err(Into::into).boxed()
         };
