@@ -82,6 +82,13 @@ mod tests {
                 "/model/x/converse-stream",
                 true,
             ),
+            // Host names compare without case.
+            (
+                "Bedrock-Runtime.us-east-1.amazonaws.com.",
+                "/model/x/invoke",
+                true,
+            ),
+            ("bedrock.us-east-1.amazonaws.com", "/model/x/invoke", false),
             ("example.com", "/model/x/invoke", false),
             ("localhost", "/api/chat", true),
             ("example.com", "/index.html", false),
