@@ -138,7 +138,7 @@ pub enum ConfigError {
         credential: String,
         source: SchemeError,
     },
-    #[error("credential {0:?}: `source` names an empty path or variable")]
+    #[error("credential {0:?}: `source` names an empty path, variable or systemd credential")]
     EmptySource(String),
     #[error("credential {0:?}: placeholder prefix may only use letters, digits, `.`, `_` and `-`")]
     BadPrefix(String),
@@ -179,14 +179,13 @@ fn validate_one(c: &CredentialConfig, errors: &mut Vec<ConfigError>) {
     } else if !name.bytes().all(token_byte) {
         errors.push(ConfigError::BadName(name.clone()));
     }
-    let empty_source = match &c.source {
+    let empty = |s: &Source| match s {
         Source::File { path } => path.as_os_str().is_empty(),
         Source::Env { var } => var.is_empty(),
+        Source::SystemdCredential { name } => name.is_empty(),
     };
-    let empty_extra = c.scheme.extra_sources().iter().any(|(_, s)| match s {
-        Source::File { path } => path.as_os_str().is_empty(),
-        Source::Env { var } => var.is_empty(),
-    });
+    let empty_source = empty(&c.source);
+    let empty_extra = c.scheme.extra_sources().iter().any(|(_, s)| empty(s));
     if empty_source || empty_extra {
         errors.push(ConfigError::EmptySource(name.clone()));
     }

@@ -65,6 +65,26 @@ fn yaml_shapes() {
 }
 
 #[test]
+fn systemd_credential_source() {
+    let got = parse(
+        "- name: a\n  source: {systemd_credential: openai}\n  hosts: [a.com]\n  scheme: {type: bearer}\n",
+    )
+    .expect("valid yaml");
+    assert_eq!(
+        got[0].source,
+        Source::SystemdCredential {
+            name: "openai".into()
+        }
+    );
+    validate(&got).expect("valid config");
+    let err = parse(
+        "- name: a\n  source: {systemd_credential: a/b}\n  hosts: [a.com]\n  scheme: {type: bearer}\n",
+    )
+    .expect_err("a path");
+    assert!(err.to_string().contains("not a path"), "{err}");
+}
+
+#[test]
 fn unknown_fields_are_rejected() {
     let base = "name: a\nhosts: [a.com]\n";
     let cases = [
@@ -72,6 +92,9 @@ fn unknown_fields_are_rejected() {
         "source: {file: /x, env: Y}\nscheme: {type: bearer}\n",
         "source: {url: /x}\nscheme: {type: bearer}\n",
         "source: {}\nscheme: {type: bearer}\n",
+        "source: {file: /x, systemd_credential: y}\nscheme: {type: bearer}\n",
+        "source: {systemd_credential: ../etc/shadow}\nscheme: {type: bearer}\n",
+        "source: {systemd_credential: ..}\nscheme: {type: bearer}\n",
         "source: /x\nscheme: {type: bearer}\n",
         "source: {file: /x}\nscheme: {type: bearer, extra: 1}\n",
         "source: {file: /x}\nscheme: {type: bearer, param: k}\n",
@@ -194,6 +217,15 @@ fn validation_table() {
             "empty env",
             |c| c.source = Source::Env { var: String::new() },
             "empty path",
+        ),
+        (
+            "empty systemd credential",
+            |c| {
+                c.source = Source::SystemdCredential {
+                    name: String::new(),
+                }
+            },
+            "empty path, variable or systemd credential",
         ),
         (
             "header template without secret",
@@ -340,5 +372,8 @@ fn oauth2_and_sigv4_yaml() {
         .collect::<Vec<_>>()
         .join("; ");
     assert!(text.contains("must be https"), "{text}");
-    assert!(text.contains("empty path or variable"), "{text}");
+    assert!(
+        text.contains("empty path, variable or systemd credential"),
+        "{text}"
+    );
 }

@@ -1,5 +1,6 @@
 //! The shapes in a credential's config of how its secrets are read and
-//! presented: [`Source`] (`{file: ...}` or `{env: ...}`), which the
+//! presented: [`Source`] (`{file: ...}`, `{env: ...}` or
+//! `{systemd_credential: ...}`), which the
 //! credential's own `source` and the schemes' extra secrets share, and
 //! [`SchemeConfig`], the `scheme:` tagged by `type`, parsed flat so an
 //! unknown or misplaced field is refused with the fields the type takes.
@@ -12,7 +13,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-/// Where the secret is read from: `{file: /path}` or `{env: NAME}`.
+/// Where the secret is read from: `{file: /path}`, `{env: NAME}` or
+/// `{systemd_credential: NAME}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "SourceRepr")]
 pub enum Source {
@@ -21,6 +23,11 @@ pub enum Source {
     File { path: PathBuf },
     /// Read once at load; rotating it needs a daemon restart.
     Env { var: String },
+    /// `$CREDENTIALS_DIRECTORY/NAME`, the file systemd's `LoadCredential=`
+    /// or `LoadCredentialEncrypted=` gives the service; read at load, like
+    /// a file (systemd copies credentials at start: rotating one takes a
+    /// restart).
+    SystemdCredential { name: String },
 }
 
 /// The YAML shape: a single-key map, which reads better than a nested
@@ -30,18 +37,38 @@ pub enum Source {
 struct SourceRepr {
     file: Option<PathBuf>,
     env: Option<String>,
+    systemd_credential: Option<String>,
 }
 
 impl TryFrom<SourceRepr> for Source {
-    type Error = &'static str;
+    type Error = String;
 
     fn try_from(r: SourceRepr) -> Result<Self, Self::Error> {
-        match (r.file, r.env) {
-            (Some(path), None) => Ok(Source::File { path }),
-            (None, Some(var)) => Ok(Source::Env { var }),
-            _ => Err("`source` takes exactly one of `file: <path>` or `env: <VARIABLE>`"),
+        match (r.file, r.env, r.systemd_credential) {
+            (Some(path), None, None) => Ok(Source::File { path }),
+            (None, Some(var), None) => Ok(Source::Env { var }),
+            (None, None, Some(name)) => {
+                check_credential_name(&name)?;
+                Ok(Source::SystemdCredential { name })
+            }
+            _ => Err(
+                "`source` takes exactly one of `file: <path>`, `env: <VARIABLE>` or `systemd_credential: <NAME>`"
+                    .to_owned(),
+            ),
         }
     }
+}
+
+/// A systemd credential's name is a file name in `$CREDENTIALS_DIRECTORY`
+/// (the `NAME` of `LoadCredential=NAME:PATH`), never a path. Empty is left
+/// to the credential checks, which name the credential.
+pub(super) fn check_credential_name(name: &str) -> Result<(), String> {
+    if name.contains('/') || name == "." || name == ".." {
+        return Err(format!(
+            "`systemd_credential: {name}` names a credential (LoadCredential=NAME:…), not a path"
+        ));
+    }
+    Ok(())
 }
 
 /// How the secret is presented upstream, tagged by `type`.

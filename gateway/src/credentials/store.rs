@@ -8,7 +8,9 @@
 //! syscall per credential on every request for no benefit. Rotate by writing
 //! a new file and renaming it over the old one; an in-place rewrite can be
 //! observed half-written, which is repaired on the next poll since the size
-//! or mtime changes again. Environment sources are read once at load.
+//! or mtime changes again. Environment sources and systemd credentials
+//! (`$CREDENTIALS_DIRECTORY/NAME`, copied by systemd at start) are read once
+//! at load.
 //!
 //! A failed reload keeps the previous secret: a typo in rotation should not
 //! take the credential away from running sandboxes.
@@ -17,7 +19,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::OsStringExt as _;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -64,6 +66,8 @@ pub enum StoreError {
     },
     #[error("credential {credential:?}: environment variable {var} is not set")]
     EnvMissing { credential: String, var: String },
+    #[error("credential {credential:?}: {message}")]
+    SystemdCredential { credential: String, message: String },
     #[error("credential {credential:?}: the secret from {origin} is empty")]
     Empty { credential: String, origin: String },
 }
@@ -265,7 +269,43 @@ fn read_source(credential: &str, source: &Source, env: &dyn Env) -> Result<Loade
     match source {
         Source::File { path } => read_secret_file(credential, path),
         Source::Env { var } => read_env(credential, var, env),
+        Source::SystemdCredential { name } => {
+            let directory = env
+                .var(CREDENTIALS_DIRECTORY)
+                .map(|dir| OsString::from_vec(dir.expose().to_vec()));
+            let path = systemd_credential_path(name, directory).map_err(|message| {
+                StoreError::SystemdCredential {
+                    credential: credential.to_owned(),
+                    message,
+                }
+            })?;
+            read_secret_file(credential, &path)
+        }
     }
+}
+
+/// The variable systemd sets to the service's credentials directory.
+pub const CREDENTIALS_DIRECTORY: &str = "CREDENTIALS_DIRECTORY";
+
+/// `$CREDENTIALS_DIRECTORY/name`, given the variable's value; the error
+/// says what is missing (the variable, or the file) and how to give it.
+pub fn systemd_credential_path(
+    name: &str,
+    credentials_directory: Option<OsString>,
+) -> Result<PathBuf, String> {
+    let Some(dir) = credentials_directory.filter(|d| !d.is_empty()) else {
+        return Err(format!(
+            "systemd credential {name:?}: ${CREDENTIALS_DIRECTORY} is not set (run under systemd with LoadCredential={name}:PATH or LoadCredentialEncrypted={name}:PATH)"
+        ));
+    };
+    let path = Path::new(&dir).join(name);
+    if !path.exists() {
+        return Err(format!(
+            "systemd credential {name:?}: no {} (is there a LoadCredential={name}:PATH line in the unit?)",
+            path.display()
+        ));
+    }
+    Ok(path)
 }
 
 fn read_error(credential: &str, path: &Path, source: io::Error) -> StoreError {

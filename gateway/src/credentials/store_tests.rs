@@ -84,6 +84,54 @@ fn loads_file_and_env_sources() {
     assert!(dbg.contains("\"f\""), "{dbg}");
 }
 
+/// `{systemd_credential: NAME}` reads `$CREDENTIALS_DIRECTORY/NAME` like a
+/// file; the variable unset or the file missing is an error that says
+/// which, and how to give it.
+#[test]
+fn systemd_credential_sources() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::write(dir.path().join("openai"), format!("{FILE_SECRET}\n")).expect("write");
+    let credential = |name: &str| cred("c", Source::SystemdCredential { name: name.into() });
+    let creds = dir.path().to_str().expect("utf-8 path");
+    let store = CredentialStore::load(
+        &[credential("openai")],
+        &env(&[(CREDENTIALS_DIRECTORY, creds)]),
+    )
+    .expect("loads");
+    assert_eq!(secret_str(&store, "c"), FILE_SECRET);
+
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [&'a str]);
+    let cases: &[Case] = &[
+        (
+            "openai",
+            &[],
+            &[
+                "\"c\"",
+                "$CREDENTIALS_DIRECTORY is not set",
+                "LoadCredential=openai:",
+            ],
+        ),
+        (
+            "openai",
+            &[(CREDENTIALS_DIRECTORY, "")],
+            &["$CREDENTIALS_DIRECTORY is not set"],
+        ),
+        (
+            "absent",
+            &[(CREDENTIALS_DIRECTORY, creds)],
+            &["\"c\"", "absent", "LoadCredential=absent:PATH"],
+        ),
+    ];
+    for (name, vars, want) in cases {
+        let errs = CredentialStore::load(&[credential(name)], &env(vars)).expect_err("fails");
+        let msg = errs[0].to_string();
+        for w in *want {
+            assert!(msg.contains(w), "{name} {vars:?}: {msg}");
+        }
+        assert!(!msg.contains(FILE_SECRET));
+    }
+}
+
 #[test]
 fn load_errors_name_credential_and_path_never_content() {
     let dir = tempfile::tempdir().expect("tempdir");
