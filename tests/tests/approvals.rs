@@ -43,12 +43,20 @@ fn api_policy(port: u16) -> Value {
 /// deny, with credential `api` (bearer) bound to api.test; `approvals` is
 /// the daemon config's section.
 fn world(ca: &TestCa, port: u16, approvals: Value) -> World {
-    let mut policy = api_policy(port);
-    policy["credentials"] = json!([{ "credential": "api" }]);
-    policy["apps"] = json!([{
+    let apps = json!([{
         "app": "tracker",
         "actions": { "issues.read": "auto", "issues.create": "ask", "repo.delete": "deny" },
     }]);
+    world_with_apps(ca, port, apps, approvals)
+}
+
+/// [`world`] with the policy's `apps` section given (`null`: none).
+fn world_with_apps(ca: &TestCa, port: u16, apps: Value, approvals: Value) -> World {
+    let mut policy = api_policy(port);
+    policy["credentials"] = json!([{ "credential": "api" }]);
+    if !apps.is_null() {
+        policy["apps"] = apps;
+    }
     World::start_with(ca, &["api.test"], policy, |builder| {
         let path = builder.dir().join("api.secret");
         std::fs::write(&path, format!("{SECRET}\n")).expect("write secret");
@@ -120,6 +128,55 @@ fn authorization(upstream: &HttpsUpstream) -> Option<String> {
         .requests()
         .last()
         .and_then(|r| r.header("authorization").map(str::to_owned))
+}
+
+/// A policy that binds the app's credential but does not list the app:
+/// its requests are asked for (`apps.default` unset), never waved through
+/// with the credential; `default: deny` refuses them.
+#[test]
+fn an_app_the_policy_does_not_list_is_never_waved_through() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test"], &ca);
+    let port = upstream.port();
+    let approvals = json!({ "timeout_ms": 60_000 });
+    let world = world_with_apps(&ca, port, Value::Null, approvals.clone());
+    let bearer = format!("Authorization: Bearer {}", placeholder(&world));
+    // `issues.read`, which a policy listing the app could make auto.
+    let waiting = request(&world, &world.sb1, "GET", port, &bearer);
+    let mut card = Value::Null;
+    wait_until("the request parked", WAIT, || {
+        card = parked(&world).pop().unwrap_or(Value::Null);
+        !card.is_null()
+    });
+    assert_eq!(
+        (&card["app"], &card["action"]),
+        (&json!("tracker"), &Value::Null),
+        "{card}"
+    );
+    assert_eq!(upstream.request_count(), 0, "forwarded while parked");
+    decide(&world, &["reject", card["id"].as_str().expect("id")]);
+    let curl = finish(waiting);
+    assert_eq!(curl.code, 403, "{curl}");
+    let body = curl.json();
+    assert_eq!(
+        (&body["reason"], &body["rule"]),
+        (&json!("approval_rejected"), &json!("p:apps.default")),
+        "{body}"
+    );
+    assert_eq!(upstream.request_count(), 0);
+    drop(world);
+
+    let world = world_with_apps(&ca, port, json!({ "default": "deny" }), approvals);
+    let bearer = format!("Authorization: Bearer {}", placeholder(&world));
+    let curl = finish(request(&world, &world.sb1, "GET", port, &bearer));
+    assert_eq!(curl.code, 403, "{curl}");
+    let body = curl.json();
+    assert_eq!(
+        (&body["reason"], &body["rule"]),
+        (&json!("app_action_denied"), &json!("p:apps.default")),
+        "{body}"
+    );
+    assert_eq!(upstream.request_count(), 0);
 }
 
 #[test]
@@ -393,7 +450,9 @@ fn a_thousand_parked_requests_leave_other_traffic_flowing() {
     let port = upstream.port();
     let mut policy = api_policy(port);
     policy["apps"] = json!([{ "app": "tracker", "actions": { "issues.create": "ask" } }]);
-    let other = api_policy(port);
+    // The other sandbox's policy waves the app's requests through.
+    let mut other = api_policy(port);
+    other["apps"] = json!({ "default": "auto" });
     let mut sb2 = None;
     let world = World::start_with(&ca, &["api.test"], policy, |builder| {
         let cgroup = builder.cgroup("sb2");

@@ -19,7 +19,10 @@
 //!   `ask` (or `deny` when the policy's `"*"` says so): never looser;
 //! - every request matching a custom app's URL patterns is `ask` (or
 //!   `deny` by `"*"`);
-//! - apps the policy does not list are not consulted.
+//! - a request to an app the policy does not list (its hosts, or a custom
+//!   app's URL patterns) takes the policy's `apps.default` (`ask` unless
+//!   set), whatever its action: a catalogued app's credential is never
+//!   waved through because a policy forgot the app.
 
 pub mod pattern;
 mod resolved;
@@ -37,8 +40,8 @@ use serde::Deserialize;
 use crate::policy::{
     closest::closest,
     network::{CompileError, canonical_name},
-    raw::AppPolicy,
     raw::Approval,
+    raw::Apps,
 };
 use pattern::{HostPattern, PathPattern, has_dot_segment, normalize_path, parse_url_pattern};
 
@@ -118,6 +121,9 @@ pub struct Decision {
     /// Refused for the path's form alone, before any action was
     /// considered (`mode` is then `Deny` and `action` `None`).
     pub refusal: Option<PathRefusal>,
+    /// Decided by the policy's `apps.default`: the policy does not list
+    /// the app (`action` is then `None`).
+    pub by_default: bool,
 }
 
 /// A request path no pattern can be trusted to judge.
@@ -234,7 +240,7 @@ impl Catalogue {
     /// once, when it loads, with [`Catalogue::resolve`]).
     pub fn decide(
         &self,
-        policy: &[AppPolicy],
+        policy: &Apps,
         host: &str,
         method: &Method,
         path_and_query: &str,
@@ -243,11 +249,13 @@ impl Catalogue {
     }
 
     /// A policy's `apps` resolved against this catalogue: each entry's app
-    /// and its mode for every action of the app, so deciding a request
-    /// looks up no names. Entries naming no app of the catalogue are left
-    /// out (the policy's load reports them: [`Catalogue::check_policy`]).
-    pub fn resolve(&self, policy: &[AppPolicy]) -> PolicyApps {
-        let entries = policy
+    /// and its mode for every action of the app, then every app the policy
+    /// does not list at `apps.default`, so deciding a request looks up no
+    /// names. Entries naming no app of the catalogue are left out (the
+    /// policy's load reports them: [`Catalogue::check_policy`]).
+    pub fn resolve(&self, policy: &Apps) -> PolicyApps {
+        let listed = policy
+            .list
             .iter()
             .filter_map(|entry| {
                 let app = self.apps[*self.by_name.get(&entry.app)?].clone();
@@ -264,10 +272,28 @@ impl Catalogue {
                         })
                         .collect(),
                 };
-                Some(PolicyApp { app, modes, floor })
+                Some(PolicyApp {
+                    app,
+                    modes,
+                    floor,
+                    listed: true,
+                })
             })
-            .collect();
-        PolicyApps { entries }
+            .collect::<Vec<_>>();
+        let named = |app: &App| policy.list.iter().any(|entry| entry.app == app.name);
+        let unlisted = self
+            .apps
+            .iter()
+            .filter(|app| !named(app))
+            .map(|app| PolicyApp {
+                app: app.clone(),
+                modes: Vec::new(),
+                floor: policy.default,
+                listed: false,
+            });
+        PolicyApps {
+            entries: listed.into_iter().chain(unlisted).collect(),
+        }
     }
 
     /// A policy's `apps` against this catalogue: every app must be
@@ -276,16 +302,17 @@ impl Catalogue {
     /// match, so a typo (`repo.delte: deny` beside `"*": auto`) would
     /// silently leave the real action to `"*"`. Empty names are left to
     /// the policy's own compile check.
-    pub fn check_policy(&self, policy: &[AppPolicy]) -> Vec<CompileError> {
+    pub fn check_policy(&self, policy: &Apps) -> Vec<CompileError> {
         let mut errors = Vec::new();
-        for (i, entry) in policy.iter().enumerate() {
+        for (i, entry) in policy.list.iter().enumerate() {
+            let at = policy.entry_path(i);
             if entry.app.trim().is_empty() {
                 continue;
             }
             let Some(&index) = self.by_name.get(&entry.app) else {
                 let names = self.apps.iter().map(|a| a.name.as_str());
                 errors.push(CompileError {
-                    path: format!("apps[{i}].app"),
+                    path: format!("{at}.app"),
                     message: format!("app `{}` is not in the daemon's app catalogue", entry.app),
                     hint: Some(match closest(&entry.app, names.clone()) {
                         Some(near) => format!("did you mean `{near}`?"),
@@ -316,7 +343,7 @@ impl Catalogue {
                     (_, None) => format!("its actions: {}", list(actions.iter().copied())),
                 };
                 errors.push(CompileError {
-                    path: format!("apps[{i}].actions.{key}"),
+                    path: format!("{at}.actions.{key}"),
                     message: format!("app `{}` has no action `{key}`", app.name),
                     hint: Some(hint),
                 });

@@ -11,19 +11,24 @@ use hyper::Method;
 use super::{App, Decision, Kind, PathRefusal, canonical_name, has_dot_segment, normalize_path};
 use crate::policy::raw::Approval;
 
-/// A policy's apps, in the order it lists them.
+/// A policy's apps, in the order it lists them, then the catalogue's
+/// other apps at the policy's `apps.default`.
 #[derive(Debug, Clone, Default)]
 pub struct PolicyApps {
     pub(super) entries: Vec<PolicyApp>,
 }
 
-/// One listed app: the catalogue's, with the policy's mode for each of
-/// its actions (in the app's order) and for requests no action describes.
+/// One app: the catalogue's, with the policy's mode for each of its
+/// actions (in the app's order) and for requests no action describes.
 #[derive(Debug, Clone)]
 pub(super) struct PolicyApp {
     pub(super) app: Arc<App>,
     pub(super) modes: Vec<Approval>,
     pub(super) floor: Approval,
+    /// Named in the policy's list. An app it does not list has no
+    /// `modes`: every request to it takes `floor`, the policy's
+    /// `apps.default`.
+    pub(super) listed: bool,
 }
 
 impl PolicyApps {
@@ -51,6 +56,7 @@ impl PolicyApps {
                 app: app.to_owned(),
                 action: None,
                 refusal: Some(PathRefusal::DotSegment),
+                by_default: false,
             });
         }
         let path = normalize_path(path_and_query);
@@ -60,23 +66,35 @@ impl PolicyApps {
                 best = Some(candidate);
             }
         };
-        for PolicyApp { app, modes, floor } in &self.entries {
+        for entry in &self.entries {
+            let PolicyApp {
+                app,
+                modes,
+                floor,
+                listed,
+            } = entry;
+            let whole = |mode: Approval| Decision {
+                mode,
+                app: app.name.clone(),
+                action: None,
+                refusal: None,
+                by_default: !listed,
+            };
             match &app.kind {
                 Kind::Custom { urls } => {
                     if urls
                         .iter()
                         .any(|(h, p)| h.matches(&host) && p.matches(&path))
                     {
-                        consider(Decision {
-                            mode: *floor,
-                            app: app.name.clone(),
-                            action: None,
-                            refusal: None,
-                        });
+                        consider(whole(*floor));
                     }
                 }
                 Kind::Catalogued { hosts, actions } => {
                     if !hosts.iter().any(|h| h.matches(&host)) {
+                        continue;
+                    }
+                    if !listed {
+                        consider(whole(*floor));
                         continue;
                     }
                     let mut matched = false;
@@ -91,15 +109,11 @@ impl PolicyApps {
                             app: app.name.clone(),
                             action: Some(action.name.clone()),
                             refusal: None,
+                            by_default: false,
                         });
                     }
                     if !matched {
-                        consider(Decision {
-                            mode: *floor,
-                            app: app.name.clone(),
-                            action: None,
-                            refusal: None,
-                        });
+                        consider(whole(*floor));
                     }
                 }
             }

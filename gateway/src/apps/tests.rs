@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use hyper::Method;
 
 use super::*;
-use crate::policy::raw::{AppPolicy, Approval::*};
+use crate::policy::raw::{AppPolicy, Approval::*, Apps};
 
 fn catalogue() -> Catalogue {
     let yaml = r#"
@@ -23,8 +23,9 @@ fn catalogue() -> Catalogue {
     Catalogue::compile(&apps).expect("valid catalogue")
 }
 
-fn policy(entries: &[(&str, &[(&str, Approval)])]) -> Vec<AppPolicy> {
-    entries
+/// A policy's apps in the short form (`apps.default: ask`).
+fn policy(entries: &[(&str, &[(&str, Approval)])]) -> Apps {
+    let list = entries
         .iter()
         .map(|(app, actions)| AppPolicy {
             app: (*app).to_owned(),
@@ -33,7 +34,11 @@ fn policy(entries: &[(&str, &[(&str, Approval)])]) -> Vec<AppPolicy> {
                 .map(|(a, m)| ((*a).to_owned(), *m))
                 .collect::<BTreeMap<_, _>>(),
         })
-        .collect()
+        .collect();
+    Apps {
+        list,
+        ..Apps::default()
+    }
 }
 
 #[test]
@@ -54,9 +59,15 @@ fn strictest_matching_action_wins_and_uncatalogued_is_ask() {
     let no_star = policy(&[("tracker", &[("issues.read", Auto)])]);
     let wiki = policy(&[("wiki", &[("*", Auto)])]);
     let both = policy(&[("tracker", &[("*", Auto)]), ("wiki", &[])]);
+    let none = policy(&[]);
+    let with_default = |default| Apps {
+        default,
+        ..policy(&[("wiki", &[("*", Auto)])])
+    };
+    let (wiki_deny, wiki_auto) = (with_default(Deny), with_default(Auto));
     // (policy, host, method, path, expected (mode, app, action) or None)
     type Case<'a> = (
-        &'a [AppPolicy],
+        &'a Apps,
         &'a str,
         Method,
         &'a str,
@@ -203,9 +214,47 @@ fn strictest_matching_action_wins_and_uncatalogued_is_ask() {
             None,
         ),
         (&wiki, "wiki.test", Method::GET, "/apiary", None),
-        // A policy that does not list the app: not consulted.
-        (&wiki, "api.tracker.test", Method::DELETE, "/x", None),
-        (&[], "api.tracker.test", Method::DELETE, "/x", None),
+        // A policy that does not list the app: its `apps.default` (ask
+        // unless set), for every request, whatever its action.
+        (
+            &wiki,
+            "api.tracker.test",
+            Method::DELETE,
+            "/x",
+            Some((Ask, "tracker", None)),
+        ),
+        (
+            &none,
+            "api.tracker.test",
+            Method::GET,
+            "/repos/o/r/issues",
+            Some((Ask, "tracker", None)),
+        ),
+        (
+            &wiki_deny,
+            "api.tracker.test",
+            Method::GET,
+            "/repos/o/r/issues",
+            Some((Deny, "tracker", None)),
+        ),
+        (
+            &wiki_auto,
+            "api.tracker.test",
+            Method::DELETE,
+            "/x",
+            Some((Auto, "tracker", None)),
+        ),
+        // The default never touches what the policy lists (a custom app
+        // is `ask` unless its `"*"` denies).
+        (
+            &wiki_deny,
+            "wiki.test",
+            Method::GET,
+            "/api/x",
+            Some((Ask, "wiki", None)),
+        ),
+        // Hosts no app covers: not this stage's business.
+        (&none, "other.test", Method::GET, "/x", None),
         // Several apps listed: each consulted.
         (
             &both,
@@ -282,10 +331,11 @@ fn dot_segments_are_refused_where_apps_decide() {
     let catalogue = catalogue();
     let tracker = policy(&[("tracker", &[("issues.read", Auto), ("admin", Deny)])]);
     let wiki = policy(&[("wiki", &[("*", Auto)])]);
+    let none = policy(&[]);
     // (policy, host, path, refused as a dot segment by app, or the decision
     // it gets otherwise as (mode, action))
     type Case<'a> = (
-        &'a [AppPolicy],
+        &'a Apps,
         &'a str,
         &'a str,
         Result<&'a str, Option<(Approval, Option<&'a str>)>>,
@@ -359,7 +409,8 @@ fn dot_segments_are_refused_where_apps_decide() {
         ),
         // Hosts no listed app covers are not this stage's business.
         (&tracker, "other.test", "/a/../b", Err(None)),
-        (&[], "api.tracker.test", "/a/../b", Err(None)),
+        // An app the policy does not list still decides on its hosts.
+        (&none, "api.tracker.test", "/a/../b", Ok("tracker")),
     ];
     for (policy, host, path, want) in cases {
         let got = catalogue.decide(policy, host, &Method::GET, path);

@@ -27,9 +27,10 @@ pub struct Policy {
     /// Which of the daemon's credentials this policy's sandboxes may use, and how.
     #[serde(default)]
     pub credentials: Vec<CredentialBinding>,
-    /// App actions and their approval mode.
+    /// App actions and their approval mode, and the mode of catalogued
+    /// apps the policy does not list.
     #[serde(default)]
-    pub apps: Vec<AppPolicy>,
+    pub apps: Apps,
     /// GET/HEAD go on; other methods are answered 202 with a preview.
     #[serde(default)]
     pub dry_run: bool,
@@ -287,6 +288,77 @@ pub struct CredentialBinding {
     /// Allow injection over plain HTTP (never by default).
     #[serde(default)]
     pub allow_plain_http: bool,
+    /// Redirects Sluice follows itself, within the binding's hosts and
+    /// injecting again per hop (at most 3); 0 returns every 3xx unfollowed.
+    #[serde(default)]
+    pub follow_redirects: u8,
+}
+
+/// The `apps` section: a list of [`AppPolicy`] (the short form, with
+/// `default: ask`), or a mapping `{default: MODE, list: [...]}`.
+#[derive(Debug, Clone, Default)]
+pub struct Apps {
+    /// The mode of every request to an app of the catalogue that `list`
+    /// does not name: as if listed with only `"*": MODE`.
+    pub default: Approval,
+    pub list: Vec<AppPolicy>,
+    /// Written as a mapping: the entries' paths are `apps.list[i]`.
+    pub long_form: bool,
+}
+
+impl Apps {
+    /// The path of entry `i` in the file, for errors.
+    pub fn entry_path(&self, i: usize) -> String {
+        match self.long_form {
+            true => format!("apps.list[{i}]"),
+            false => format!("apps[{i}]"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Apps {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{MapAccess, SeqAccess, Visitor, value};
+
+        /// The section written as a mapping.
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Fields {
+            #[serde(default)]
+            default: Approval,
+            #[serde(default)]
+            list: Vec<AppPolicy>,
+        }
+
+        struct Either;
+        impl<'de> Visitor<'de> for Either {
+            type Value = Apps;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of apps, or a mapping with `default` and `list`")
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Apps, A::Error> {
+                let list = Vec::deserialize(value::SeqAccessDeserializer::new(seq))?;
+                Ok(Apps {
+                    list,
+                    ..Apps::default()
+                })
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Apps, A::Error> {
+                let Fields { default, list } =
+                    Fields::deserialize(value::MapAccessDeserializer::new(map))?;
+                Ok(Apps {
+                    default,
+                    list,
+                    long_form: true,
+                })
+            }
+        }
+
+        deserializer.deserialize_any(Either)
+    }
 }
 
 /// Approval modes for one app's actions.
@@ -300,10 +372,11 @@ pub struct AppPolicy {
     pub actions: BTreeMap<String, Approval>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Approval {
     Auto,
+    #[default]
     Ask,
     Deny,
 }

@@ -62,7 +62,7 @@ const TABLE: &[Row] = &[
 async fn app_modes() {
     for row in TABLE {
         let h = Harness::start(APPS, echo()).await;
-        let answer = h.send(request(row.method, row.target, &[], "")).await;
+        let answer = h.send_app(request(row.method, row.target, &[], "")).await;
         let name = format!("{} {}", row.method, row.target);
         assert_eq!(answer.status, row.status, "{name}: {}", answer.body);
         assert_eq!(h.seen().len(), usize::from(row.forwarded), "{name}");
@@ -89,7 +89,7 @@ async fn ask_parks_until_decided() {
         let h = Harness::start(APPS, echo()).await;
         let sent = {
             let h = &h;
-            async move { h.send(request("POST", "/issues", &[], "{}")).await }
+            async move { h.send_app(request("POST", "/issues", &[], "{}")).await }
         };
         let decide = async {
             let approvals = &h.interceptor.approvals;
@@ -112,5 +112,42 @@ async fn ask_parks_until_decided() {
         assert_eq!(answer.status, status, "{verdict:?}: {}", answer.body);
         assert_eq!(h.seen().len(), forwarded, "{verdict:?}");
         assert_eq!(h.audited("approval_requested").len(), 1, "{verdict:?}");
+    }
+}
+
+/// A policy that does not list the app decides its requests by
+/// `apps.default` (`ask` when unset), whatever the action: the request is
+/// never waved through because the policy forgot the app.
+#[tokio::test]
+async fn an_app_the_policy_does_not_list_takes_its_default() {
+    // (policy, status, audit reason)
+    let cases = [
+        // Nobody decides: the parked request fails closed at the timeout.
+        ("", StatusCode::FORBIDDEN, "approval_expired"),
+        (
+            "apps: {default: ask}\n",
+            StatusCode::FORBIDDEN,
+            "approval_expired",
+        ),
+        (
+            "apps: {default: deny}\n",
+            StatusCode::FORBIDDEN,
+            "app_action_denied",
+        ),
+        ("apps: {default: auto}\n", StatusCode::OK, "auto"),
+    ];
+    for (policy, status, reason) in cases {
+        let h = Harness::start(policy, echo()).await;
+        // An action the catalogue names `auto` nowhere: `issues.read`.
+        let answer = h.send_app(request("GET", "/issues/7", &[], "")).await;
+        assert_eq!(answer.status, status, "{policy:?}: {}", answer.body);
+        assert_eq!(
+            h.seen().len(),
+            usize::from(status.is_success()),
+            "{policy:?}"
+        );
+        let events = h.audited(reason);
+        assert_eq!(events.len(), 1, "{policy:?}: {:?}", h.audit());
+        assert_eq!(events[0]["rule"], "p:apps.default", "{policy:?}");
     }
 }

@@ -52,9 +52,13 @@ const HOST: &str = "api.test";
 /// shape (and not the placeholder, which has none).
 const SECRET: &str = "ghp_5f3e9a1c7b2d4e6f8091a2b3c4d5e6f7a8b9";
 const SANDBOX: &str = "sb1";
+/// The catalogued app's host: apart from `HOST`, whose tests would
+/// otherwise all meet the app (under `apps.default: ask`, parked).
+const APP_HOST: &str = "tracker.test";
 
 /// The daemon config around every test: the CA and state in a temporary
-/// directory, one bearer credential read from a file, one catalogued app.
+/// directory, one bearer credential read from a file, one catalogued app
+/// (on `APP_HOST`).
 const CONFIG: &str = r#"
 tls: {ca_dir: "DIR/ca", system_roots: false, upstream_ca_files: ["CA_CERT"]}
 state_dir: "DIR/state"
@@ -67,7 +71,7 @@ credentials:
 approvals: {timeout_ms: 500}
 apps:
   - name: tracker
-    hosts: [api.test]
+    hosts: [tracker.test]
     actions:
       - {name: issues.read, method: GET, path: "/issues/**"}
       - {name: issues.create, method: POST, path: "/issues"}
@@ -292,6 +296,13 @@ impl Harness {
             headers: parts.headers,
             body: String::from_utf8_lossy(&body).into_owned(),
         }
+    }
+
+    /// Sends one request to the catalogued app's host, on a new connection.
+    async fn send_app(&self, mut request: Request<Full<Bytes>>) -> Answered {
+        let host = hyper::header::HeaderValue::from_static(APP_HOST);
+        request.headers_mut().insert(hyper::header::HOST, host);
+        self.send_to(APP_HOST, true, request).await
     }
 
     /// Writes `bytes` as they are and reads until the interceptor closes.

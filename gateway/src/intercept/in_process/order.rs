@@ -96,7 +96,7 @@ async fn apps_decide_before_the_content_stages() {
     let policy = "apps:\n  - app: tracker\n    actions: {repo.delete: deny, \"*\": auto}\npii: {enabled: true, types: [email], action: block}\n";
     let h = Harness::start(policy, echo()).await;
     let answer = h
-        .send(request(
+        .send_app(request(
             "DELETE",
             "/repo/main",
             &[],

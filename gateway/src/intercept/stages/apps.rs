@@ -140,9 +140,11 @@ fn app_refusal(
     }))
 }
 
-/// The policy key that decided: the app, and its action where one did.
+/// The policy key that decided: the app, and its action where one did;
+/// `apps.default` for an app the policy does not list.
 fn rule(policy: &str, decision: &Decision) -> String {
     match &decision.action {
+        _ if decision.by_default => format!("{policy}:apps.default"),
         Some(action) => format!("{policy}:apps.{}.{action}", decision.app),
         None => format!("{policy}:apps.{}", decision.app),
     }
@@ -334,6 +336,7 @@ mod tests {
             app: "github".into(),
             action: action.map(str::to_owned),
             refusal,
+            by_default: false,
         }
     }
 
@@ -344,6 +347,11 @@ mod tests {
         assert_eq!(judge(&auto, "r", "GET /".into()), Judged::Auto);
         let ask = decision(Approval::Ask, None, None);
         assert_eq!(rule("p", &ask), "p:apps.github");
+        let unlisted = Decision {
+            by_default: true,
+            ..ask.clone()
+        };
+        assert_eq!(rule("p", &unlisted), "p:apps.default");
         assert_eq!(judge(&ask, "r", "POST /".into()), Judged::Ask);
         let Judged::Refuse(denied) = judge(
             &decision(Approval::Deny, Some("admin"), None),

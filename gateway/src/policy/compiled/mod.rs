@@ -57,7 +57,7 @@ pub struct CompiledPolicy {
     pub pii: raw::Pii,
     pub injection_defense: raw::InjectionDefense,
     pub credentials: Vec<raw::CredentialBinding>,
-    pub apps: Vec<raw::AppPolicy>,
+    pub apps: raw::Apps,
     pub dry_run: bool,
     pub audit: raw::Audit,
     /// The content stages, built from `pii`, `injection_defense` and
@@ -141,7 +141,7 @@ impl CompiledPolicy {
     /// is configured.
     pub fn http_stages(&self) -> [(&'static str, bool); 6] {
         [
-            ("apps", !self.apps.is_empty()),
+            ("apps", !self.apps.list.is_empty()),
             ("dry_run", self.dry_run),
             ("credentials", !self.credentials.is_empty()),
             ("pii", self.pii.enabled),
@@ -546,10 +546,11 @@ fn check_credentials(bindings: &[raw::CredentialBinding], errors: &mut Vec<Compi
     }
 }
 
-fn check_apps(apps: &[raw::AppPolicy], errors: &mut Vec<CompileError>) {
+fn check_apps(apps: &raw::Apps, errors: &mut Vec<CompileError>) {
     let mut seen: HashMap<&str, usize> = HashMap::new();
-    for (i, app) in apps.iter().enumerate() {
-        let path = format!("apps[{i}].app");
+    for (i, app) in apps.list.iter().enumerate() {
+        let at = apps.entry_path(i);
+        let path = format!("{at}.app");
         let name = app.app.as_str();
         if name.trim().is_empty() {
             errors.push(error(
@@ -561,7 +562,7 @@ fn check_apps(apps: &[raw::AppPolicy], errors: &mut Vec<CompileError>) {
             errors.push(error(
                 path,
                 format!("app `{name}` is listed twice"),
-                Some(format!("merge its actions into apps[{first}]")),
+                Some(format!("merge its actions into {}", apps.entry_path(*first))),
             ));
         } else {
             seen.insert(name, i);
@@ -569,7 +570,7 @@ fn check_apps(apps: &[raw::AppPolicy], errors: &mut Vec<CompileError>) {
         for action in app.actions.keys() {
             if action.trim().is_empty() {
                 errors.push(error(
-                    format!("apps[{i}].actions.{action}"),
+                    format!("{at}.actions.{action}"),
                     "empty action name".to_string(),
                     Some("name an action of the app, or `*` for every unlisted action".to_string()),
                 ));

@@ -115,7 +115,10 @@ fn errors_are_located_and_explained() {
             "transformations:\n  - replacement: x\n",
             &[(2, 5, "missing field `pattern`", "add `pattern:`")],
         ),
-        ("apps: {a: b}\n", &[(1, 7, "apps", "write a list")]),
+        (
+            "transformations: {a: b}\n",
+            &[(1, 18, "transformations", "write a list")],
+        ),
         // A rule whose stage could not be built is located like the rest.
         (
             "transformations:\n  - pattern: a\n    replacement: b\n    hosts: [ok.test, 'api.*.com']\n",
@@ -519,6 +522,76 @@ fn apps_are_checked_against_the_catalogue() {
         assert_eq!((d.line, d.column), (line, column), "{d}");
         assert!(d.message.contains(message), "{d}");
         assert!(d.hint.as_deref().unwrap_or("").contains(hint), "{d}");
+    }
+}
+
+/// `apps` as a mapping: `default` decides the catalogue's apps the list
+/// does not name, and errors in the list are located under `apps.list`.
+#[test]
+fn apps_long_form_sets_the_default_and_locates_its_list() {
+    let apps: Vec<crate::apps::AppConfig> = serde_yaml::from_str(
+        "[{name: tracker, hosts: [api.tracker.test], actions: [{name: issues.read, path: /issues}]},\n \
+         {name: wiki, urls: [wiki.test/api/**]}]",
+    )
+    .expect("apps");
+    let catalogue = Catalogue::compile(&apps).expect("catalogue");
+    let against = Against {
+        apps: Some(&catalogue),
+        credentials: None,
+    };
+    let check = |text: &str| parse_policy(Path::new("p.yaml"), "p", text, against);
+    use crate::policy::raw::Approval::*;
+    let mode = |text: &str, host: &str| {
+        let loaded = check(text).unwrap_or_else(|e| panic!("{e:?}"));
+        let decision = loaded
+            .app_lookup
+            .decide(host, &hyper::Method::GET, "/issues");
+        decision.map(|d| (d.mode, d.by_default))
+    };
+    // (policy, host, (mode, decided by the default))
+    let cases = [
+        (
+            "description: no apps\n",
+            "api.tracker.test",
+            Some((Ask, true)),
+        ),
+        ("apps: []\n", "wiki.test", None),
+        (
+            "apps: {default: deny}\n",
+            "api.tracker.test",
+            Some((Deny, true)),
+        ),
+        (
+            "apps: {default: auto}\n",
+            "api.tracker.test",
+            Some((Auto, true)),
+        ),
+        (
+            "apps:\n  default: deny\n  list:\n    - {app: tracker, actions: {issues.read: auto}}\n",
+            "api.tracker.test",
+            Some((Auto, false)),
+        ),
+        (
+            "apps: {default: deny, list: [{app: tracker}]}\n",
+            "other.test",
+            None,
+        ),
+    ];
+    for (text, host, want) in cases {
+        assert_eq!(mode(text, host), want, "{text} {host}");
+    }
+    let bad = "apps:\n  default: deny\n  list:\n    - app: trackr\n";
+    let got = check(bad).expect_err("refused");
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!((got[0].line, got[0].column), (4, 7), "{}", got[0]);
+    assert!(got[0].message.contains("apps.list[0].app"), "{}", got[0]);
+    // A mode that is none of the three, and an unknown key, are located.
+    for (text, at) in [
+        ("apps: {default: maybe}\n", (1, 17)),
+        ("apps: {defualt: deny}\n", (1, 8)),
+    ] {
+        let got = check(text).expect_err("refused");
+        assert_eq!((got[0].line, got[0].column), at, "{}", got[0]);
     }
 }
 
