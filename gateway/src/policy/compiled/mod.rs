@@ -562,7 +562,10 @@ fn check_apps(apps: &raw::Apps, errors: &mut Vec<CompileError>) {
             errors.push(error(
                 path,
                 format!("app `{name}` is listed twice"),
-                Some(format!("merge its actions into {}", apps.entry_path(*first))),
+                Some(format!(
+                    "merge its actions into {}",
+                    apps.entry_path(*first)
+                )),
             ));
         } else {
             seen.insert(name, i);
