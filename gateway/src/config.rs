@@ -30,6 +30,13 @@ pub struct Config {
     /// Where run-time registrations are kept across restarts.
     #[serde(default = "default_state_dir")]
     pub state_dir: PathBuf,
+    /// The key the secrets in `state_dir` are sealed under (the placeholder
+    /// key, rotated refresh tokens): `{systemd_credential: NAME}` or
+    /// `{file: PATH}` (outside `state_dir`, created when missing). Unset:
+    /// `$CREDENTIALS_DIRECTORY/state-key` when systemd gives one, else
+    /// `<state_dir>.key` (`crate::credentials::sealed`).
+    #[serde(default)]
+    pub state_key: Option<crate::credentials::sealed::KeySource>,
     /// Prometheus metrics address; `null` turns the endpoint off.
     #[serde(default = "default_metrics")]
     pub metrics: Option<SocketAddr>,

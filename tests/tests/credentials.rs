@@ -820,9 +820,14 @@ fn a_rotated_refresh_token_survives_a_restart() {
         [Some(REFRESH_TOKEN.to_owned()), Some("rt-1".to_owned())],
         "the second fetch sends the token the first one rotated to"
     );
+    // Kept sealed under the state key (beside state_dir, not in it): the
+    // file holds neither the source token nor the one rotated to.
     let kept = world.daemon.dir().join("state/oauth_refresh.json");
-    let text = std::fs::read_to_string(&kept).expect("kept tokens file");
-    assert!(!text.contains(REFRESH_TOKEN), "only the newest is kept");
+    let bytes = std::fs::read(&kept).expect("kept tokens file");
+    assert!(bytes.starts_with(b"\x89SLS"), "sealed");
+    // Every refresh token here starts `rt-`.
+    assert!(!bytes.windows(3).any(|w| w == b"rt-"), "in the clear");
+    assert!(world.daemon.dir().join("state.key").exists());
 }
 
 const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYzSLUICEKEY";

@@ -1,7 +1,9 @@
 //! Refresh tokens an `oauth2` endpoint rotated to, kept in
-//! `state_dir/oauth_refresh.json` (mode 0600) so that a restart goes on
-//! from the newest one: an endpoint that rotates refresh tokens has retired
-//! the one in the credential's source file.
+//! `state_dir/oauth_refresh.json` (mode 0600, sealed under the state key:
+//! [`super::sealed`]) so that a restart goes on from the newest one: an
+//! endpoint that rotates refresh tokens has retired the one in the
+//! credential's source file. A file an earlier version wrote in the clear
+//! is read once and rewritten sealed.
 //!
 //! Each is kept with the SHA-256 of the source secret it descends from.
 //! When the source changes (an operator put a new token there) the source
@@ -12,9 +14,7 @@
 //! the file. [`digest`] is what a kept token is filed under.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use zeroize::Zeroizing;
 
+use super::sealed::{self, StateKey};
 use super::secret::Secret;
 
 /// The file, in the daemon's `state_dir`.
@@ -55,40 +56,40 @@ struct Entry {
 /// Every credential's kept refresh token, and the file they are saved in.
 pub struct KeptTokens {
     dir: PathBuf,
+    key: Arc<StateKey>,
     entries: Mutex<BTreeMap<String, Entry>>,
 }
 
 impl KeptTokens {
-    /// Reads `dir/oauth_refresh.json` (none yet: nothing kept). A file that
-    /// group or others may read is refused, not repaired: it holds secrets,
-    /// and someone else made it so.
-    pub fn load(dir: &Path) -> io::Result<KeptTokens> {
+    /// Reads `dir/oauth_refresh.json` (none yet: nothing kept), sealed
+    /// under `key`; one an earlier version wrote in the clear is rewritten
+    /// sealed at once. A file that group or others may read is refused, not
+    /// repaired: it holds secrets, and someone else made it so.
+    pub fn load(dir: &Path, key: Arc<StateKey>) -> io::Result<KeptTokens> {
         let path = dir.join(FILE);
-        let entries = match fs::File::open(&path) {
-            Ok(file) => {
-                if file.metadata()?.permissions().mode() & 0o077 != 0 {
-                    return Err(io::Error::new(
-                        io::ErrorKind::PermissionDenied,
-                        format!(
-                            "{} is readable by group or others; chmod 600 it",
-                            path.display()
-                        ),
-                    ));
-                }
-                serde_json::from_reader(io::BufReader::new(file)).map_err(|e| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("{}: {e}", path.display()),
-                    )
-                })?
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        let parse = |text: &[u8]| {
+            serde_json::from_slice::<BTreeMap<String, Entry>>(text).map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: {e}", path.display()),
+                )
+            })
         };
-        Ok(KeptTokens {
+        let (entries, plain) = match sealed::read(dir, FILE, &key)? {
+            sealed::Read::Missing => (BTreeMap::new(), false),
+            sealed::Read::Sealed(text) => (parse(&text)?, false),
+            sealed::Read::Plain(text) => (parse(&text)?, true),
+        };
+        let tokens = KeptTokens {
             dir: dir.to_owned(),
+            key,
             entries: Mutex::new(entries),
-        })
+        };
+        if plain {
+            tokens.save(&tokens.lock())?;
+            tracing::info!(file = %path.display(), "sealed the refresh tokens an earlier version kept in the clear");
+        }
+        Ok(tokens)
     }
 
     /// `credential`'s kept token and the digest of the source it descends
@@ -105,8 +106,7 @@ impl KeptTokens {
         Some((Arc::new(token), source))
     }
 
-    /// Keeps `rotated` for `credential` and saves the file (0600), whole
-    /// or not at all ([`crate::replace_file`]).
+    /// Keeps `rotated` for `credential` and saves the file, sealed.
     pub fn keep(&self, credential: &str, rotated: &Secret, source: [u8; 32]) -> io::Result<()> {
         let token = std::str::from_utf8(rotated.expose())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"))?;
@@ -119,8 +119,14 @@ impl KeptTokens {
             },
         );
         // Written under the lock: saves land in the order of the changes.
-        let text = Zeroizing::new(serde_json::to_vec(&*entries).map_err(io::Error::other)?);
-        crate::replace_file::replace(&self.dir, FILE, &text, 0o600)
+        self.save(&entries)
+    }
+
+    /// Seals `entries` into the file (0600), whole or not at all
+    /// ([`crate::replace_file`]).
+    fn save(&self, entries: &BTreeMap<String, Entry>) -> io::Result<()> {
+        let text = Zeroizing::new(serde_json::to_vec(entries).map_err(io::Error::other)?);
+        sealed::write(&self.dir, FILE, &self.key, &text)
     }
 
     /// What `credential`'s token cache keeps through.
@@ -159,16 +165,23 @@ impl Keep for KeptFor {
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt as _;
+
     use super::*;
 
+    fn key() -> Arc<StateKey> {
+        Arc::new(StateKey::derive(&[7; 32]))
+    }
+
     #[test]
-    fn kept_tokens_survive_a_reload_and_stay_private() {
+    fn kept_tokens_survive_a_reload_sealed_and_private() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let tokens = KeptTokens::load(dir.path()).expect("no file yet");
+        let tokens = KeptTokens::load(dir.path(), key()).expect("no file yet");
         assert!(tokens.kept("rt").is_none());
         let source = digest(&Secret::from("r1"));
         tokens
-            .keep("rt", &Secret::from("r2"), source)
+            .keep("rt", &Secret::from("r2-ROTATED"), source)
             .expect("kept");
         tokens
             .keep("other", &Secret::from("o2"), [9; 32])
@@ -177,26 +190,65 @@ mod tests {
         let path = dir.path().join(FILE);
         let mode = fs::metadata(&path).expect("file").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
-        let again = KeptTokens::load(dir.path()).expect("reload");
+        let bytes = fs::read(&path).expect("read");
+        assert!(sealed::is_sealed(&bytes));
+        assert!(!bytes.windows(10).any(|w| w == b"r2-ROTATED"));
+        let again = KeptTokens::load(dir.path(), key()).expect("reload");
         let (token, from) = again.kept("rt").expect("rt kept");
-        assert_eq!(token.expose(), b"r2");
+        assert_eq!(token.expose(), b"r2-ROTATED");
         assert_eq!(from, source);
         assert_eq!(again.kept("other").expect("other").0.expose(), b"o2");
         // No temp file is left behind.
         assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 1);
 
+        let other = Arc::new(StateKey::derive(&[8; 32]));
+        let err = KeptTokens::load(dir.path(), other)
+            .err()
+            .expect("another key");
+        assert!(err.to_string().contains("state key"), "{err}");
+
         fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod");
-        let err = KeptTokens::load(dir.path()).err().expect("refused");
+        let err = KeptTokens::load(dir.path(), key()).err().expect("refused");
         assert!(err.to_string().contains("chmod 600"), "{err}");
+    }
+
+    #[test]
+    fn a_file_kept_in_the_clear_by_an_earlier_version_is_sealed_on_load() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(FILE);
+        let source = STANDARD.encode([3u8; 32]);
+        let old =
+            format!(r#"{{"rt":{{"source_sha256":"{source}","refresh_token":"rt-OLD-CLEAR"}}}}"#);
+        fs::write(&path, &old).expect("write");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).expect("chmod");
+
+        let tokens = KeptTokens::load(dir.path(), key()).expect("migrates");
+        assert_eq!(tokens.kept("rt").expect("kept").0.expose(), b"rt-OLD-CLEAR");
+        let bytes = fs::read(&path).expect("read");
+        assert!(sealed::is_sealed(&bytes), "rewritten sealed");
+        assert!(!bytes.windows(12).any(|w| w == b"rt-OLD-CLEAR"));
+        let mode = fs::metadata(&path).expect("file").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+
+        let again = KeptTokens::load(dir.path(), key()).expect("reload");
+        let (token, from) = again.kept("rt").expect("nothing lost");
+        assert_eq!(token.expose(), b"rt-OLD-CLEAR");
+        assert_eq!(from, [3u8; 32]);
     }
 
     #[test]
     fn a_damaged_file_is_an_error_naming_it() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join(FILE);
-        fs::write(&path, "{not json").expect("write");
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).expect("chmod");
-        let err = KeptTokens::load(dir.path()).err().expect("refused");
-        assert!(err.to_string().contains(FILE), "{err}");
+        for bytes in [
+            &b"{not json"[..],
+            &sealed::MAGIC[..],
+            &b"\x89SLS\x01short"[..],
+        ] {
+            fs::write(&path, bytes).expect("write");
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).expect("chmod");
+            let err = KeptTokens::load(dir.path(), key()).err().expect("refused");
+            assert!(err.to_string().contains(FILE), "{err}");
+        }
     }
 }

@@ -21,12 +21,14 @@
 //! | [`oauth`]       | the `oauth2` scheme: token requests, answers, the token cache   |
 //! | [`token_endpoint`] | asking token endpoints for tokens (through [`crate::outbound`]) |
 //! | [`kept`]        | rotated refresh tokens, kept in `state_dir` across restarts; the `Keep` trait |
+//! | [`sealed`]      | secrets at rest: `state_dir` files sealed (AEAD) under the state key, and where that key lives |
 //! | [`body`]        | placeholders in request bodies: bounded buffering, replacement |
 //!
 //! Imports point one way. `secret`, `hosts`, `body`, `scheme_config`,
 //! `scheme_error`, `percent` and `forbidden_headers` import nothing from
-//! here; [`kept`] imports only [`secret`]; [`sigv4`], [`oauth`] and `hmac`
-//! take those leaves directly; [`scheme`] builds a [`Scheme`] from a
+//! here; [`sealed`] imports only `scheme_config` and [`store`]'s path
+//! helper; [`kept`] imports only [`secret`] and [`sealed`]; [`sigv4`],
+//! [`oauth`] and `hmac` take those leaves directly; [`scheme`] builds a [`Scheme`] from a
 //! [`SchemeConfig`] on top of them; [`config`] checks credentials with
 //! [`scheme`]; [`placeholder`], [`binding`] and [`store`] sit above
 //! [`config`], and [`token_endpoint`] above [`oauth`].
@@ -51,6 +53,7 @@ pub mod placeholder;
 pub mod scheme;
 mod scheme_config;
 mod scheme_error;
+pub mod sealed;
 pub mod secret;
 pub mod sigv4;
 pub mod store;

@@ -14,9 +14,7 @@
 //! therefore changes an unset-length placeholder: set `length` for
 //! credentials whose length varies.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::io;
 use std::path::Path;
 
 use hmac::{Hmac, Mac};
@@ -24,11 +22,13 @@ use sha2::Sha256;
 use zeroize::Zeroizing;
 
 use super::config::{CredentialConfig, MIN_CONFIGURED_TAIL, PlaceholderShape};
+use super::sealed::{self, StateKey};
 
 /// Random characters in a placeholder whose length is not configured.
 pub const MIN_TAIL: usize = 24;
 
-/// File name of the derivation key inside the daemon's state directory.
+/// File name of the derivation key inside the daemon's state directory
+/// (sealed under the state key, [`super::sealed`]).
 pub const KEY_FILE: &str = "placeholder.key";
 
 const ALPHABET: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -138,51 +138,50 @@ pub fn env_name(credential: &str) -> String {
     out
 }
 
-/// Reads `state_dir/placeholder.key`, creating it (mode 0600, 32 random
-/// bytes) the first time. Refuses a key file of the wrong size or readable by
-/// group or others, rather than repairing it, since either means someone
-/// else touched it.
-pub fn load_or_create_key(state_dir: &Path) -> io::Result<[u8; 32]> {
+/// Reads `state_dir/placeholder.key`, sealed under the state key
+/// ([`super::sealed`]), creating it (32 random bytes, sealed, mode 0600) the
+/// first time. A key an earlier version kept in the clear (exactly 32
+/// bytes) is read once and rewritten sealed, so placeholders do not change.
+/// Refuses a key of the wrong size, one readable by group or others, or one
+/// sealed under another state key, rather than repairing it, since each
+/// means someone else touched it (or the state key is not the one it was
+/// sealed with).
+pub fn load_or_create_key(
+    state_dir: &Path,
+    state_key: &StateKey,
+) -> io::Result<Zeroizing<[u8; 32]>> {
     let path = state_dir.join(KEY_FILE);
-    let mut key = Zeroizing::new([0u8; 32]);
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-    {
-        Ok(mut f) => {
-            rand::fill(&mut key[..]);
-            f.write_all(&key[..])?;
-            f.sync_all()?;
-            return Ok(*key);
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
-    let mut f = fs::File::open(&path)?;
-    let meta = f.metadata()?;
-    if meta.permissions().mode() & 0o077 != 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is readable by group or others; chmod 600 it",
-                path.display()
-            ),
-        ));
-    }
-    if meta.len() != 32 {
-        return Err(io::Error::new(
+    let wrong_size = |len: usize| {
+        io::Error::new(
             io::ErrorKind::InvalidData,
             format!(
-                "{} must hold exactly 32 bytes, found {}; remove it to generate a new key (all placeholders change)",
-                path.display(),
-                meta.len()
+                "{} must hold exactly 32 bytes, found {len}; remove it to generate a new key (all placeholders change)",
+                path.display()
             ),
-        ));
+        )
+    };
+    let mut key = Zeroizing::new([0u8; 32]);
+    match sealed::read(state_dir, KEY_FILE, state_key)? {
+        sealed::Read::Sealed(bytes) => {
+            if bytes.len() != key.len() {
+                return Err(wrong_size(bytes.len()));
+            }
+            key.copy_from_slice(&bytes);
+        }
+        sealed::Read::Plain(bytes) => {
+            if bytes.len() != key.len() {
+                return Err(wrong_size(bytes.len()));
+            }
+            key.copy_from_slice(&bytes);
+            sealed::write(state_dir, KEY_FILE, state_key, &key[..])?;
+            tracing::info!(key = %path.display(), "sealed the placeholder key an earlier version kept in the clear");
+        }
+        sealed::Read::Missing => {
+            rand::fill(&mut key[..]);
+            sealed::write(state_dir, KEY_FILE, state_key, &key[..])?;
+        }
     }
-    f.read_exact(&mut key[..])?;
-    Ok(*key)
+    Ok(key)
 }
 
 #[cfg(test)]

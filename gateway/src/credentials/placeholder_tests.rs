@@ -1,3 +1,6 @@
+use std::fs;
+use std::os::unix::fs::PermissionsExt as _;
+
 use super::*;
 use crate::credentials::config::{SchemeConfig, Source};
 
@@ -104,16 +107,50 @@ fn debug_hides_key() {
     );
 }
 
+fn state_key() -> StateKey {
+    StateKey::derive(&[4; 32])
+}
+
 #[test]
-fn key_file_created_once_with_0600() {
+fn key_file_created_once_sealed_with_0600() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let k1 = load_or_create_key(dir.path()).expect("create");
-    let meta = fs::metadata(dir.path().join(KEY_FILE)).expect("exists");
+    let k1 = load_or_create_key(dir.path(), &state_key()).expect("create");
+    let path = dir.path().join(KEY_FILE);
+    let meta = fs::metadata(&path).expect("exists");
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
-    assert_eq!(meta.len(), 32);
-    let k2 = load_or_create_key(dir.path()).expect("reload");
+    assert_eq!(meta.len(), (32 + sealed::OVERHEAD) as u64);
+    let bytes = fs::read(&path).expect("read");
+    assert!(sealed::is_sealed(&bytes));
+    assert!(
+        !bytes.windows(32).any(|w| w == &k1[..]),
+        "the key is not in the clear"
+    );
+    let k2 = load_or_create_key(dir.path(), &state_key()).expect("reload");
     assert_eq!(k1, k2);
-    assert_ne!(k1, [0; 32]);
+    assert_ne!(*k1, [0; 32]);
+}
+
+#[test]
+fn a_key_kept_in_the_clear_by_an_earlier_version_is_sealed_and_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(KEY_FILE);
+    fs::write(&path, [0x5A; 32]).expect("write");
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).expect("chmod");
+    let before =
+        Placeholders::new([0x5A; 32]).placeholder("sb", "c", &PlaceholderShape::default(), 40);
+
+    let key = load_or_create_key(dir.path(), &state_key()).expect("migrates");
+    assert_eq!(*key, [0x5A; 32], "the same key: placeholders do not change");
+    let bytes = fs::read(&path).expect("read");
+    assert!(sealed::is_sealed(&bytes), "rewritten sealed");
+    assert!(!bytes.windows(32).any(|w| w == [0x5A; 32]));
+    assert_eq!(
+        fs::metadata(&path).expect("meta").permissions().mode() & 0o777,
+        0o600
+    );
+    let again = load_or_create_key(dir.path(), &state_key()).expect("reload");
+    let after = Placeholders::new(*again).placeholder("sb", "c", &PlaceholderShape::default(), 40);
+    assert_eq!(before, after);
 }
 
 #[test]
@@ -122,14 +159,24 @@ fn key_file_refusals() {
     let path = dir.path().join(KEY_FILE);
     fs::write(&path, b"short").expect("write");
     fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).expect("chmod");
-    let e = load_or_create_key(dir.path()).expect_err("wrong size");
+    let e = load_or_create_key(dir.path(), &state_key()).expect_err("wrong size");
     assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+
+    sealed::write(dir.path(), KEY_FILE, &state_key(), &[9u8; 31]).expect("write");
+    let e = load_or_create_key(dir.path(), &state_key()).expect_err("wrong size, sealed");
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+
+    sealed::write(dir.path(), KEY_FILE, &state_key(), &[9u8; 32]).expect("write");
+    let e =
+        load_or_create_key(dir.path(), &StateKey::derive(&[5; 32])).expect_err("another state key");
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+    assert!(e.to_string().contains("state key"), "{e}");
 
     fs::write(&path, [9u8; 32]).expect("write");
     fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod");
-    let e = load_or_create_key(dir.path()).expect_err("too open");
+    let e = load_or_create_key(dir.path(), &state_key()).expect_err("too open");
     assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
 
-    let e = load_or_create_key(&dir.path().join("nope")).expect_err("no dir");
+    let e = load_or_create_key(&dir.path().join("nope"), &state_key()).expect_err("no dir");
     assert_eq!(e.kind(), io::ErrorKind::NotFound);
 }

@@ -95,7 +95,7 @@ pub(super) fn plan_sandboxes(old: &[SandboxConfig], new: &[SandboxConfig]) -> Sa
 pub(super) fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
     // Debug text is enough to tell "changed"; none of these prints a secret
     // (credentials name their source, never its value).
-    let fields: [(&'static str, String, String); 12] = [
+    let fields: [(&'static str, String, String); 13] = [
         (
             "listen",
             format!("{:?}", old.listen),
@@ -120,6 +120,11 @@ pub(super) fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
             "state_dir",
             format!("{:?}", old.state_dir),
             format!("{:?}", new.state_dir),
+        ),
+        (
+            "state_key",
+            format!("{:?}", old.state_key),
+            format!("{:?}", new.state_key),
         ),
         (
             "metrics",
@@ -489,6 +494,10 @@ mod tests {
         let cases = [
             ("sandboxes: [{id: b, cgroup: b}]\n", vec![]),
             ("listen: {tcp_port: 1}\n", vec!["listen"]),
+            (
+                "state_key: {systemd_credential: state-key}\n",
+                vec!["state_key"],
+            ),
             (
                 "limits: {drain_timeout_ms: 1}\nbpffs: /x\n",
                 vec!["bpffs", "limits"],

@@ -417,17 +417,26 @@ pub(crate) fn interceptor(
             config.state_dir.display()
         )
     })?;
-    let key = load_or_create_key(&config.state_dir)
+    // The secrets kept in state_dir are sealed under a key kept elsewhere.
+    let state_key = crate::credentials::sealed::place(
+        config.state_key.as_ref(),
+        &config.state_dir,
+        std::env::var_os(crate::credentials::store::CREDENTIALS_DIRECTORY),
+    )
+    .and_then(|place| crate::credentials::sealed::load_key(&place, &config.state_dir))
+    .context("the state key")?;
+    let state_key = Arc::new(state_key);
+    let key = load_or_create_key(&config.state_dir, &state_key)
         .with_context(|| format!("placeholder key in {}", config.state_dir.display()))?;
     // The approval webhook and OAuth token endpoints are the daemon's own
     // upstreams: one client, with the same trust and the same resolver.
     let outbound = crate::outbound::Client::new(resolver.clone(), client_h1.clone());
     let approvals = Arc::new(approvals(config, catalogue, metrics, &outbound)?);
     let token_endpoint = TokenEndpoint::new(outbound);
-    let kept =
-        KeptTokens::load(&config.state_dir).context("refresh tokens kept from an earlier run")?;
+    let kept = KeptTokens::load(&config.state_dir, state_key)
+        .context("refresh tokens kept from an earlier run")?;
     let credentials = Arc::new(
-        Credentials::new(Arc::new(store), Placeholders::new(key))
+        Credentials::new(Arc::new(store), Placeholders::new(*key))
             .with_token_endpoint(token_endpoint)
             .with_kept_tokens(&Arc::new(kept)),
     );
