@@ -47,6 +47,7 @@ use super::config::CredentialConfig;
 use super::hosts::{HostPatternError, HostSet};
 use super::percent::pct_decode;
 use super::placeholder::Placeholders;
+use crate::policy::network::CompileError;
 use crate::policy::raw::CredentialBinding;
 
 pub const EXFILTRATION: &str = "exfiltration";
@@ -54,6 +55,9 @@ pub const AMBIGUOUS: &str = "ambiguous";
 pub const NOT_BOUND: &str = "not_bound";
 pub const PLAIN_HTTP: &str = "plain_http";
 pub const PLAIN_HTTP_ADDRESS: &str = "plain_http_address";
+
+/// The most redirects a binding may have Sluice follow (`follow_redirects`).
+pub const MAX_FOLLOW_REDIRECTS: u8 = 3;
 
 /// How a request would reach its upstream, as far as a secret in it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,6 +274,8 @@ struct Bound {
     hosts: HostSet,
     allow_in_body: bool,
     allow_plain_http: bool,
+    /// Redirects Sluice follows itself (at most [`MAX_FOLLOW_REDIRECTS`]).
+    follow_redirects: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -328,6 +334,9 @@ impl Bindings {
                         hosts,
                         allow_in_body: b.allow_in_body,
                         allow_plain_http: b.allow_plain_http,
+                        // More is a policy error (`follow_redirects_error`);
+                        // never more here, whoever compiled it.
+                        follow_redirects: b.follow_redirects.min(MAX_FOLLOW_REDIRECTS),
                     });
                 }
                 Err(es) => errors.extend(es.into_iter().map(|source| BindingError::Host {
@@ -364,12 +373,28 @@ impl Bindings {
             .map(|(n, _)| n.as_str())
     }
 
+    /// How many redirects Sluice follows for a request `credential` was
+    /// injected into (0: every 3xx goes to the sandbox unfollowed).
+    pub fn follow_redirects(&self, credential: &str) -> u8 {
+        self.bound(credential).map_or(0, |b| b.follow_redirects)
+    }
+
+    /// Whether `credential` may be injected over plain HTTP.
+    pub fn allows_plain_http(&self, credential: &str) -> bool {
+        self.bound(credential).is_some_and(|b| b.allow_plain_http)
+    }
+
+    /// Whether `credential` may be sent to `host` (bare, no port): in the
+    /// credential's own hosts and, where its binding narrows them, in
+    /// those too.
+    pub fn sends_to(&self, credential: &str, host: &str) -> bool {
+        self.bound(credential).is_some() && self.host_allowed(credential, host)
+    }
+
     fn bound(&self, credential: &str) -> Option<&Bound> {
         self.entries.get(credential)?.bound.as_ref()
     }
 
-    /// Whether `credential` may be sent to `host`: in the credential's own
-    /// set and, when its binding lists hosts, in those too.
     /// The bound credentials whose hosts (narrowed by their binding)
     /// include `host`: toward it, the sandbox's own authentication is
     /// stripped whether or not it sent a placeholder.
@@ -428,6 +453,22 @@ pub fn decide(host: &str, transport: Transport, found: &[Found], bindings: &Bind
     Binding::Inject {
         credential: first.to_owned(),
     }
+}
+
+/// The policy error of binding `i` when its `follow_redirects` is above
+/// [`MAX_FOLLOW_REDIRECTS`] (at `credentials[i].follow_redirects`).
+pub fn follow_redirects_error(i: usize, binding: &CredentialBinding) -> Option<CompileError> {
+    let n = binding.follow_redirects;
+    (n > MAX_FOLLOW_REDIRECTS).then(|| CompileError {
+        path: format!("credentials[{i}].follow_redirects"),
+        message: format!(
+            "credential {:?} follows {n} redirects; at most {MAX_FOLLOW_REDIRECTS}",
+            binding.credential
+        ),
+        hint: Some(format!(
+            "write a number from 0 (answer every redirect unfollowed) to {MAX_FOLLOW_REDIRECTS}"
+        )),
+    })
 }
 
 fn refuse(reason: &'static str, credential: &str) -> Binding {

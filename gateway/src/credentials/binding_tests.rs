@@ -126,6 +126,7 @@ fn bind(credential: &str, hosts: &[&str], plain: bool) -> CredentialBinding {
         hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
         allow_in_body: false,
         allow_plain_http: plain,
+        follow_redirects: 0,
     }
 }
 
@@ -450,4 +451,55 @@ fn allow_in_body_table() {
         in_body.allow_in_body = false;
         Bindings::compile([&c], &[in_body]).expect(yaml);
     }
+}
+
+#[test]
+fn follow_redirects_is_carried_capped_and_checked() {
+    let creds = [
+        cred("a", &["api.a.com", "*.a.com"]),
+        cred("b", &["api.b.com"]),
+    ];
+    let follow = |n: u8| CredentialBinding {
+        follow_redirects: n,
+        ..bind("a", &["*.eu.a.com", "api.a.com"], true)
+    };
+    // (follow_redirects written, carried, a policy error)
+    let cases = [
+        (0, 0, false),
+        (1, 1, false),
+        (3, 3, false),
+        (4, 3, true),
+        (255, 3, true),
+    ];
+    for (written, carried, error) in cases {
+        let policy = [follow(written), bind("b", &[], false)];
+        let b = Bindings::compile(&creds, &policy).expect("bindings");
+        assert_eq!(b.follow_redirects("a"), carried, "{written}");
+        assert_eq!(b.follow_redirects("b"), 0);
+        assert_eq!(b.follow_redirects("unknown"), 0);
+        let found = follow_redirects_error(2, &policy[0]);
+        assert_eq!(found.is_some(), error, "{written}");
+        if let Some(e) = found {
+            assert_eq!(e.path, "credentials[2].follow_redirects");
+            assert!(e.message.contains(&written.to_string()), "{}", e.message);
+            assert!(e.hint.is_some_and(|h| h.contains('3')));
+        }
+    }
+    let b = Bindings::compile(&creds, &[follow(2), bind("b", &[], false)]).expect("bindings");
+    assert!(b.allows_plain_http("a") && !b.allows_plain_http("b"));
+    // Where a redirect may lead: the credential's hosts, narrowed by its
+    // binding; never for a credential the policy does not bind.
+    for (credential, host, sends) in [
+        ("a", "api.a.com", true),
+        ("a", "x.eu.a.com", true),
+        ("a", "x.us.a.com", false),
+        ("a", "api.b.com", false),
+        ("b", "api.b.com", true),
+        ("b", "api.a.com", false),
+        ("unknown", "api.a.com", false),
+    ] {
+        assert_eq!(b.sends_to(credential, host), sends, "{credential} {host}");
+    }
+    let unbound = Bindings::compile(&creds, &[]).expect("bindings");
+    assert!(!unbound.sends_to("a", "api.a.com"));
 }
