@@ -457,11 +457,13 @@ pub(crate) fn interceptor(
         credentials,
         approvals,
         content: Default::default(),
+        // Its resolver looks up the names of redirects Sluice follows.
         upstreams: Upstreams::new(
             client,
             client_h1,
             Duration::from_millis(config.limits.connect_timeout_ms),
-        ),
+        )
+        .with_resolver(resolver.clone()),
         metrics: metrics.clone(),
         audit: audit.clone(),
         limits: InterceptLimits {

@@ -91,6 +91,9 @@ pub enum Outcome {
         needles: Arc<Needles>,
         /// `oauth2`: the access token sent, for [`Credentials::rejected`].
         token: Option<Arc<Secret>>,
+        /// The body as forwarded, when it was read whole (to be checked or
+        /// signed): a followed redirect may send it again.
+        whole: Option<Bytes>,
     },
     /// Refused (403) before anything left: `reason` is a stable label.
     Refused {
@@ -260,6 +263,42 @@ impl Credentials {
         }
     }
 
+    /// Injects `credential` again into one hop of a redirect Sluice
+    /// follows (`headers` and `uri` as the hop sends them, `body` the
+    /// kept body or none), where the binding's decision allows it for the
+    /// hop's host and transport; the sandbox's own authentication never
+    /// goes (the scheme strips it, as on the first request). Anything but
+    /// `Injected` means: do not send the hop.
+    pub async fn reinject(
+        &self,
+        request: Request<'_>,
+        credential: &str,
+        headers: &mut HeaderMap,
+        uri: &mut Uri,
+        body: Option<Bytes>,
+    ) -> (Outcome, Body) {
+        let held = match body {
+            Some(bytes) => Held::Whole(bytes),
+            None => Held::Streaming(super::respond::empty()),
+        };
+        // The same decision as for a placeholder the sandbox sent there.
+        let found = [crate::credentials::Found {
+            credential: credential.to_owned(),
+            location: Location::Header(hyper::header::AUTHORIZATION),
+        }];
+        let bindings = &request.policy.bindings;
+        match decide(request.host, request.transport, &found, bindings) {
+            Binding::Inject { credential } => {
+                self.inject(request, &credential, false, headers, uri, held)
+                    .await
+            }
+            Binding::Refuse { reason, credential } => {
+                (Outcome::Refused { reason, credential }, held.into_body())
+            }
+            Binding::None => (Outcome::Untouched, held.into_body()),
+        }
+    }
+
     async fn inject(
         &self,
         request: Request<'_>,
@@ -381,6 +420,10 @@ impl Credentials {
                     credential: credential.to_owned(),
                     needles: self.redactor(&needles),
                     token: matches!(scheme, Scheme::OAuth2(_)).then(|| value.clone()),
+                    whole: match &outgoing {
+                        Held::Whole(bytes) => Some(bytes.clone()),
+                        Held::Streaming(_) => None,
+                    },
                 };
                 (outcome, outgoing.into_body())
             }

@@ -3,22 +3,40 @@
 //! credential redaction, rehydration and transformations, the echoed
 //! secret redacted again).
 
-use std::sync::Arc;
+use std::{
+    net::{IpAddr, SocketAddr},
+    sync::Arc,
+};
 
 use http_body_util::BodyExt as _;
 use hyper::{
-    Request, Response, StatusCode, Uri, Version,
-    body::Incoming,
+    HeaderMap, Method, Request, Response, StatusCode, Uri, Version,
+    body::{Body as _, Incoming},
     header::{self, HeaderName, HeaderValue},
+    http::request,
 };
 
 use super::{
-    Conn, Interceptor, answer_checks, content, content::ResponsePlan, host_header, is_upgrade,
-    is_websocket, refusal::Refusal, respond, respond::Body, splice,
+    Conn, Interceptor, answer_checks, content,
+    content::ResponsePlan,
+    credential, host_header, is_upgrade, is_websocket,
+    redirects::{self, Follow},
+    refusal::Refusal,
+    respond,
+    respond::Body,
+    splice,
+    upstream::Key,
 };
 use crate::{
+    audit::Event,
     conn::revoked,
-    credentials::Secret,
+    credentials::{Secret, Transport},
+    dns::Admission,
+    policy::{
+        network::{ConnRequest, NetVerdict},
+        raw::Approval,
+    },
+    proxy::host_address,
     redact::{Needles, RedactedBody},
 };
 
@@ -34,7 +52,6 @@ impl Interceptor {
         sent_token: Option<(String, Arc<Secret>)>,
     ) -> Result<Response<Incoming>, Refusal> {
         let (mut parts, body) = request.into_parts();
-        let authority = host_header(&conn.key);
         let upgrade = is_upgrade(&parts);
         let websocket = upgrade && is_websocket(&parts);
         // hyper keeps the upgraded connection's future in the extensions.
@@ -44,52 +61,7 @@ impl Interceptor {
             None
         };
 
-        let mut sender = match self.upstreams.sender(&conn.key, upgrade).await {
-            Ok(sender) => sender,
-            Err(failure) => {
-                return Err(Refusal::Upstream {
-                    reason: failure.reason,
-                    upstream: conn.key.authority(),
-                    detail: failure.detail,
-                });
-            }
-        };
-        respond::strip_hop_by_hop(&mut parts.headers, upgrade);
-        let path = parts
-            .uri
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_owned();
-        // The same authority as an HTTP/1 Host (no default port): a
-        // signature made by the credential stage (SigV4) covers it.
-        let scheme = if conn.key.tls { "https" } else { "http" };
-        if sender.is_h2() {
-            parts.version = Version::HTTP_2;
-            parts.uri = Uri::try_from(format!("{scheme}://{authority}{path}")).unwrap_or_default();
-            parts.headers.remove(header::HOST);
-        } else {
-            parts.version = Version::HTTP_11;
-            parts.uri = Uri::try_from(path).unwrap_or_default();
-            if let Ok(host) = HeaderValue::from_str(&authority) {
-                parts.headers.insert(header::HOST, host);
-            }
-        }
-        let forwarded = Request::from_parts(parts, body);
-        let response = sender.send(forwarded).await;
-        if !upgrade {
-            self.upstreams.give_back(&conn.key, sender);
-        }
-        let mut response = match response {
-            Ok(response) => response,
-            Err(err) => {
-                return Err(Refusal::Upstream {
-                    reason: "upstream_error",
-                    upstream: conn.key.authority(),
-                    detail: format!("the upstream failed mid-request: {err}"),
-                });
-            }
-        };
-        self.count(response.status());
+        let mut response = self.send(&conn.key, parts, body, upgrade).await?;
         if response.status() == StatusCode::UNAUTHORIZED
             && let Some((credential, token)) = &sent_token
         {
@@ -112,6 +84,66 @@ impl Interceptor {
                 drop(held);
             });
         }
+        Ok(response)
+    }
+
+    /// Sends one request to exactly the upstream `key` (a pooled
+    /// connection where there is one; a fresh one for an upgrade, which
+    /// consumes it) and counts its answer.
+    async fn send(
+        &self,
+        key: &Key,
+        mut parts: request::Parts,
+        body: Body,
+        upgrade: bool,
+    ) -> Result<Response<Incoming>, Refusal> {
+        let authority = host_header(key);
+        let mut sender = match self.upstreams.sender(key, upgrade).await {
+            Ok(sender) => sender,
+            Err(failure) => {
+                return Err(Refusal::Upstream {
+                    reason: failure.reason,
+                    upstream: key.authority(),
+                    detail: failure.detail,
+                });
+            }
+        };
+        respond::strip_hop_by_hop(&mut parts.headers, upgrade);
+        let path = parts
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        // The same authority as an HTTP/1 Host (no default port): a
+        // signature made by the credential stage (SigV4) covers it.
+        let scheme = if key.tls { "https" } else { "http" };
+        if sender.is_h2() {
+            parts.version = Version::HTTP_2;
+            parts.uri = Uri::try_from(format!("{scheme}://{authority}{path}")).unwrap_or_default();
+            parts.headers.remove(header::HOST);
+        } else {
+            parts.version = Version::HTTP_11;
+            parts.uri = Uri::try_from(path).unwrap_or_default();
+            if let Ok(host) = HeaderValue::from_str(&authority) {
+                parts.headers.insert(header::HOST, host);
+            }
+        }
+        let forwarded = Request::from_parts(parts, body);
+        let response = sender.send(forwarded).await;
+        if !upgrade {
+            self.upstreams.give_back(key, sender);
+        }
+        let response = match response {
+            Ok(response) => response,
+            Err(err) => {
+                return Err(Refusal::Upstream {
+                    reason: "upstream_error",
+                    upstream: key.authority(),
+                    detail: format!("the upstream failed mid-request: {err}"),
+                });
+            }
+        };
+        self.count(response.status());
         Ok(response)
     }
 
@@ -182,5 +214,266 @@ impl Interceptor {
             HeaderValue::from_static("credential"),
         );
         Ok(Response::from_parts(parts, body))
+    }
+}
+
+/// A request as it went upstream, for a redirect Sluice follows: where,
+/// how, with what head (the credential injected) and what body.
+pub(super) struct Sent {
+    url: redirects::Url,
+    method: Method,
+    headers: HeaderMap,
+    held: redirects::Held,
+}
+
+impl Sent {
+    /// The request about to be forwarded on `conn`; `None` for an
+    /// upgrade (never followed).
+    pub(super) fn of(
+        conn: &Conn,
+        parts: &request::Parts,
+        body: &Body,
+        follow: &Follow,
+    ) -> Option<Sent> {
+        if is_upgrade(parts) {
+            return None;
+        }
+        let held = match (&follow.whole, body.is_end_stream()) {
+            (Some(_), _) => redirects::Held::Whole,
+            (None, true) => redirects::Held::Empty,
+            (None, false) => redirects::Held::Streaming,
+        };
+        let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        Some(Sent {
+            url: redirects::Url {
+                tls: conn.key.tls,
+                host: conn.key.name.clone(),
+                port: conn.key.addr.port(),
+                path_and_query: path_and_query.to_owned(),
+            },
+            method: parts.method.clone(),
+            headers: parts.headers.clone(),
+            held,
+        })
+    }
+}
+
+/// What describes a body, dropped with it when a redirect becomes a GET.
+const BODY_HEADERS: [HeaderName; 6] = [
+    header::CONTENT_LENGTH,
+    header::CONTENT_TYPE,
+    header::CONTENT_ENCODING,
+    header::CONTENT_LANGUAGE,
+    header::CONTENT_LOCATION,
+    header::TRANSFER_ENCODING,
+];
+
+impl Interceptor {
+    /// Follows the upstream's redirects for a request whose credential's
+    /// binding says so (`follow_redirects`, at most that many), each hop
+    /// checked as the sandbox's own request to it would be and the
+    /// credential injected again for it; returns the last answer and what
+    /// to redact from it. A redirect that may not be followed (see
+    /// `redirects::next` and [`Interceptor::hop`]) is answered as it came.
+    pub(super) async fn follow(
+        &self,
+        conn: &Conn,
+        follow: Follow,
+        mut sent: Sent,
+        mut response: Response<Incoming>,
+        mut needles: Option<Arc<Needles>>,
+    ) -> Result<(Response<Incoming>, Option<Arc<Needles>>), Refusal> {
+        let policy = conn.who.policy.clone();
+        let bindings = &policy.bindings;
+        let credential = follow.credential.as_str();
+        let plain = bindings.allows_plain_http(credential);
+        let sends_to = |host: &str| bindings.sends_to(credential, host);
+        let mut body = follow.whole;
+        for _ in 0..bindings.follow_redirects(credential) {
+            if !response.status().is_redirection() {
+                break;
+            }
+            let locations: Vec<&HeaderValue> = response
+                .headers()
+                .get_all(header::LOCATION)
+                .iter()
+                .collect();
+            let status = response.status();
+            let next = redirects::next(
+                status,
+                &locations,
+                &sent.url,
+                &sent.method,
+                sent.held,
+                &sends_to,
+                plain,
+            );
+            let next = match next {
+                Ok(next) => next,
+                Err(why) => {
+                    tracing::debug!(why, %status, "redirect answered unfollowed");
+                    break;
+                }
+            };
+            let key = match self.hop(conn, &next).await {
+                Ok(key) => key,
+                Err(why) => {
+                    tracing::debug!(why, to = %next.url.shown(), "redirect answered unfollowed");
+                    break;
+                }
+            };
+            let mut headers = sent.headers.clone();
+            let mut held = sent.held;
+            if !next.keep_body {
+                for name in &BODY_HEADERS {
+                    headers.remove(name);
+                }
+                body = None;
+                held = redirects::Held::Empty;
+            }
+            if next.url.host != sent.url.host {
+                // Cookies are the sandbox's for the host it asked.
+                headers.remove(header::COOKIE);
+            }
+            let Ok(mut uri) = Uri::try_from(next.url.path_and_query.as_str()) else {
+                break;
+            };
+            let authority = host_header(&key);
+            let request = credential::Request {
+                sandbox: &conn.who.sandbox,
+                policy: &policy,
+                host: &key.name,
+                transport: if key.tls {
+                    Transport::Tls
+                } else {
+                    Transport::Plain
+                },
+                method: &next.method,
+                authority: &authority,
+            };
+            let (outcome, hop_body) = self
+                .credentials
+                .reinject(request, credential, &mut headers, &mut uri, body.clone())
+                .await;
+            let credential::Outcome::Injected {
+                needles: injected,
+                token,
+                ..
+            } = outcome
+            else {
+                tracing::debug!(to = %next.url.shown(), "redirect answered unfollowed: not injected");
+                break;
+            };
+            self.metrics
+                .credential_injections
+                .with_label_values(&[credential])
+                .inc();
+            self.followed(conn, &sent.url, &key, &next.url);
+            let (mut parts, ()) = Request::new(()).into_parts();
+            parts.method = next.method.clone();
+            parts.uri = uri;
+            parts.headers = headers.clone();
+            let answer = self.send(&key, parts, hop_body, false).await?;
+            if answer.status() == StatusCode::UNAUTHORIZED
+                && let Some(token) = &token
+            {
+                self.credentials.rejected(credential, token);
+            }
+            response = answer;
+            needles = Some(injected);
+            sent = Sent {
+                url: next.url,
+                method: next.method,
+                headers,
+                held,
+            };
+        }
+        Ok((response, needles))
+    }
+
+    /// The upstream of one hop, held to what the sandbox's own request to
+    /// it would meet: the name looked up through the sandbox's DNS gate
+    /// and the daemon's resolver, the network policy on that name, port
+    /// and address (the SSRF guard with it), decrypted (a credential goes
+    /// only where Sluice reads the answer), and, where the policy's apps
+    /// cover the request, an `auto` decision within a token's `tools`.
+    /// `Err` says why not.
+    async fn hop(&self, conn: &Conn, next: &redirects::Next) -> Result<Key, &'static str> {
+        let policy = &conn.who.policy;
+        let (name, url) = (next.url.host.as_str(), &next.url);
+        let addrs = match name.parse::<IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) => {
+                if let Admission::Refuse(..) = conn.who.dns.admit_lookup(name) {
+                    return Err("dns_refused");
+                }
+                self.upstreams.lookup(name).await
+            }
+        };
+        let ip = *addrs.first().ok_or("unresolvable")?;
+        let dst = SocketAddr::new(ip, url.port);
+        let verdict = policy.network.decide(&ConnRequest {
+            dst,
+            sni: url.tls.then_some(name),
+            host: (!url.tls).then_some(name),
+            name_addrs: Some(&addrs),
+            host_address: host_address::for_policy(&policy.network, ip),
+            ech: false,
+        });
+        if let NetVerdict::Deny { reason, .. } = verdict {
+            return Err(reason.as_str());
+        }
+        if url.tls && !policy.network.intercepts(Some(name)) {
+            return Err("not_intercepted");
+        }
+        let decision = policy
+            .app_lookup
+            .decide(name, &next.method, &url.path_and_query);
+        if let Some(decision) = decision {
+            let auto = decision.mode == Approval::Auto && decision.refusal.is_none();
+            let action = decision
+                .action
+                .as_ref()
+                .map(|a| format!("{}.{a}", decision.app));
+            let in_tools = conn.who.tools.as_deref().is_none_or(|tools| {
+                tools
+                    .iter()
+                    .any(|t| *t == decision.app || Some(t) == action.as_ref())
+            });
+            if !(auto && in_tools) {
+                return Err("app_not_auto");
+            }
+        }
+        Ok(Key {
+            sandbox: conn.key.sandbox.clone(),
+            name: name.to_owned(),
+            addr: dst,
+            tls: url.tls,
+        })
+    }
+
+    /// Counts and audits one followed hop (the paths without their query).
+    fn followed(&self, conn: &Conn, from: &redirects::Url, key: &Key, to: &redirects::Url) {
+        self.metrics
+            .connections
+            .with_label_values(&["allow", "redirect_followed"])
+            .inc();
+        let audit = &conn.who.policy.audit;
+        if !(audit.enabled && audit.log_allowed) {
+            return;
+        }
+        let rule = format!("{}:credentials", conn.who.policy.name);
+        self.audit.record(&Event {
+            event: "redirect",
+            verdict: "allow",
+            reason: "redirect_followed",
+            rule: Some(&rule),
+            sandbox: Some(&conn.who.sandbox),
+            session: conn.who.session.as_deref(),
+            dst: Some(key.addr.to_string()),
+            host: Some(&key.name),
+            detail: Some(format!("followed from {} to {}", from.shown(), to.shown())),
+            ..Event::default()
+        });
     }
 }

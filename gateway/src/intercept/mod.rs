@@ -15,6 +15,7 @@ mod exchange;
 pub mod hygiene;
 pub mod idle;
 pub mod prefixed;
+mod redirects;
 mod refusal;
 pub mod respond;
 mod splice;
@@ -303,12 +304,24 @@ impl Interceptor {
             Err(answer) => return answer,
         };
         let (plan, needles) = (exchange.plan, exchange.needles);
+        // Where the credential's binding follows redirects: the request
+        // as it goes, to send again toward a Location.
+        let follow = exchange.follow.and_then(|follow| {
+            let sent = exchange::Sent::of(conn, &exchange.parts, &exchange.body, &follow)?;
+            Some((follow, sent))
+        });
         let request = Request::from_parts(exchange.parts, exchange.body);
-        let answered = match self
+        let forwarded = self
             .forward(conn, request, &needles, exchange.sent_token)
-            .await
-        {
-            Ok(response) => self.answer(conn, plan, needles, response),
+            .await;
+        let followed = match (forwarded, follow) {
+            (Ok(response), Some((follow, sent))) => {
+                self.follow(conn, follow, sent, response, needles).await
+            }
+            (forwarded, _) => forwarded.map(|response| (response, needles)),
+        };
+        let answered = match followed {
+            Ok((response, needles)) => self.answer(conn, plan, needles, response),
             Err(refusal) => Err(refusal),
         };
         answered.unwrap_or_else(|refusal| self.refuse(conn, refusal))

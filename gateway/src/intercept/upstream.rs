@@ -25,7 +25,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::respond::Body;
-use crate::tls::upstream::describe;
+use crate::{resolve::Resolver, tls::upstream::describe};
 
 /// Idle HTTP/1 connections kept per key.
 const MAX_IDLE_H1: usize = 16;
@@ -97,6 +97,10 @@ pub struct Upstreams {
     tls_h1: Arc<rustls::ClientConfig>,
     connect_timeout: Duration,
     idle: Mutex<HashMap<Key, Idle>>,
+    /// The daemon's resolver, for the names of redirects Sluice follows
+    /// (a sandbox's own connections come with their checked address).
+    /// `None`: no redirect is followed.
+    resolver: Option<Arc<Resolver>>,
 }
 
 impl Upstreams {
@@ -110,6 +114,22 @@ impl Upstreams {
             tls_h1,
             connect_timeout,
             idle: Mutex::new(HashMap::new()),
+            resolver: None,
+        }
+    }
+
+    /// Looks names up with `resolver` (the daemon's) for followed redirects.
+    pub fn with_resolver(mut self, resolver: Arc<Resolver>) -> Upstreams {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// The addresses of `name` by the daemon's resolver; empty when it
+    /// does not resolve, or there is no resolver.
+    pub async fn lookup(&self, name: &str) -> Vec<std::net::IpAddr> {
+        match &self.resolver {
+            Some(resolver) => resolver.lookup_ip(name).await.unwrap_or_default(),
+            None => Vec::new(),
         }
     }
 

@@ -10,6 +10,7 @@ mod apps;
 mod content;
 mod credentials;
 mod order;
+mod redirects;
 mod refusals;
 
 use std::{

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use hyper::{
+    body::Bytes,
     header::{self, HeaderValue},
     http::request::Parts,
 };
@@ -17,8 +18,8 @@ use super::{Exchange, Outcome};
 use crate::{
     credentials::Secret,
     intercept::{
-        Conn, Interceptor, credential, host_header, is_upgrade, is_websocket, refusal::Refusal,
-        respond,
+        Conn, Interceptor, credential, host_header, is_upgrade, is_websocket, redirects::Follow,
+        refusal::Refusal, respond,
     },
     redact::Needles,
 };
@@ -64,7 +65,7 @@ pub(super) async fn run(
         .await;
     exchange.body = body;
     let rule = || format!("{}:credentials", conn.who.policy.name);
-    let (credential, needles, token) = match decide(outcome, parts, rule) {
+    let (credential, needles, token, whole) = match decide(outcome, parts, rule) {
         Ok(Some(injected)) => injected,
         Ok(None) => return Outcome::Continue,
         Err(refusal) => return Outcome::Refuse(refusal),
@@ -74,6 +75,14 @@ pub(super) async fn run(
         .credential_injections
         .with_label_values(&[&credential])
         .inc();
+    // The binding has Sluice follow redirects: the answer's Location may
+    // be followed (`exchange`), sending the body again where it is whole.
+    if conn.who.policy.bindings.follow_redirects(&credential) > 0 {
+        exchange.follow = Some(Follow {
+            credential: credential.clone(),
+            whole,
+        });
+    }
     exchange.sent_token = token.map(|token| (credential, token));
     // An answer that echoes the secret is redacted by reading it: the
     // sandbox does not get to ask for one compressed, nor for compressed
@@ -90,9 +99,9 @@ pub(super) async fn run(
     Outcome::Continue
 }
 
-/// An injected credential: its name, the secret's forms, and the access
-/// token sent (`oauth2`).
-type Injected = (String, Arc<Needles>, Option<Arc<Secret>>);
+/// An injected credential: its name, the secret's forms, the access
+/// token sent (`oauth2`), and the body when it was read whole.
+type Injected = (String, Arc<Needles>, Option<Arc<Secret>>, Option<Bytes>);
 
 /// What the credential's outcome means for the request: `Ok(None)` goes
 /// on untouched, `Ok(Some)` goes on carrying a secret, `Err` is refused.
@@ -107,13 +116,14 @@ fn decide(
             credential,
             needles,
             token,
+            whole,
         } => match upgrade_with_credential(parts) {
             Some(reason) => Err(Refusal::Credential {
                 reason,
                 credential,
                 rule: rule(),
             }),
-            None => Ok(Some((credential, needles, token))),
+            None => Ok(Some((credential, needles, token, whole))),
         },
         credential::Outcome::Refused { reason, credential } => Err(Refusal::Credential {
             reason,
@@ -180,12 +190,13 @@ mod tests {
             credential: credential.into(),
             needles: needles(),
             token: None,
+            whole: None,
         };
         assert!(matches!(
             decide(credential::Outcome::Untouched, &parts(&[]), rule),
             Ok(None)
         ));
-        let Ok(Some((name, _, None))) = decide(injected("api"), &parts(&[]), rule) else {
+        let Ok(Some((name, _, None, None))) = decide(injected("api"), &parts(&[]), rule) else {
             panic!("an injection goes on");
         };
         assert_eq!(name, "api");

@@ -21,7 +21,9 @@ use std::sync::Arc;
 use http_body_util::BodyExt as _;
 use hyper::{Request, Response, body::Incoming, http::request};
 
-use super::{Conn, Interceptor, content::ResponsePlan, refusal::Refusal, respond::Body};
+use super::{
+    Conn, Interceptor, content::ResponsePlan, redirects::Follow, refusal::Refusal, respond::Body,
+};
 use crate::{credentials::Secret, redact::Needles};
 
 /// One request as it goes through the stages; what the last one leaves is
@@ -35,6 +37,8 @@ pub(super) struct Exchange {
     pub(super) needles: Option<Arc<Needles>>,
     /// An access token sent, so a 401 to it can drop it from the cache.
     pub(super) sent_token: Option<(String, Arc<Secret>)>,
+    /// The injected credential's binding follows redirects.
+    pub(super) follow: Option<Follow>,
 }
 
 /// What a stage decided about a request.
@@ -135,6 +139,7 @@ impl Interceptor {
             plan: ResponsePlan::default(),
             needles: None,
             sent_token: None,
+            follow: None,
         };
         for stage in REQUEST {
             match stage.run(self, conn, &mut exchange).await {
