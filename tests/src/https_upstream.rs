@@ -13,6 +13,8 @@
 //! - `/ws`: WebSocket-style upgrade (101 with the right
 //!   `Sec-WebSocket-Accept`), then echoes every byte; `?auth=1` sends the
 //!   request's Authorization back in frames instead.
+//! - `/redirect`: 302 to `/echo` with the request's Authorization in the
+//!   query; `?to=URL` (percent-encoded): 302 to `URL` instead.
 //! - `/bytes?n=N`: N bytes of [`crate::stream_body::pattern_chunks`],
 //!   streamed.
 //! - `POST /upload`: reads the body streaming; JSON `{len, sha256}`.
@@ -438,7 +440,10 @@ async fn route(
                 .map(|(_, v)| v.replace(' ', "%20"))
                 .unwrap_or_default();
             let mut response = full(StatusCode::FOUND, "text/plain", "moved\n");
-            let location = format!("/echo?from=redirect&auth={auth}");
+            let location = match query_str(&record.path, "to") {
+                Some(to) => to,
+                None => format!("/echo?from=redirect&auth={auth}"),
+            };
             if let Ok(location) = header::HeaderValue::from_str(&location) {
                 response.headers_mut().insert(header::LOCATION, location);
             }
@@ -504,6 +509,28 @@ async fn read_body(mut body: Incoming, state: &State, index: usize) -> (u64, Opt
         r.body_sha256 = Some(hex.clone());
     });
     (len, Some(hex))
+}
+
+/// The value of `key` in `path`'s query, percent-decoded.
+fn query_str(path: &str, key: &str) -> Option<String> {
+    let (_, query) = path.split_once('?')?;
+    let (_, value) = query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(k, _)| *k == key)?;
+    let mut out = Vec::with_capacity(value.len());
+    let mut bytes = value.bytes();
+    while let Some(b) = bytes.next() {
+        let hex = |b: Option<u8>| (b? as char).to_digit(16);
+        match b {
+            b'%' => {
+                let (hi, lo) = (hex(bytes.next())?, hex(bytes.next())?);
+                out.push((hi * 16 + lo) as u8);
+            }
+            b => out.push(b),
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 fn query_u64(path: &str, key: &str) -> Option<u64> {
@@ -649,5 +676,10 @@ mod tests {
     fn query_values_are_found_by_key() {
         assert_eq!(query_u64("/bytes?x=1&n=42", "n"), Some(42));
         assert_eq!(query_u64("/bytes", "n"), None);
+        assert_eq!(
+            query_str("/redirect?to=/echo%3Fhop%3D2&x=1", "to").as_deref(),
+            Some("/echo?hop=2")
+        );
+        assert_eq!(query_str("/redirect", "to"), None);
     }
 }

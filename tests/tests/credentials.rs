@@ -216,6 +216,65 @@ fn placeholders_become_secrets_toward_their_hosts_only_and_echoes_are_redacted()
     assert_nothing_leaked(&world, &[SECRET, ROTATED]);
 }
 
+/// With `follow_redirects` on the binding, Sluice follows a redirect
+/// within the credential's hosts itself, injecting the credential again
+/// for the next hop, and the sandbox gets the final answer; a redirect to
+/// a host outside them reaches the sandbox as the upstream sent it.
+#[test]
+fn a_binding_with_follow_redirects_follows_within_the_credentials_hosts() {
+    let ca = TestCa::upstream();
+    let upstream = HttpsUpstream::v4(&["api.test", "other.test"], &ca);
+    let port = upstream.port();
+    let binding = json!([{ "credential": "api", "follow_redirects": 2 }]);
+    let world = world(&ca, port, json!({ "credentials": binding }));
+    let bearer = format!("Authorization: Bearer {}", placeholder(&world));
+
+    let before = upstream.request_count();
+    let url = format!("https://api.test:{port}/redirect?to=/echo%3Fhop%3D2");
+    let curl = world.curl(&world.curl_https(&url, &["-H", &bearer]));
+    assert_eq!(curl.code, 200, "{}", curl.out);
+    assert_eq!(upstream.request_count(), before + 2, "one hop followed");
+    let hop = upstream.requests().last().cloned().expect("the hop");
+    assert_eq!(hop.path, "/echo?hop=2");
+    assert_eq!(
+        hop.header("authorization"),
+        Some(format!("Bearer {SECRET}").as_str()),
+        "injected again for the hop"
+    );
+    let echo = curl.json();
+    assert_eq!(echo["path"], "/echo?hop=2", "{echo}");
+    assert_eq!(
+        echo["headers"]["authorization"], "Bearer [redacted:credential]",
+        "{echo}"
+    );
+    assert!(!curl.body.contains(SECRET));
+    world.daemon.wait_audit("the followed hop", 1, |e| {
+        e["event"] == "redirect"
+            && e["reason"] == "redirect_followed"
+            && e["detail"]
+                == format!("followed from api.test:{port}/redirect to api.test:{port}/echo")
+    });
+
+    // other.test is allowed by the network policy, not by the credential.
+    let before = upstream.request_count();
+    let outside = format!("https://other.test:{port}/echo");
+    let url = format!(
+        "https://api.test:{port}/redirect?to={}",
+        outside.replace(':', "%3A").replace('/', "%2F")
+    );
+    let curl = world.curl(&world.curl_https(&url, &["-H", &bearer]));
+    assert_eq!(curl.code, 302, "{}", curl.out);
+    let stderr = curl.out.stderr_str();
+    let location = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("< location: "))
+        .unwrap_or_else(|| panic!("no Location in {stderr}"));
+    assert_eq!(location.trim(), outside);
+    assert_eq!(upstream.request_count(), before + 1, "not followed");
+
+    assert_nothing_leaked(&world, &[SECRET]);
+}
+
 #[test]
 fn dry_runs_forward_reads_and_preview_writes() {
     let ca = TestCa::upstream();
