@@ -68,9 +68,10 @@ impl Target {
         })
     }
 
-    /// The host when it is an address literal.
+    /// The host when it is an address, however spelt (`127.1`,
+    /// `0x7f000001`): the daemon reads such a name as the address.
     pub fn address(&self) -> Option<IpAddr> {
-        self.host.parse().ok()
+        crate::policy::ssrf::parse_ip_like(&self.host)
     }
 }
 
@@ -98,9 +99,13 @@ pub fn explain(
     name_addrs: &[IpAddr],
 ) -> Vec<Line> {
     let name = target.address().is_none().then_some(target.host.as_str());
+    // The network decision sees the host as written, an address too: one
+    // that is not the connected address is refused (`ip_like_name`), as
+    // the daemon refuses it.
+    let claimed = Some(target.host.as_str());
     let (sni, host) = match target.scheme.as_str() {
-        "https" => (name, None),
-        _ => (None, name),
+        "https" => (claimed, None),
+        _ => (None, claimed),
     };
     let mut lines = Vec::new();
     if let Some(name) = name {
@@ -281,6 +286,45 @@ mod tests {
                 .address(),
             Some("::1".parse().expect("ip"))
         );
+        assert_eq!(
+            Target::parse("GET", "http://0x7f.1/")
+                .expect("hex")
+                .address(),
+            Some("127.0.0.1".parse().expect("ip"))
+        );
+    }
+
+    /// A URL whose host is an address, explained with `--address` another
+    /// one: decided as the daemon decides it, never by the address alone.
+    #[test]
+    fn an_address_host_is_judged_as_the_daemon_judges_it() {
+        let yaml = "network:\n  allow_out: [\"93.184.216.34\", \"93.184.216.35\"]\n";
+        let raw: crate::policy::raw::Policy = serde_yaml::from_str(yaml).expect("yaml");
+        let policy = CompiledPolicy::compile("p", &raw).expect("compiles");
+        let dst: SocketAddr = "93.184.216.34:443".parse().expect("addr");
+        // (url, network verdict, detail fragment)
+        let cases = [
+            ("https://93.184.216.34/", "allow", "p:network.allow_out[0]"),
+            (
+                "http://93.184.216.34:443/",
+                "allow",
+                "p:network.allow_out[0]",
+            ),
+            ("https://1572395042/", "allow", "p:network.allow_out[0]"),
+            ("https://93.184.216.35/", "deny", "ip_like_name"),
+            ("http://0x5db8d823:443/", "deny", "ip_like_name"),
+        ];
+        for (url, verdict, detail) in cases {
+            let target = Target::parse("GET", url).expect("url");
+            let lines = explain(&policy, &target, dst, &[dst.ip()]);
+            let network = lines
+                .iter()
+                .find(|l| l.stage == "network")
+                .expect("network");
+            assert_eq!(network.verdict, verdict, "{url}: {network:?}");
+            assert!(network.detail.contains(detail), "{url}: {network:?}");
+            assert!(lines.iter().all(|l| l.stage != "dns"), "{url}: no lookup");
+        }
     }
 
     /// Per policy shape, whether bytes that are neither TLS nor HTTP/1 are

@@ -83,6 +83,27 @@ impl fmt::Display for IpClass {
     }
 }
 
+/// Globally reachable blocks inside the refused ranges below, as the IANA
+/// special-purpose registries mark them: anycast services (port control,
+/// relays for NAT traversal, DNS service discovery), AMT and AS112, which
+/// a sandbox may use like any public address.
+const REACHABLE_V4: &[(Ipv4Addr, u8)] = &[
+    (Ipv4Addr::new(192, 0, 0, 9), 32),
+    (Ipv4Addr::new(192, 0, 0, 10), 32),
+];
+
+/// The IPv6 counterparts of [`REACHABLE_V4`], all inside 2001::/23. The
+/// registry also marks ORCHIDv2 (2001:20::/28) reachable; it stays refused:
+/// its addresses are identifiers, never locators a packet is routed to.
+const REACHABLE_V6: &[(Ipv6Addr, u8)] = &[
+    (Ipv6Addr::new(0x2001, 0x1, 0, 0, 0, 0, 0, 1), 128),
+    (Ipv6Addr::new(0x2001, 0x1, 0, 0, 0, 0, 0, 2), 128),
+    (Ipv6Addr::new(0x2001, 0x1, 0, 0, 0, 0, 0, 3), 128),
+    (Ipv6Addr::new(0x2001, 0x3, 0, 0, 0, 0, 0, 0), 32),
+    (Ipv6Addr::new(0x2001, 0x4, 0x112, 0, 0, 0, 0, 0), 48),
+    (Ipv6Addr::new(0x2001, 0x30, 0, 0, 0, 0, 0, 0), 28),
+];
+
 /// IPv4 ranges, searched in order: the metadata endpoints come first because
 /// they sit inside broader ranges and must be reported as what they are.
 const V4: &[(Ipv4Addr, u8, IpClass)] = &[
@@ -129,9 +150,14 @@ const V6: &[(Ipv6Addr, u8, IpClass)] = &[
         128,
         IpClass::Metadata,
     ),
-    // Discard-only (RFC 6666).
+    // Discard-only (RFC 6666), and the dummy prefix (RFC 9780).
     (
         Ipv6Addr::new(0x0100, 0, 0, 0, 0, 0, 0, 0),
+        64,
+        IpClass::Reserved,
+    ),
+    (
+        Ipv6Addr::new(0x0100, 0, 0, 1, 0, 0, 0, 0),
         64,
         IpClass::Reserved,
     ),
@@ -160,6 +186,12 @@ const V6: &[(Ipv6Addr, u8, IpClass)] = &[
         Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0),
         20,
         IpClass::Documentation,
+    ),
+    // Segment routing SIDs (RFC 9602): meaningful inside one domain only.
+    (
+        Ipv6Addr::new(0x5f00, 0, 0, 0, 0, 0, 0, 0),
+        16,
+        IpClass::Reserved,
     ),
     (
         Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0),
@@ -204,6 +236,10 @@ pub fn classify(ip: IpAddr) -> Option<IpClass> {
 
 fn classify_v4(ip: Ipv4Addr) -> Option<IpClass> {
     let bits = u32::from(ip);
+    let within = |net: Ipv4Addr, len| prefix_match(u32::from(net).into(), bits.into(), 32, len);
+    if REACHABLE_V4.iter().any(|&(net, len)| within(net, len)) {
+        return None;
+    }
     V4.iter()
         .find(|(net, len, _)| prefix_match(u128::from(u32::from(*net)), u128::from(bits), 32, *len))
         .map(|&(_, _, class)| class)
@@ -211,6 +247,10 @@ fn classify_v4(ip: Ipv4Addr) -> Option<IpClass> {
 
 fn classify_v6(ip: Ipv6Addr) -> Option<IpClass> {
     let bits = u128::from(ip);
+    let within = |net: Ipv6Addr, len| prefix_match(net.into(), bits, 128, len);
+    if REACHABLE_V6.iter().any(|&(net, len)| within(net, len)) {
+        return None;
+    }
     if let Some(&(_, _, class)) = V6
         .iter()
         .find(|(net, len, _)| prefix_match(u128::from(*net), bits, 128, *len))
@@ -248,6 +288,11 @@ fn classify_v6(ip: Ipv6Addr) -> Option<IpClass> {
         let client = Ipv4Addr::from(!(bits as u32));
         let server = Ipv4Addr::from((bits >> 64) as u32);
         return classify_v4(client).or_else(|| classify_v4(server));
+    }
+    // 2001::/23, IETF protocol assignments: not globally reachable but
+    // for the blocks in [`REACHABLE_V6`] (and Teredo, above).
+    if bits >> 105 == 0x2001_0000 >> 9 {
+        return Some(IpClass::Reserved);
     }
     // Outside 2000::/3 IANA has allocated nothing for global unicast.
     if bits >> 125 != 0b001 {

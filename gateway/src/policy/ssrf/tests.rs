@@ -215,3 +215,121 @@ fn ip_like_hosts() {
         assert_eq!(parse_ip_like(host), want.map(ip), "{host:?}");
     }
 }
+
+/// Whether the IANA special-purpose registries mark a block globally
+/// reachable; `NotApplicable` where the registry says N/A or the block
+/// carries an IPv4 address Sluice judges it by (tested above).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Reachable {
+    Yes,
+    No,
+    NotApplicable,
+}
+
+/// The IPv4 Special-Purpose Address Registry, block by block.
+const IANA_V4: &[(&str, Reachable)] = {
+    use Reachable::*;
+    &[
+        ("0.0.0.0/8", No),
+        ("0.0.0.0/32", No),
+        ("10.0.0.0/8", No),
+        ("100.64.0.0/10", No),
+        ("127.0.0.0/8", No),
+        ("169.254.0.0/16", No),
+        ("172.16.0.0/12", No),
+        ("192.0.0.0/24", No),
+        ("192.0.0.0/29", No),
+        ("192.0.0.8/32", No),
+        ("192.0.0.9/32", Yes),
+        ("192.0.0.10/32", Yes),
+        ("192.0.0.170/32", No),
+        ("192.0.0.171/32", No),
+        ("192.0.2.0/24", No),
+        ("192.31.196.0/24", Yes),
+        ("192.52.193.0/24", Yes),
+        // Deprecated 6to4 relay anycast: refused (RFC 7526), tested above.
+        ("192.88.99.0/24", NotApplicable),
+        ("192.168.0.0/16", No),
+        ("192.175.48.0/24", Yes),
+        ("198.18.0.0/15", No),
+        ("198.51.100.0/24", No),
+        ("203.0.113.0/24", No),
+        ("240.0.0.0/4", No),
+        ("255.255.255.255/32", No),
+    ]
+};
+
+/// The IPv6 Special-Purpose Address Registry, block by block.
+const IANA_V6: &[(&str, Reachable)] = {
+    use Reachable::*;
+    &[
+        ("::1/128", No),
+        ("::/128", No),
+        ("::ffff:0:0/96", NotApplicable),
+        ("64:ff9b::/96", NotApplicable),
+        ("64:ff9b:1::/48", NotApplicable),
+        ("100::/64", No),
+        ("100:0:0:1::/64", No),
+        ("2001::/23", No),
+        ("2001::/32", NotApplicable),
+        ("2001:1::1/128", Yes),
+        ("2001:1::2/128", Yes),
+        ("2001:1::3/128", Yes),
+        ("2001:2::/48", No),
+        ("2001:3::/32", Yes),
+        ("2001:4:112::/48", Yes),
+        ("2001:10::/28", No),
+        // Marked reachable; refused on purpose (see `REACHABLE_V6`).
+        ("2001:20::/28", No),
+        ("2001:30::/28", Yes),
+        ("2001:db8::/32", No),
+        ("2002::/16", NotApplicable),
+        ("2620:4f:8000::/48", Yes),
+        ("3fff::/20", No),
+        ("5f00::/16", No),
+        ("fc00::/7", No),
+        ("fe80::/10", No),
+    ]
+};
+
+/// The first and last address of `block` (`addr/len`).
+fn ends(block: &str) -> [IpAddr; 2] {
+    let (addr, len) = block.split_once('/').expect("a block");
+    let len: u32 = len.parse().expect("a length");
+    match addr.parse::<IpAddr>().expect("an address") {
+        IpAddr::V4(v4) => {
+            let host = u32::MAX.checked_shr(len).unwrap_or(0);
+            let first = u32::from(v4) & !host;
+            [first, first | host].map(|a| IpAddr::V4(a.into()))
+        }
+        IpAddr::V6(v6) => {
+            let host = u128::MAX.checked_shr(len).unwrap_or(0);
+            let first = u128::from(v6) & !host;
+            [first, first | host].map(|a| IpAddr::V6(a.into()))
+        }
+    }
+}
+
+/// Every block the registries do not mark globally reachable is refused
+/// at both ends, and every reachable one passes, inside refused ranges too.
+#[test]
+fn the_iana_special_purpose_registries_decide() {
+    for &(block, reachable) in IANA_V4.iter().chain(IANA_V6) {
+        if reachable == Reachable::NotApplicable {
+            continue;
+        }
+        for addr in ends(block) {
+            let refused = classify(addr).is_some();
+            assert_eq!(refused, reachable == Reachable::No, "{addr} in {block}");
+        }
+    }
+    // Inside 2001::/23, beside the reachable blocks; and just past it.
+    for (addr, refused) in [
+        ("2001:1::4", true),
+        ("2001:5::1", true),
+        ("2001:1ff:ffff::1", true),
+        ("2001:200::1", false),
+    ] {
+        assert_eq!(classify(ip(addr)).is_some(), refused, "{addr}");
+    }
+}
