@@ -227,18 +227,19 @@ pub(super) struct Sent {
 }
 
 impl Sent {
-    /// The request about to be forwarded on `conn`; `None` for an
-    /// upgrade (never followed).
+    /// The request about to be forwarded on `conn` (`bodiless`: it came
+    /// without a body); `None` for an upgrade (never followed).
     pub(super) fn of(
         conn: &Conn,
         parts: &request::Parts,
         body: &Body,
+        bodiless: bool,
         follow: &Follow,
     ) -> Option<Sent> {
         if is_upgrade(parts) {
             return None;
         }
-        let held = match (&follow.whole, body.is_end_stream()) {
+        let held = match (&follow.whole, bodiless || body.is_end_stream()) {
             (Some(_), _) => redirects::Held::Whole,
             (None, true) => redirects::Held::Empty,
             (None, false) => redirects::Held::Streaming,

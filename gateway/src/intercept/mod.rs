@@ -307,7 +307,8 @@ impl Interceptor {
         // Where the credential's binding follows redirects: the request
         // as it goes, to send again toward a Location.
         let follow = exchange.follow.and_then(|follow| {
-            let sent = exchange::Sent::of(conn, &exchange.parts, &exchange.body, &follow)?;
+            let (parts, body) = (&exchange.parts, &exchange.body);
+            let sent = exchange::Sent::of(conn, parts, body, exchange.bodiless, &follow)?;
             Some((follow, sent))
         });
         let request = Request::from_parts(exchange.parts, exchange.body);

@@ -124,15 +124,15 @@ fn route(hit: &Hit, port: u16) -> Response<Full<Bytes>> {
 }
 
 /// A harness over [`redirecting`] with the policy `p`: `binding` (YAML
-/// flow mapping of the `api` binding), `apps` (the section, or empty) and
-/// the SSRF guard.
-async fn start(binding: &str, apps: &str, ssrf: bool) -> (Harness, Arc<Mutex<Vec<Hit>>>) {
+/// flow mapping of the `api` binding), `extra` (more sections, or empty)
+/// and the SSRF guard.
+async fn start(binding: &str, extra: &str, ssrf: bool) -> (Harness, Arc<Mutex<Vec<Hit>>>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().to_str().expect("utf-8").to_owned();
     std::fs::write(dir.path().join("secret"), SECRET).expect("secret");
     std::fs::create_dir(dir.path().join("policies")).expect("policies");
     let network = REDIRECT_NETWORK.replace("SSRF", &ssrf.to_string());
-    let policy = format!("{network}credentials:\n  - {binding}\n{apps}");
+    let policy = format!("{network}credentials:\n  - {binding}\n{extra}");
     std::fs::write(dir.path().join("policies/p.yaml"), policy).expect("policy");
     let ca_dir = dir.path().join("ca");
     crate::tls::ca::Ca::init(&ca_dir).expect("test CA");
@@ -192,7 +192,8 @@ const FOLLOW_NONE: &str = "{credential: api, allow_plain_http: true}";
 struct Row {
     name: &'static str,
     binding: &'static str,
-    apps: &'static str,
+    /// More of the policy (`apps`, `pii`).
+    extra: &'static str,
     ssrf: bool,
     method: &'static str,
     path: &'static str,
@@ -209,7 +210,22 @@ const TABLE: &[Row] = &[
     Row {
         name: "302 to a path on the same host: followed, injected again",
         binding: FOLLOW_2,
-        apps: "",
+        extra: "",
+        ssrf: false,
+        method: "GET",
+        path: "/r302",
+        body: "",
+        placeholder: true,
+        status: 200,
+        hits: &[
+            ("GET", "api.test", "/r302"),
+            ("GET", "api.test", "/final?hop=1"),
+        ],
+    },
+    Row {
+        name: "302 to a GET the body stage read: followed",
+        binding: FOLLOW_2,
+        extra: "pii: {enabled: true, types: [email]}\n",
         ssrf: false,
         method: "GET",
         path: "/r302",
@@ -224,7 +240,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "302 to another host of the credential",
         binding: FOLLOW_2,
-        apps: "",
+        extra: "",
         ssrf: false,
         method: "GET",
         path: "/eu",
@@ -239,7 +255,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "303 to a POST: a GET without the body",
         binding: FOLLOW_2,
-        apps: "",
+        extra: "",
         ssrf: false,
         method: "POST",
         path: "/r303",
@@ -251,7 +267,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "307 to a streamed POST: unfollowed (the body is gone)",
         binding: FOLLOW_2,
-        apps: "",
+        extra: "",
         ssrf: false,
         method: "POST",
         path: "/r307",
@@ -263,7 +279,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "307 to a POST read whole: the method and body again",
         binding: FOLLOW_2_BODY,
-        apps: "",
+        extra: "",
         ssrf: false,
         method: "POST",
         path: "/r307",
@@ -278,7 +294,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "a host outside the credential's: unfollowed",
         binding: FOLLOW_2,
-        apps: "",
+        extra: "",
         ssrf: false,
         method: "GET",
         path: "/outside",
@@ -290,7 +306,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "a host of the credential the network policy refuses: unfollowed",
         binding: FOLLOW_2,
-        apps: "",
+        extra: "",
         ssrf: false,
         method: "GET",
         path: "/denied",
@@ -302,7 +318,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "an address the SSRF guard refuses: unfollowed",
         binding: FOLLOW_2,
-        apps: "",
+        extra: "",
         ssrf: true,
         method: "GET",
         path: "/r302",
@@ -314,7 +330,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "an app action the policy asks about: unfollowed",
         binding: FOLLOW_2,
-        apps: "apps:\n  - {app: tracker, actions: {issues.read: ask}}\n",
+        extra: "apps:\n  - {app: tracker, actions: {issues.read: ask}}\n",
         ssrf: false,
         method: "GET",
         path: "/app",
@@ -326,7 +342,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "an app action the policy lets through: followed",
         binding: FOLLOW_2,
-        apps: "apps:\n  - {app: tracker, actions: {issues.read: auto}}\n",
+        extra: "apps:\n  - {app: tracker, actions: {issues.read: auto}}\n",
         ssrf: false,
         method: "GET",
         path: "/app",
@@ -341,7 +357,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "after follow_redirects hops, the last answer as it is",
         binding: FOLLOW_2,
-        apps: "",
+        extra: "",
         ssrf: false,
         method: "GET",
         path: "/loop",
@@ -357,7 +373,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "no follow_redirects: unfollowed",
         binding: FOLLOW_NONE,
-        apps: "",
+        extra: "",
         ssrf: false,
         method: "GET",
         path: "/r302",
@@ -369,7 +385,7 @@ const TABLE: &[Row] = &[
     Row {
         name: "no credential injected: unfollowed",
         binding: FOLLOW_2,
-        apps: "",
+        extra: "",
         ssrf: false,
         method: "GET",
         path: "/r302",
@@ -383,7 +399,7 @@ const TABLE: &[Row] = &[
 #[tokio::test]
 async fn redirects_followed_and_not() {
     for row in TABLE {
-        let (h, hits) = start(row.binding, row.apps, row.ssrf).await;
+        let (h, hits) = start(row.binding, row.extra, row.ssrf).await;
         let auth = format!("Bearer {}", h.placeholder());
         let mut headers = vec![
             ("cookie", "sid=sandbox"),

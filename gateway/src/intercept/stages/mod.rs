@@ -39,6 +39,9 @@ pub(super) struct Exchange {
     pub(super) sent_token: Option<(String, Arc<Secret>)>,
     /// The injected credential's binding follows redirects.
     pub(super) follow: Option<Follow>,
+    /// The request came without a body (no stage adds one): a followed
+    /// redirect may send it again as it is.
+    pub(super) bodiless: bool,
 }
 
 /// What a stage decided about a request.
@@ -133,6 +136,7 @@ impl Interceptor {
         if let Err(violation) = super::hygiene::check(&parts, conn.sni.as_deref()) {
             return Err(self.refuse(conn, Refusal::Hygiene(violation)));
         }
+        let bodiless = hyper::body::Body::is_end_stream(&body);
         let mut exchange = Exchange {
             parts,
             body: body.map_err(Into::into).boxed(),
@@ -140,6 +144,7 @@ impl Interceptor {
             needles: None,
             sent_token: None,
             follow: None,
+            bodiless,
         };
         for stage in REQUEST {
             match stage.run(self, conn, &mut exchange).await {
