@@ -543,6 +543,9 @@ fn check_credentials(bindings: &[raw::CredentialBinding], errors: &mut Vec<Compi
             seen.insert(name, i);
         }
         check_hosts(&binding.hosts, &format!("credentials[{i}].hosts"), errors);
+        errors.extend(crate::credentials::binding::follow_redirects_error(
+            i, binding,
+        ));
     }
 }
 

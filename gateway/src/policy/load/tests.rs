@@ -116,6 +116,10 @@ fn errors_are_located_and_explained() {
             &[(2, 5, "missing field `pattern`", "add `pattern:`")],
         ),
         (
+            "credentials:\n  - credential: api\n    follow_redirects: 4\n",
+            &[(3, 5, "credentials[0].follow_redirects", "from 0")],
+        ),
+        (
             "transformations: {a: b}\n",
             &[(1, 18, "transformations", "write a list")],
         ),
