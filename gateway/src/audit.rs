@@ -60,7 +60,9 @@ impl Fold {
 /// One audit event. Optional fields are omitted when empty.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Event<'a> {
-    /// `connection`, `kernel_refusal`, `dns`, `registration`.
+    /// `connection`, `kernel_refusal`, `dns`, `registration`, `approval`,
+    /// `explicit_proxy`, `redirect`, and the refusals' own
+    /// (`intercept::refusal::Refusal`).
     pub event: &'a str,
     /// `allow` or `deny` (or `add`/`remove` for registrations).
     pub verdict: &'a str,
