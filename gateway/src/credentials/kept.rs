@@ -125,7 +125,14 @@ impl KeptTokens {
     /// Seals `entries` into the file (0600), whole or not at all
     /// ([`crate::replace_file`]).
     fn save(&self, entries: &BTreeMap<String, Entry>) -> io::Result<()> {
-        let text = Zeroizing::new(serde_json::to_vec(entries).map_err(io::Error::other)?);
+        // Sized up front, so the JSON (which holds the tokens) is not
+        // reallocated and left behind, unzeroized, in freed memory.
+        let size: usize = entries
+            .iter()
+            .map(|(name, e)| 2 * (name.len() + e.refresh_token.len()) + e.source_sha256.len() + 64)
+            .sum();
+        let mut text = Zeroizing::new(Vec::with_capacity(size + 2));
+        serde_json::to_writer(&mut *text, entries).map_err(io::Error::other)?;
         sealed::write(&self.dir, FILE, &self.key, &text)
     }
 

@@ -108,15 +108,6 @@ pub fn seal(key: &StateKey, name: &str, plaintext: &[u8]) -> io::Result<Vec<u8>>
     SystemRandom::new()
         .fill(&mut nonce)
         .map_err(|_| io::Error::other("the system random generator failed"))?;
-    seal_with_nonce(key, name, nonce, plaintext)
-}
-
-fn seal_with_nonce(
-    key: &StateKey,
-    name: &str,
-    nonce: [u8; NONCE_LEN],
-    plaintext: &[u8],
-) -> io::Result<Vec<u8>> {
     // The plaintext's copy is sealed in place; the buffer is wiped on drop.
     let mut body = Zeroizing::new(Vec::with_capacity(plaintext.len() + 16));
     body.extend_from_slice(plaintext);
@@ -265,6 +256,9 @@ impl TryFrom<KeySourceRepr> for KeySource {
                 "`state_key.file` must be an absolute path, not {}",
                 path.display()
             )),
+            (None, Some(name)) if name.is_empty() => {
+                Err("`state_key.systemd_credential` is empty".to_owned())
+            }
             (None, Some(name)) => {
                 super::scheme_config::check_credential_name(&name)?;
                 Ok(KeySource::SystemdCredential { name })

@@ -193,6 +193,7 @@ fn key_source_yaml_table() {
         ),
         ("{file: state.key}", Err("absolute")),
         ("{systemd_credential: a/b}", Err("not a path")),
+        ("{systemd_credential: \"\"}", Err("empty")),
         ("{file: /k, systemd_credential: k}", Err("exactly one")),
         ("{}", Err("exactly one")),
         ("{env: K}", Err("unknown field")),
