@@ -191,11 +191,29 @@ pub fn explain(
         },
     });
     let writes = !matches!(target.method.as_str(), "GET" | "HEAD");
+    // The app stage's decision is known on paper: it reads only the
+    // method and path.
+    let app = hyper::Method::from_bytes(target.method.as_bytes())
+        .ok()
+        .and_then(|method| {
+            policy
+                .app_lookup
+                .decide(&target.host, &method, &target.path)
+        });
+    let app_detail = app.as_ref().map(|d| {
+        let mode = match d.refusal {
+            Some(refusal) => format!("deny ({})", refusal.as_str()),
+            None => format!("{:?}", d.mode).to_lowercase(),
+        };
+        format!("{mode} by {}", d.rule(&policy.name))
+    });
     // What each request stage would do with this request, on paper: the
     // content stages' verdicts depend on the body, which is not known here.
     for (stage, configured) in policy.http_stages() {
         let applies = match stage {
-            "apps" => "the app catalogue decides this method and path",
+            "apps" => app_detail
+                .as_deref()
+                .unwrap_or("no app of the catalogue covers this host"),
             "dry_run" if writes => "answered 202 with a preview; the upstream is not reached",
             "dry_run" => "GET and HEAD proceed",
             "credentials" => "bound credentials swapped in toward their hosts",
@@ -209,6 +227,8 @@ pub fn explain(
             "transformations" => "rules for this host rewrite the bodies",
             _ => "the request is read",
         };
+        // An app the policy does not list still decides (`apps.default`).
+        let configured = configured || (stage == "apps" && app.is_some());
         let (verdict, detail) = match (configured, read) {
             (false, _) => ("skip", "not configured".to_owned()),
             (true, false) => (
@@ -419,6 +439,43 @@ mod tests {
                     "injection_defense",
                     "transformations"
                 ]
+            );
+        }
+    }
+
+    /// The app stage's decision for the method and path, with its rule:
+    /// an app the policy does not list decides by `apps.default`.
+    #[test]
+    fn the_app_decision_is_shown_with_its_rule() {
+        let apps: Vec<crate::apps::AppConfig> = serde_yaml::from_str(
+            "[{name: tracker, hosts: [api.test], actions: [{name: read, method: GET, path: /issues}]}]",
+        )
+        .expect("apps");
+        let catalogue = crate::apps::Catalogue::compile(&apps).expect("catalogue");
+        let network =
+            "network:\n  allow_out: [\"93.184.216.34\"]\n  decide_without_decryption: false\n";
+        let dst: SocketAddr = "93.184.216.34:443".parse().expect("addr");
+        // (apps section, method, url, verdict, detail)
+        #[rustfmt::skip]
+        let cases = [
+            ("", "GET", "https://api.test/issues", "apply", "ask by p:apps.default"),
+            ("apps: {default: deny}\n", "GET", "https://api.test/issues", "apply", "deny by p:apps.default"),
+            ("apps: [{app: tracker, actions: {read: auto}}]\n", "GET", "https://api.test/issues", "apply", "auto by p:apps.tracker.read"),
+            ("apps: [{app: tracker, actions: {read: auto}}]\n", "GET", "https://api.test/a/../issues", "apply", "deny (path_dot_segment) by p:apps.tracker"),
+            ("", "GET", "https://other.test/issues", "skip", "not configured"),
+        ];
+        for (section, method, url, verdict, detail) in cases {
+            let raw: crate::policy::raw::Policy =
+                serde_yaml::from_str(&format!("{network}{section}")).expect("yaml");
+            let mut policy = CompiledPolicy::compile("p", &raw).expect("compiles");
+            policy.resolve_apps(&catalogue);
+            let target = Target::parse(method, url).expect("url");
+            let lines = explain(&policy, &target, dst, &[dst.ip()]);
+            let apps = lines.iter().find(|l| l.stage == "apps").expect("apps");
+            assert_eq!(
+                (apps.verdict.as_str(), apps.detail.as_str()),
+                (verdict, detail),
+                "{section}{url}"
             );
         }
     }

@@ -126,6 +126,19 @@ pub struct Decision {
     pub by_default: bool,
 }
 
+impl Decision {
+    /// The policy key that decided, as refusals and audit events name it:
+    /// the app, and its action where one did; `apps.default` for an app
+    /// the policy does not list.
+    pub fn rule(&self, policy: &str) -> String {
+        match &self.action {
+            _ if self.by_default => format!("{policy}:apps.default"),
+            Some(action) => format!("{policy}:apps.{}.{action}", self.app),
+            None => format!("{policy}:apps.{}", self.app),
+        }
+    }
+}
+
 /// A request path no pattern can be trusted to judge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathRefusal {

@@ -140,16 +140,6 @@ fn app_refusal(
     }))
 }
 
-/// The policy key that decided: the app, and its action where one did;
-/// `apps.default` for an app the policy does not list.
-fn rule(policy: &str, decision: &Decision) -> String {
-    match &decision.action {
-        _ if decision.by_default => format!("{policy}:apps.default"),
-        Some(action) => format!("{policy}:apps.{}.{action}", decision.app),
-        None => format!("{policy}:apps.{}", decision.app),
-    }
-}
-
 async fn decide(interceptor: &Interceptor, conn: &Conn, parts: &Parts) -> Outcome {
     let approvals = &interceptor.approvals;
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
@@ -157,7 +147,7 @@ async fn decide(interceptor: &Interceptor, conn: &Conn, parts: &Parts) -> Outcom
     let Some(decision) = lookup.decide(&conn.key.name, &parts.method, path) else {
         return Outcome::Continue;
     };
-    let rule = rule(&conn.who.policy.name, &decision);
+    let rule = decision.rule(&conn.who.policy.name);
     let detail = || format!("{} {}", parts.method, parts.uri.path());
     if let Some(refusal) = beyond_tools(conn.who.tools.as_deref(), &decision, detail()) {
         return Outcome::Refuse(refusal);
@@ -343,15 +333,15 @@ mod tests {
     #[test]
     fn the_catalogue_decision_as_the_stage_acts_on_it() {
         let auto = decision(Approval::Auto, Some("read"), None);
-        assert_eq!(rule("p", &auto), "p:apps.github.read");
+        assert_eq!(auto.rule("p"), "p:apps.github.read");
         assert_eq!(judge(&auto, "r", "GET /".into()), Judged::Auto);
         let ask = decision(Approval::Ask, None, None);
-        assert_eq!(rule("p", &ask), "p:apps.github");
+        assert_eq!(ask.rule("p"), "p:apps.github");
         let unlisted = Decision {
             by_default: true,
             ..ask.clone()
         };
-        assert_eq!(rule("p", &unlisted), "p:apps.default");
+        assert_eq!(unlisted.rule("p"), "p:apps.default");
         assert_eq!(judge(&ask, "r", "POST /".into()), Judged::Ask);
         let Judged::Refuse(denied) = judge(
             &decision(Approval::Deny, Some("admin"), None),
