@@ -413,58 +413,110 @@ fn push_pair(out: &mut Vec<u8>, param: &str, encoded_value: &[u8]) {
 /// The byte strings response redaction must replace: the secret and the
 /// encodings an upstream is likely to echo it in (`redact::forms`), the
 /// base64 of the secret inside a longer encoded value included.
+///
+/// Built per request from what the request carried, but the forms are
+/// computed only when [`Redactions::needles`] is first asked for: the
+/// compiled redactor is cached by [`Redactions::fingerprint`], which
+/// reads the sources alone, so a request whose secrets were seen before
+/// costs a digest of a few short strings, not a dozen encodings of each.
 #[derive(Clone, Default)]
-pub struct Redactions(Vec<Secret>);
+pub struct Redactions {
+    /// Each secret, and whether its encoded forms are hunted too.
+    sources: Vec<(Secret, Expand)>,
+    /// The needles, longest first; computed once.
+    needles: std::sync::OnceLock<Vec<Secret>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expand {
+    /// The secret and every form of it (`redact::forms`).
+    Forms,
+    /// Exactly these bytes (an encoding already).
+    Verbatim,
+}
 
 impl Redactions {
     pub fn for_secret(secret: &Secret, basic_pair: Option<&[u8]>) -> Self {
-        // Every encoding an echo might carry (see `redact::forms`), and the
-        // basic-auth pair, whose base64 is not a substring of the secret's.
-        let mut candidates = crate::redact::forms(secret.expose());
+        let mut out = Self::default();
+        out.push(secret.clone(), Expand::Forms);
+        // The basic-auth pair, whose base64 is not a substring of the
+        // secret's.
         if let Some(pair) = basic_pair {
-            candidates.push(STANDARD.encode(pair).into_bytes());
-            candidates.push(STANDARD_NO_PAD.encode(pair).into_bytes());
-        }
-        let mut out: Vec<Secret> = Vec::with_capacity(candidates.len());
-        for c in candidates {
-            let c = Secret::new(c);
-            if !c.is_empty() && !out.iter().any(|o| o.expose() == c.expose()) {
-                out.push(c);
+            for engine in [STANDARD, STANDARD_NO_PAD] {
+                out.push(
+                    Secret::new(engine.encode(pair).into_bytes()),
+                    Expand::Verbatim,
+                );
             }
         }
-        Self(out)
+        out
     }
 
     /// Adds `secret` and its encodings (another secret the request carried).
     pub fn add(&mut self, secret: &Secret) {
-        for c in crate::redact::forms(secret.expose()) {
-            let c = Secret::new(c);
-            if !c.is_empty() && !self.0.iter().any(|o| o.expose() == c.expose()) {
-                self.0.push(c);
-            }
+        self.push(secret.clone(), Expand::Forms);
+    }
+
+    fn push(&mut self, secret: Secret, expand: Expand) {
+        let known = |(s, e): &(Secret, Expand)| *e == expand && s.expose() == secret.expose();
+        if !secret.is_empty() && !self.sources.iter().any(known) {
+            self.sources.push((secret, expand));
+            self.needles = std::sync::OnceLock::new();
         }
+    }
+
+    /// A digest of the sources: equal for equal needle sets, whatever
+    /// their forms, so a cache of compiled redactors can be keyed by it
+    /// before any form is computed.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        use sha2::{Digest as _, Sha256};
+        let mut digest = Sha256::new();
+        for (secret, expand) in &self.sources {
+            digest.update([*expand as u8]);
+            digest.update((secret.expose().len() as u64).to_le_bytes());
+            digest.update(secret.expose());
+        }
+        digest.finalize().into()
+    }
+
+    fn computed(&self) -> &[Secret] {
+        self.needles.get_or_init(|| {
+            let mut out: Vec<Secret> = Vec::new();
+            for (secret, expand) in &self.sources {
+                let forms = match expand {
+                    Expand::Forms => crate::redact::forms(secret.expose()),
+                    Expand::Verbatim => vec![secret.expose().to_vec()],
+                };
+                for form in forms {
+                    let form = Secret::new(form);
+                    if !form.is_empty() && !out.iter().any(|o| o.expose() == form.expose()) {
+                        out.push(form);
+                    }
+                }
+            }
+            out.sort_by_key(|n| std::cmp::Reverse(n.expose().len()));
+            out
+        })
     }
 
     /// Each needle's bytes, longest first so a redactor preferring earlier
     /// needles replaces the widest match.
     pub fn needles(&self) -> impl Iterator<Item = &[u8]> {
-        let mut v: Vec<&[u8]> = self.0.iter().map(Secret::expose).collect();
-        v.sort_by_key(|n| std::cmp::Reverse(n.len()));
-        v.into_iter()
+        self.computed().iter().map(Secret::expose)
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.computed().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.sources.is_empty()
     }
 }
 
 impl std::fmt::Debug for Redactions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Redactions({} needles)", self.0.len())
+        write!(f, "Redactions({} sources)", self.sources.len())
     }
 }
 

@@ -349,3 +349,22 @@ fn the_sandboxs_own_auth_is_stripped_per_scheme() {
         assert_eq!(uri.to_string(), left, "{config:?}");
     }
 }
+
+/// The redactor cache's key reads the sources, not their forms: equal
+/// for the same secrets however often added, different for another one.
+#[test]
+fn redactions_are_keyed_by_their_sources() {
+    let secret = Secret::from("s3cr3t-value-0123456789");
+    let once = Redactions::for_secret(&secret, None);
+    let mut twice = once.clone();
+    twice.add(&secret);
+    assert_eq!(once.fingerprint(), twice.fingerprint());
+    assert_eq!(once.needles().count(), twice.needles().count());
+    let mut more = once.clone();
+    more.add(&Secret::from("another-secret-value"));
+    assert_ne!(once.fingerprint(), more.fingerprint());
+    assert!(more.needles().any(|n| n == b"another-secret-value"));
+    // The same bytes as a basic pair's encoding are another source.
+    let basic = Redactions::for_secret(&secret, Some(b"user:pw"));
+    assert_ne!(once.fingerprint(), basic.fingerprint());
+}

@@ -29,8 +29,8 @@ use hyper::{
 use super::respond::{Body, full};
 use crate::{
     credentials::{
-        Binding, CredentialStore, Location, PlaceholderIndex, Placeholders, Scheme, Secret,
-        Transport,
+        Binding, CredentialStore, Location, PlaceholderIndex, Placeholders, Redactions, Scheme,
+        Secret, Transport,
         body::{MAX_BODY, replace},
         config::{ACCESS_KEY_ID, BodyValue, CLIENT_SECRET, SESSION_TOKEN},
         decide,
@@ -415,10 +415,9 @@ impl Credentials {
                 {
                     redactions.add(&other);
                 }
-                let needles: Vec<&[u8]> = redactions.needles().collect();
                 let outcome = Outcome::Injected {
                     credential: credential.to_owned(),
-                    needles: self.redactor(&needles),
+                    needles: self.redactor(&redactions),
                     token: matches!(scheme, Scheme::OAuth2(_)).then(|| value.clone()),
                     whole: match &outgoing {
                         Held::Whole(bytes) => Some(bytes.clone()),
@@ -540,18 +539,16 @@ fn too_large(credential: String, detail: String) -> Outcome {
 const REDACTORS: std::num::NonZeroUsize = std::num::NonZeroUsize::new(256).expect("non-zero");
 
 impl Credentials {
-    /// The redactor for `needles`, compiled once per distinct set.
-    fn redactor(&self, needles: &[&[u8]]) -> Arc<Needles> {
-        use sha2::{Digest as _, Sha256};
-        let mut digest = Sha256::new();
-        for needle in needles {
-            digest.update((needle.len() as u64).to_le_bytes());
-            digest.update(needle);
-        }
-        let key: [u8; 32] = digest.finalize().into();
+    /// The redactor for `redactions`, compiled once per distinct set of
+    /// secrets: their forms are computed only when it is not cached.
+    fn redactor(&self, redactions: &Redactions) -> Arc<Needles> {
+        let key = redactions.fingerprint();
         let mut cache = lock(&self.redactors);
         cache
-            .get_or_insert(key, || Arc::new(Needles::new(needles, REPLACEMENT)))
+            .get_or_insert(key, || {
+                let needles: Vec<&[u8]> = redactions.needles().collect();
+                Arc::new(Needles::new(&needles, REPLACEMENT))
+            })
             .clone()
     }
 }
