@@ -190,6 +190,22 @@ pub fn explain(
             ),
         },
     });
+    // The connection's network rule, where it names the methods and
+    // paths its requests may use (decided before any other request stage).
+    if let Some(rule) = policy.network.request_rule(Some(&target.host), dst) {
+        let (verdict, detail) = match rule.decide(&target.method, &target.path) {
+            Ok(()) => ("allow", format!("{}:{}", policy.name, rule.describe())),
+            Err(why) => (
+                "refuse",
+                format!("{}:{} ({})", policy.name, rule.describe(), why.as_str()),
+            ),
+        };
+        lines.push(Line {
+            stage: "network_rule",
+            verdict: verdict.to_owned(),
+            detail,
+        });
+    }
     let writes = !matches!(target.method.as_str(), "GET" | "HEAD");
     // The app stage's decision is known on paper: it reads only the
     // method and path.
@@ -345,6 +361,34 @@ mod tests {
             assert!(network.detail.contains(detail), "{url}: {network:?}");
             assert!(lines.iter().all(|l| l.stage != "dns"), "{url}: no lookup");
         }
+    }
+
+    /// An `allow_out` rule with methods or paths: its verdict on the
+    /// method and URL, naming the rule; HTTPS to it is read (decrypted).
+    #[test]
+    fn a_network_rule_judges_the_method_and_path() {
+        let yaml = "network:\n  allow_out: [{to: api.test, methods: [GET], paths: ['/v1/**']}]\n";
+        let raw: crate::policy::raw::Policy = serde_yaml::from_str(yaml).expect("yaml");
+        let policy = CompiledPolicy::compile("p", &raw).expect("compiles");
+        let dst: SocketAddr = "93.184.216.34:443".parse().expect("addr");
+        // (method, url, verdict, detail fragment)
+        #[rustfmt::skip]
+        let cases = [
+            ("GET", "https://api.test/v1/x?q=1", "allow", "p:network.allow_out[0] allows GET to /v1/**"),
+            ("POST", "https://api.test/v1/x", "refuse", "(method_not_allowed)"),
+            ("GET", "http://api.test:443/v2", "refuse", "(path_not_allowed)"),
+        ];
+        for (method, url, verdict, detail) in cases {
+            let target = Target::parse(method, url).expect("url");
+            let lines = explain(&policy, &target, dst, &[dst.ip()]);
+            let line = lines.iter().find(|l| l.stage == "network_rule");
+            let line = line.unwrap_or_else(|| panic!("network_rule in {lines:?}"));
+            assert_eq!(line.verdict, verdict, "{url}: {line:?}");
+            assert!(line.detail.contains(detail), "{url}: {line:?}");
+        }
+        let other = Target::parse("POST", "https://other.test/").expect("url");
+        let lines = explain(&policy, &other, dst, &[dst.ip()]);
+        assert!(lines.iter().all(|l| l.stage != "network_rule"), "{lines:?}");
     }
 
     /// Per policy shape, whether bytes that are neither TLS nor HTTP/1 are

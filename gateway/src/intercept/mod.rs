@@ -42,6 +42,7 @@ use crate::{
     credentials::Transport,
     drain::Drain,
     metrics::Metrics,
+    policy::network::RequestRule,
     tls::mint::Minter,
 };
 use idle::{Idle, InFlight, Tracked};
@@ -97,6 +98,10 @@ struct Conn {
     /// What the connection holds while open, kept by an upgraded stream
     /// too ([`Held`]).
     held: Held,
+    /// What its requests may ask for, where the `allow_out` rule that
+    /// allowed the connection has methods or paths (the `network_rule`
+    /// stage).
+    request_rule: Option<Arc<RequestRule>>,
 }
 
 impl Interceptor {
@@ -130,6 +135,9 @@ impl Interceptor {
                 }
                 Err(_) => return,
             };
+        // The rule the listener allowed the connection by: decided once,
+        // on the same name, address and port.
+        let request_rule = who.policy.network.request_rule(Some(&name), dst);
         let conn = Conn {
             key: Key {
                 sandbox: who.sandbox.clone(),
@@ -141,6 +149,7 @@ impl Interceptor {
             sni,
             transport: Transport::Tls,
             held,
+            request_rule,
         };
         let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
         let head = if h2 {
@@ -205,6 +214,7 @@ impl Interceptor {
         named_address: bool,
         held: Held,
     ) {
+        let request_rule = who.policy.network.request_rule(Some(&host), dst);
         let conn = Conn {
             key: Key {
                 sandbox: who.sandbox.clone(),
@@ -220,6 +230,7 @@ impl Interceptor {
                 Transport::PlainElsewhere
             },
             held,
+            request_rule,
         };
         // As over TLS: refuse what hyper would silently normalize.
         let mut stream = stream;

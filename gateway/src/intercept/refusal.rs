@@ -9,6 +9,7 @@ use hyper::StatusCode;
 use serde_json::{Value, json};
 
 use super::hygiene::Violation;
+use crate::policy::network::RequestRefusal;
 
 /// One refusal, with what the sandbox is told and the audit log keeps.
 #[must_use]
@@ -20,6 +21,13 @@ pub enum Refusal {
     /// 421: a plain-HTTP connection was decided on its first request's
     /// Host; a later one names another (`named`).
     HostChanged { named: String },
+    /// 403 (400 for a dot segment): a method or path the `allow_out` rule
+    /// that allowed the connection does not let through.
+    NetworkRule {
+        why: RequestRefusal,
+        rule: String,
+        detail: String,
+    },
     /// 400: a path the app catalogue will not judge (dot segments).
     AppPath {
         reason: &'static str,
@@ -105,10 +113,15 @@ impl Refusal {
             Refusal::Hygiene(Violation::HostNotSni) | Refusal::HostChanged { .. } => {
                 StatusCode::MISDIRECTED_REQUEST
             }
+            Refusal::NetworkRule {
+                why: RequestRefusal::PathDotSegment,
+                ..
+            } => StatusCode::BAD_REQUEST,
             Refusal::Hygiene(_) | Refusal::AppPath { .. } | Refusal::BodyUnreadable { .. } => {
                 StatusCode::BAD_REQUEST
             }
             Refusal::App(_)
+            | Refusal::NetworkRule { .. }
             | Refusal::Pii { .. }
             | Refusal::Injection { .. }
             | Refusal::Credential { .. } => StatusCode::FORBIDDEN,
@@ -122,6 +135,7 @@ impl Refusal {
         match self {
             Refusal::Hygiene(violation) => violation.as_str(),
             Refusal::HostChanged { .. } => "host_changed",
+            Refusal::NetworkRule { why, .. } => why.as_str(),
             Refusal::BodyUnreadable { .. } => "body_unreadable",
             Refusal::Pii { .. } => "pii_blocked",
             Refusal::Injection { .. } => "prompt_injection",
@@ -140,6 +154,7 @@ impl Refusal {
         match self {
             Refusal::App(denial) => Some(&denial.rule),
             Refusal::AppPath { rule, .. }
+            | Refusal::NetworkRule { rule, .. }
             | Refusal::Content { rule, .. }
             | Refusal::Pii { rule, .. }
             | Refusal::Injection { rule, .. }
@@ -155,7 +170,9 @@ impl Refusal {
     /// The audit event's name: what part of the path refused.
     pub fn event(&self) -> &'static str {
         match self {
-            Refusal::Hygiene(_) | Refusal::HostChanged { .. } => "request",
+            Refusal::Hygiene(_) | Refusal::HostChanged { .. } | Refusal::NetworkRule { .. } => {
+                "request"
+            }
             Refusal::App(_) | Refusal::AppPath { .. } => "approval",
             Refusal::BodyUnreadable { .. }
             | Refusal::Content { .. }
@@ -201,7 +218,9 @@ impl Refusal {
             Refusal::Hygiene(violation) => violation.message().to_owned(),
             Refusal::HostChanged { named } => format!("Host {named}"),
             Refusal::App(denial) => denial.detail.clone(),
-            Refusal::AppPath { detail, .. } | Refusal::Content { detail, .. } => detail.clone(),
+            Refusal::AppPath { detail, .. }
+            | Refusal::NetworkRule { detail, .. }
+            | Refusal::Content { detail, .. } => detail.clone(),
             Refusal::BodyUnreadable { why } => why.clone(),
             Refusal::Pii { kinds, .. } => format!("types {}", kinds.join(",")),
             Refusal::Injection { score, signals, .. } => {
@@ -230,6 +249,15 @@ impl Refusal {
                 "error": "misdirected_request",
                 "reason": reason,
                 "detail": "this connection was allowed for another host; open a new connection",
+            }),
+            Refusal::NetworkRule { why, rule, detail } => json!({
+                "error": match why {
+                    RequestRefusal::PathDotSegment => "bad_request",
+                    _ => "forbidden",
+                },
+                "reason": reason,
+                "rule": rule,
+                "detail": detail,
             }),
             Refusal::AppPath { rule, app, .. } => json!({
                 "error": "bad_request",
@@ -343,6 +371,9 @@ mod tests {
             (Refusal::HostChanged { named: "b.test".into() }, 421, "misdirected_request", "request", "deny", C::None),
             (app("app_action_denied"), 403, "forbidden", "approval", "deny", C::None),
             (Refusal::AppPath { reason: "path_dot_segment", rule: "p:apps.github".into(), app: "github".into(), detail: "GET /a/../b".into() }, 400, "bad_request", "approval", "deny", C::None),
+            (Refusal::NetworkRule { why: RequestRefusal::MethodNotAllowed, rule: "p:network.allow_out[0]".into(), detail: "POST /x".into() }, 403, "forbidden", "request", "deny", C::None),
+            (Refusal::NetworkRule { why: RequestRefusal::PathNotAllowed, rule: "p:network.allow_out[0]".into(), detail: "GET /y".into() }, 403, "forbidden", "request", "deny", C::None),
+            (Refusal::NetworkRule { why: RequestRefusal::PathDotSegment, rule: "p:network.allow_out[0]".into(), detail: "GET /a/../b".into() }, 400, "bad_request", "request", "deny", C::None),
             (Refusal::BodyUnreadable { why: "cut".into() }, 400, "bad_request", "content", "deny", C::None),
             (content(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large_to_inspect"), 413, "refused", "content", "deny", C::None),
             (content(StatusCode::UNSUPPORTED_MEDIA_TYPE, "body_not_decodable"), 415, "refused", "content", "deny", C::None),

@@ -96,12 +96,26 @@ impl Default for Network {
 
 /// A destination: a string (`example.com`, `*.example.com`, `203.0.113.7`,
 /// `10.0.0.0/8`, `2001:db8::/32`, `ALL_TRAFFIC`, each optionally followed by
-/// `:PORT` or, for IPv6, written `[addr]:PORT`), or a map with a port list.
+/// `:PORT` or, for IPv6, written `[addr]:PORT`), or a map with a port list
+/// and, on `allow_out`, the methods and paths its requests may use.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
 pub enum Target {
     Short(String),
     Full(TargetSpec),
+}
+
+impl Target {
+    /// Whether the rule decides request by request (`methods`, `paths`
+    /// or `access`), so what it allows must be read.
+    pub fn reads_requests(&self) -> bool {
+        match self {
+            Target::Short(_) => false,
+            Target::Full(spec) => {
+                spec.methods.is_some() || spec.paths.is_some() || spec.access.is_some()
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -112,6 +126,25 @@ pub struct TargetSpec {
     /// Empty: every port.
     #[serde(default)]
     pub ports: Vec<u16>,
+    /// The only methods a request on a connection this rule allowed may
+    /// use (upper-cased); absent: every method.
+    #[serde(default)]
+    pub methods: Option<Vec<String>>,
+    /// The only paths such a request may ask for, as app actions write
+    /// them (`*` one segment, `**` any); absent: every path.
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    /// Shorthand for `methods`; exclusive with it.
+    #[serde(default)]
+    pub access: Option<Access>,
+}
+
+/// `access:` on an `allow_out` rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// GET, HEAD and OPTIONS.
+    ReadOnly,
 }
 
 /// The sandbox's DNS, answered by Sluice.

@@ -9,6 +9,7 @@
 mod apps;
 mod content;
 mod credentials;
+mod network_rule;
 mod order;
 mod redirects;
 mod refusals;

@@ -15,6 +15,7 @@ mod body;
 mod credentials;
 mod dry_run;
 mod host_pin;
+mod network_rule;
 
 use std::sync::Arc;
 
@@ -60,6 +61,7 @@ pub(super) enum Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Stage {
     HostPin,
+    NetworkRule,
     Apps,
     DryRun,
     Body,
@@ -69,10 +71,14 @@ pub(super) enum Stage {
 /// The request stages in the order a request meets them. Hygiene runs
 /// before them all: no stage reads a request whose framing or host is in
 /// doubt.
-pub(super) const REQUEST: [Stage; 5] = [
+pub(super) const REQUEST: [Stage; 6] = [
     // Every later stage decides on the connection's name: a plain-HTTP
     // request naming another host is refused before any reads it.
     Stage::HostPin,
+    // The network rule that allowed the connection bounds its requests
+    // (methods, paths) before anything is asked of a person, previewed,
+    // read or rewritten: what the rule refuses is never parked.
+    Stage::NetworkRule,
     // The catalogue's or a person's no comes before anything is previewed,
     // read or rewritten, and a parked request has not been read yet.
     Stage::Apps,
@@ -92,6 +98,7 @@ impl Stage {
     pub(super) fn name(self) -> &'static str {
         match self {
             Stage::HostPin => "host_pin",
+            Stage::NetworkRule => "network_rule",
             Stage::Apps => "apps",
             Stage::DryRun => "dry_run",
             Stage::Body => "body",
@@ -106,6 +113,7 @@ impl Stage {
     pub(super) fn reasons(self) -> &'static [&'static str] {
         match self {
             Stage::HostPin => &["host_changed"],
+            Stage::NetworkRule => network_rule::REASONS,
             Stage::Apps => apps::REASONS,
             Stage::DryRun => &[],
             Stage::Body => body::REASONS,
@@ -116,6 +124,7 @@ impl Stage {
     async fn run(self, interceptor: &Interceptor, conn: &Conn, exchange: &mut Exchange) -> Outcome {
         match self {
             Stage::HostPin => host_pin::run(conn, exchange),
+            Stage::NetworkRule => network_rule::run(conn, exchange),
             Stage::Apps => apps::run(interceptor, conn, exchange).await,
             Stage::DryRun => dry_run::run(interceptor, conn, exchange).await,
             Stage::Body => body::run(interceptor, conn, exchange).await,

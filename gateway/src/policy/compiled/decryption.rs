@@ -1,6 +1,7 @@
 //! Whether a policy's TLS is decrypted when the policy does not say:
-//! a policy that enables a stage reading requests means that stage to see
-//! HTTPS (as the seeds have it), one that enables none relays TLS unread.
+//! a policy that enables a stage reading requests (or an `allow_out` rule
+//! with methods or paths) means it to see HTTPS (as the seeds have it),
+//! one that enables none relays TLS unread.
 
 use std::borrow::Cow;
 
@@ -22,6 +23,14 @@ pub(super) fn with_decryption_default(
         ("injection_defense", raw.injection_defense.enabled),
         ("transformations", !raw.transformations.is_empty()),
         ("credentials", !raw.credentials.is_empty()),
+        // A rule with methods or paths decides each request it allows.
+        (
+            "network.allow_out",
+            raw.network
+                .allow_out
+                .iter()
+                .any(raw::Target::reads_requests),
+        ),
     ]
     .into_iter()
     .find_map(|(section, on)| on.then_some(section));

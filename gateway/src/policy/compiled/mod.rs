@@ -47,6 +47,10 @@ pub const PII_TYPES: &[&str] = &[
 /// and `deny_out` that cover the port: the SNI or Host decides.
 pub const NAME_RULES: &str = "network.name_rules";
 
+/// [`CompiledPolicy::first_bytes_reader`] for the `allow_out` rules with
+/// methods or paths that cover the port: each request is decided.
+pub const REQUEST_RULES: &str = "network.request_rules";
+
 /// One policy, ready to decide with. Shared behind an `Arc`; never mutated.
 #[derive(Debug)]
 pub struct CompiledPolicy {
@@ -102,8 +106,8 @@ impl CompiledPolicy {
 
     /// What in this policy reads the first bytes of a connection to
     /// `port`, by its policy key: a name rule could apply to the port, TLS
-    /// is decrypted or checked for Encrypted Client Hello, or a stage reads
-    /// plain HTTP. Where something does, bytes that are not a well-formed
+    /// is decrypted, a rule with methods or paths covers the port, TLS is
+    /// checked for Encrypted Client Hello, or a stage reads plain HTTP. Where something does, bytes that are not a well-formed
     /// ClientHello or request head are refused, naming it; where nothing
     /// does (`None`), they are relayed unread.
     pub fn first_bytes_reader(&self, port: u16) -> Option<&'static str> {
@@ -116,6 +120,9 @@ impl CompiledPolicy {
                 self.decrypted_for
                     .unwrap_or("network.decide_without_decryption"),
             );
+        }
+        if self.network.request_rules_apply(port) {
+            return Some(REQUEST_RULES);
         }
         if self.network.refuses_ech() {
             return Some("network.encrypted_client_hello");

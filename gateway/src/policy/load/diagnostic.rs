@@ -118,7 +118,7 @@ pub(super) fn deserialize_error(
 
 const UNTAGGED_TARGET: &str = "data did not match any variant of untagged enum Target";
 const TARGET_HINT: &str = "a destination is a string (`example.com`, `*.example.com:443`, \
-     `10.0.0.0/8`, `[2001:db8::1]:443`, `ALL_TRAFFIC`) or a map with only `to` and `ports`";
+     `10.0.0.0/8`, `[2001:db8::1]:443`, `ALL_TRAFFIC`) or a map of `to`, `ports` and (on `allow_out`) `methods`, `paths` or `access`";
 
 /// serde reports a bad destination in a list against the whole list, with
 /// no reason. Finds the first item that is not a destination, and why.

@@ -99,7 +99,7 @@ fn errors_are_located_and_explained() {
                 3,
                 8,
                 "network.allow_out[0]: unknown field `port`",
-                "did you mean `ports`? expected `to` or `ports`",
+                "did you mean `ports`? expected one of `to`, `ports`, `methods`",
             )],
         ),
         (

@@ -55,13 +55,15 @@ mod target;
 use dns::compile_dns;
 pub use dns::{DnsLimits, RecordTypes};
 use rules::{NamePorts, Ports, Rule, RuleIndex, Target, every_family, port_questions, rank};
-use target::{Problem, compile_target};
+pub use rules::{RequestRefusal, RequestRule};
+use target::{Problem, compile_target, request_key};
 
 use std::{
     collections::{HashMap, hash_map::Entry},
     fmt,
     net::{IpAddr, Ipv4Addr, SocketAddr},
     ops::Deref,
+    sync::Arc,
 };
 
 use ipnet::{IpNet, Ipv4Net};
@@ -141,6 +143,9 @@ pub enum NetDenyReason {
     /// A TLS hello offering Encrypted Client Hello on a connection that is
     /// not decrypted, under `encrypted_client_hello: refuse`.
     EncryptedClientHello,
+    /// The winner decides request by request (`methods`, `paths`,
+    /// `access`) and the connection would not be read: TLS not decrypted.
+    RequestRuleUnread,
 }
 
 impl NetDenyReason {
@@ -154,6 +159,7 @@ impl NetDenyReason {
             NetDenyReason::DomainFronting => "domain_fronting",
             NetDenyReason::IpLikeName => "ip_like_name",
             NetDenyReason::EncryptedClientHello => "encrypted_client_hello",
+            NetDenyReason::RequestRuleUnread => "request_rule_unread",
         }
     }
 }
@@ -209,6 +215,8 @@ pub struct NetworkPolicy {
     allow_has_address: bool,
     /// Ports some name rule covers, sorted; `None` inside: every port.
     name_ports: NamePorts,
+    /// Ports some rule with methods or paths covers.
+    request_ports: NamePorts,
     ssrf_guard: bool,
     verify_name_resolution: bool,
     decide_without_decryption: bool,
@@ -231,12 +239,21 @@ impl NetworkPolicy {
             (true, "allow_out", &raw.allow_out),
             (false, "deny_out", &raw.deny_out),
         ];
+        let passthrough = compile_passthrough(&raw.passthrough, &mut errors);
+        let decrypts = !raw.decide_without_decryption.unwrap_or(true);
         for (allow, field, list) in lists {
-            for (index, target) in list.iter().enumerate() {
+            for (index, written) in list.iter().enumerate() {
                 let label: Box<str> = format!("network.{field}[{index}]").into();
-                let Some((target, ports)) = compile_target(target, &label, &mut errors) else {
+                let Some((target, ports, request)) =
+                    compile_target(written, &label, allow, &mut errors)
+                else {
                     continue;
                 };
+                if let (Some(_), raw::Target::Full(spec)) = (&request, written) {
+                    let at = format!("{label}.{}", request_key(spec).unwrap_or("methods"));
+                    let problem = unenforceable(&target, &ports, decrypts, &passthrough);
+                    errors.extend(problem.map(|problem| problem.at(at)));
+                }
                 match first.entry((target.clone(), ports.clone())) {
                     Entry::Occupied(seen) => {
                         if let Some(seen) = rules.get(*seen.get()) {
@@ -256,24 +273,13 @@ impl NetworkPolicy {
                     ports,
                     rank,
                     companion: false,
+                    request: request.map(Arc::new),
                 });
             }
         }
         rules.extend(every_family(&rules));
         let dns = compile_dns(&raw.dns, &mut errors);
-        let (mut passthrough_exact, mut passthrough_wildcard) = (Vec::new(), Vec::new());
-        for (i, text) in raw.passthrough.iter().enumerate() {
-            match target::parse_name(text) {
-                Ok(Target::Exact(name)) => passthrough_exact.push(name),
-                Ok(Target::Wildcard(base)) => passthrough_wildcard.push(base),
-                Ok(_) => errors.push(CompileError {
-                    path: format!("network.passthrough[{i}]"),
-                    message: format!("`{text}` is not a name"),
-                    hint: Some("passthrough takes names (`example.com`, `*.example.com`): what is not decrypted is chosen by the name the client sends".to_owned()),
-                }),
-                Err(problem) => errors.push(problem.at(format!("network.passthrough[{i}]"))),
-            }
-        }
+        let (passthrough_exact, passthrough_wildcard) = passthrough;
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -282,6 +288,7 @@ impl NetworkPolicy {
                 .iter()
                 .any(|rule| rule.allow && matches!(rule.target, Target::Net(_))),
             name_ports: NamePorts::of(&rules),
+            request_ports: NamePorts::covered_by(rules.iter().filter(|r| r.request.is_some())),
             ssrf_guard: raw.ssrf_guard,
             verify_name_resolution: raw.verify_name_resolution,
             decide_without_decryption: raw.decide_without_decryption.unwrap_or(true),
@@ -314,11 +321,36 @@ impl NetworkPolicy {
         if self.passthrough_exact.iter().any(|n| **n == *name) {
             return false;
         }
-        !self.passthrough_wildcard.iter().any(|base| {
-            name.len() > base.len()
-                && name.ends_with(&**base)
-                && name.as_bytes()[name.len() - base.len() - 1] == b'.'
-        })
+        !self
+            .passthrough_wildcard
+            .iter()
+            .any(|base| below(&name, base))
+    }
+
+    /// What the requests on a connection decided on `name` (canonical;
+    /// an address written out is no name, as in [`decide`](Self::decide))
+    /// to `dst` may ask for: the winning rule's [`RequestRule`], the one
+    /// [`decide`](Self::decide) allowed the connection by. The
+    /// interceptor asks once per connection.
+    pub fn request_rule(&self, name: Option<&str>, dst: SocketAddr) -> Option<Arc<RequestRule>> {
+        let ip = dst.ip().to_canonical();
+        let name = name.filter(|name| match ssrf::parse_ip_like(name) {
+            Some(named) => named.to_canonical() != ip,
+            None => true,
+        });
+        let winner = self.rules.winner(name, Some(ip), Ports::At(dst.port()))?;
+        winner.request.clone().filter(|_| winner.allow)
+    }
+
+    /// Whether a rule with methods or paths covers `port`: its requests
+    /// are read, so its first bytes are.
+    pub fn request_rules_apply(&self, port: u16) -> bool {
+        self.request_ports.has(port)
+    }
+
+    /// Whether some rule decides request by request.
+    pub fn has_request_rules(&self) -> bool {
+        !matches!(&self.request_ports, NamePorts::Some(ports) if ports.is_empty())
     }
 
     /// The decision on one connection; see the module documentation.
@@ -364,6 +396,11 @@ impl NetworkPolicy {
             if !resolves {
                 return deny(NetDenyReason::NameAddressMismatch, &rule.label);
             }
+        }
+        // A rule that decides per request needs the requests read: not
+        // plain HTTP (no Host) and not decrypted, it could not.
+        if rule.request.is_some() && req.host.is_none() && !self.intercepts(req.sni) {
+            return deny(NetDenyReason::RequestRuleUnread, &rule.label);
         }
         allow(&rule.label)
     }
@@ -478,10 +515,7 @@ impl NetworkPolicy {
     /// cannot change the decision, so the proxy need not wait for the
     /// client's first bytes (server-first protocols keep working).
     pub fn name_rules_apply(&self, port: u16) -> bool {
-        match &self.name_ports {
-            NamePorts::Every => true,
-            NamePorts::Some(ports) => ports.binary_search(&port).is_ok(),
-        }
+        self.name_ports.has(port)
     }
 
     pub fn dns_limits(&self) -> &DnsLimits {
@@ -550,6 +584,91 @@ fn strip_port(host: &str) -> &str {
         _ => host,
     }
 }
+
+/// Whether `name` is strictly below `base` (`a.b.c` below `b.c`).
+fn below(name: &str, base: &str) -> bool {
+    name.len() > base.len()
+        && name.ends_with(base)
+        && name.as_bytes()[name.len() - base.len() - 1] == b'.'
+}
+
+/// `network.passthrough`: exact names and wildcard bases.
+type Passthrough = (Vec<Box<str>>, Vec<Box<str>>);
+
+fn compile_passthrough(written: &[String], errors: &mut Vec<CompileError>) -> Passthrough {
+    let (mut exact, mut wildcard) = (Vec::new(), Vec::new());
+    for (i, text) in written.iter().enumerate() {
+        match target::parse_name(text) {
+            Ok(Target::Exact(name)) => exact.push(name),
+            Ok(Target::Wildcard(base)) => wildcard.push(base),
+            Ok(_) => errors.push(CompileError {
+                path: format!("network.passthrough[{i}]"),
+                message: format!("`{text}` is not a name"),
+                hint: Some("passthrough takes names (`example.com`, `*.example.com`): what is not decrypted is chosen by the name the client sends".to_owned()),
+            }),
+            Err(problem) => errors.push(problem.at(format!("network.passthrough[{i}]"))),
+        }
+    }
+    (exact, wildcard)
+}
+
+/// Why a rule with methods or paths could never be enforced over HTTPS:
+/// TLS is relayed undecrypted (`decide_without_decryption: true`) on a
+/// port HTTPS uses, or the names it matches are in `passthrough`. (TLS
+/// that reaches such a rule undecrypted anyway, on another port or to an
+/// address a passthrough name resolves to, is refused by `decide`.)
+fn unenforceable(
+    target: &Target,
+    ports: &[u16],
+    decrypts: bool,
+    (exact, wildcard): &Passthrough,
+) -> Option<Problem> {
+    if !decrypts && (ports.is_empty() || ports.contains(&HTTPS_PORT)) {
+        let reach = match ports.is_empty() {
+            true => "every port, 443 included",
+            false => "port 443",
+        };
+        return Some(Problem::new(
+            format!(
+                "methods and paths could never be enforced over HTTPS: `decide_without_decryption: true` relays TLS undecrypted, and this rule covers {reach}"
+            ),
+            "drop `decide_without_decryption` (the policy then decrypts TLS to read requests), or list only plain-HTTP ports in this rule's `ports` (TLS to them is then refused)",
+        ));
+    }
+    let overlaps = |name: &str, is_wildcard: bool| {
+        exact
+            .iter()
+            .find(|p| match is_wildcard {
+                false => ***p == *name,
+                true => below(p, name),
+            })
+            .map(|p| p.to_string())
+            .or_else(|| {
+                wildcard
+                    .iter()
+                    .find(|base| {
+                        below(name, base)
+                            || (is_wildcard && (***base == *name || below(base, name)))
+                    })
+                    .map(|base| format!("*.{base}"))
+            })
+    };
+    let passthrough = match target {
+        Target::Exact(name) => overlaps(name, false),
+        Target::Wildcard(base) => overlaps(base, true),
+        Target::Net(_) | Target::All => None,
+    }?;
+    Some(Problem::new(
+        format!(
+            "methods and paths could never be enforced over HTTPS: `{passthrough}` is in network.passthrough, whose TLS is never decrypted"
+        ),
+        "remove the name from `passthrough`, or drop `methods`, `paths` and `access` from this rule",
+    ))
+}
+
+/// The port HTTPS is served on, which a rule that decides per request may
+/// not cover when TLS is not decrypted.
+const HTTPS_PORT: u16 = 443;
 
 fn duplicate(label: &str, allow: bool, first: &Rule) -> CompileError {
     let first_label = &first.label;

@@ -2,13 +2,18 @@
 //! precedence), the indexes that find the rules a name or an address
 //! matches, and the choice among them of the one that wins (most specific
 //! first; see the parent module's "The decision", step 4). What a winner
-//! means for a connection or a name is decided by the parent.
+//! means for a connection or a name is decided by the parent. An
+//! `allow_out` rule may also narrow the requests on the connections it
+//! wins ([`RequestRule`], decided per request by the interceptor).
 
-use std::{cmp::Reverse, collections::HashMap, net::IpAddr};
+use std::{cmp::Reverse, collections::HashMap, net::IpAddr, sync::Arc};
 
 use ipnet::IpNet;
 
-use crate::policy::ssrf;
+use crate::{
+    apps::pattern::{PathPattern, has_dot_segment, normalize_path},
+    policy::ssrf,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Target {
@@ -30,6 +35,100 @@ pub(super) struct Rule {
     /// Not written: the other family's `/0` of a `deny_out` entry read as
     /// all traffic ([`every_family`]).
     pub(super) companion: bool,
+    /// `methods` / `paths` / `access` of an `allow_out` rule: what the
+    /// requests on a connection it won may ask for.
+    pub(super) request: Option<Arc<RequestRule>>,
+}
+
+/// What an `allow_out` rule lets a request on a connection it won ask
+/// for: its methods and its paths (each absent: any). Compiled once with
+/// the policy; the interceptor's `network_rule` stage asks
+/// [`RequestRule::decide`] of every request.
+#[derive(Debug)]
+pub struct RequestRule {
+    /// `network.allow_out[2]`.
+    pub label: Box<str>,
+    /// Upper case, deduplicated, in the order written; `None`: any.
+    pub(super) methods: Option<Box<[Box<str>]>>,
+    /// `None`: any path.
+    pub(super) paths: Option<Box<[PathPattern]>>,
+}
+
+/// Why a request falls outside its connection's [`RequestRule`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestRefusal {
+    MethodNotAllowed,
+    PathNotAllowed,
+    /// A `.` or `..` segment, where the rule has paths: the upstream
+    /// would resolve it to a path the patterns never saw (as apps refuse
+    /// it, `apps::pattern::has_dot_segment`).
+    PathDotSegment,
+}
+
+impl RequestRefusal {
+    pub const ALL: [RequestRefusal; 3] = [
+        RequestRefusal::MethodNotAllowed,
+        RequestRefusal::PathNotAllowed,
+        RequestRefusal::PathDotSegment,
+    ];
+
+    /// The reason in the answer, the audit event and the metrics.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RequestRefusal::MethodNotAllowed => "method_not_allowed",
+            RequestRefusal::PathNotAllowed => "path_not_allowed",
+            RequestRefusal::PathDotSegment => "path_dot_segment",
+        }
+    }
+}
+
+impl RequestRule {
+    /// Whether a request with `method` for `path_and_query` (its query
+    /// takes no part) may go on: the method first, then the path,
+    /// normalized as the app catalogue normalizes it.
+    pub fn decide(&self, method: &str, path_and_query: &str) -> Result<(), RequestRefusal> {
+        if let Some(methods) = &self.methods
+            && !methods.iter().any(|m| **m == *method)
+        {
+            return Err(RequestRefusal::MethodNotAllowed);
+        }
+        let Some(paths) = &self.paths else {
+            return Ok(());
+        };
+        if has_dot_segment(path_and_query) {
+            return Err(RequestRefusal::PathDotSegment);
+        }
+        let path = normalize_path(path_and_query);
+        match paths.iter().any(|pattern| pattern.matches(&path)) {
+            true => Ok(()),
+            false => Err(RequestRefusal::PathNotAllowed),
+        }
+    }
+
+    /// The methods allowed, as written (`None`: any).
+    pub fn methods(&self) -> Option<impl Iterator<Item = &str>> {
+        self.methods.as_ref().map(|m| m.iter().map(|m| &**m))
+    }
+
+    /// The path patterns allowed, as written (`None`: any).
+    pub fn paths(&self) -> Option<impl Iterator<Item = &str>> {
+        self.paths
+            .as_ref()
+            .map(|p| p.iter().map(PathPattern::as_str))
+    }
+
+    /// One sentence: what the rule lets through.
+    pub fn describe(&self) -> String {
+        let methods = match self.methods() {
+            Some(methods) => methods.collect::<Vec<_>>().join(", "),
+            None => "any method".to_owned(),
+        };
+        let paths = match self.paths() {
+            Some(paths) => paths.collect::<Vec<_>>().join(", "),
+            None => "any path".to_owned(),
+        };
+        format!("{} allows {methods} to {paths}", self.label)
+    }
 }
 
 /// Precedence among matching rules; the greatest wins. Field order is
@@ -55,8 +154,13 @@ pub(super) enum NamePorts {
 
 impl NamePorts {
     pub(super) fn of(rules: &[Rule]) -> NamePorts {
+        NamePorts::covered_by(rules.iter().filter(|rule| rule.is_name()))
+    }
+
+    /// The ports `rules` cover between them.
+    pub(super) fn covered_by<'r>(rules: impl Iterator<Item = &'r Rule>) -> NamePorts {
         let mut ports = Vec::new();
-        for rule in rules.iter().filter(|rule| rule.is_name()) {
+        for rule in rules {
             if rule.ports.is_empty() {
                 return NamePorts::Every;
             }
@@ -65,6 +169,13 @@ impl NamePorts {
         ports.sort_unstable();
         ports.dedup();
         NamePorts::Some(ports.into())
+    }
+
+    pub(super) fn has(&self, port: u16) -> bool {
+        match self {
+            NamePorts::Every => true,
+            NamePorts::Some(ports) => ports.binary_search(&port).is_ok(),
+        }
     }
 }
 
@@ -102,6 +213,7 @@ pub(super) fn every_family(rules: &[Rule]) -> Option<Rule> {
         ports: Box::new([]),
         rank: written.rank,
         companion: true,
+        request: None,
     })
 }
 

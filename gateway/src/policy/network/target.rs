@@ -1,8 +1,10 @@
 //! Destination strings (`example.com`, `*.example.com`, `10.0.0.0/8:5432`,
 //! `[2001:db8::1]:443`, `ALL_TRAFFIC`) parsed once into targets, with an
-//! error and a hint for every way they can be wrong.
+//! error and a hint for every way they can be wrong; a map target's
+//! `methods`, `paths` and `access` compiled into its [`RequestRule`].
 
 use super::*;
+use crate::apps::pattern::PathPattern;
 
 /// A problem not yet placed at a path.
 pub(super) struct Problem {
@@ -27,15 +29,20 @@ impl Problem {
     }
 }
 
+/// A compiled target: what it matches, its ports, and on `allow_out`
+/// what the requests on a connection it wins may ask for.
+pub(super) type Compiled = (Target, Box<[u16]>, Option<RequestRule>);
+
 pub(super) fn compile_target(
     target: &raw::Target,
     label: &str,
+    allow: bool,
     errors: &mut Vec<CompileError>,
-) -> Option<(Target, Box<[u16]>)> {
+) -> Option<Compiled> {
     let spec = match target {
         raw::Target::Short(text) => {
             return match parse_target(text) {
-                Ok((target, port)) => Some((target, port.into_iter().collect())),
+                Ok((target, port)) => Some((target, port.into_iter().collect(), None)),
                 Err(problem) => {
                     errors.push(problem.at(label));
                     None
@@ -45,6 +52,7 @@ pub(super) fn compile_target(
         raw::Target::Full(spec) => spec,
     };
     let before = errors.len();
+    let request = compile_request(spec, label, allow, errors);
     let target = match parse_target(&spec.to) {
         Ok((target, None)) => Some(target),
         Ok((_, Some(_))) if spec.ports.is_empty() => {
@@ -83,7 +91,122 @@ pub(super) fn compile_target(
     ports.dedup();
     target
         .filter(|_| errors.len() == before)
-        .map(|target| (target, ports.into()))
+        .map(|target| (target, ports.into(), request))
+}
+
+/// The first of `methods`, `paths` and `access` a map target gives, where
+/// an error about them all points.
+pub(super) fn request_key(spec: &raw::TargetSpec) -> Option<&'static str> {
+    let keys = [
+        ("methods", spec.methods.is_some()),
+        ("paths", spec.paths.is_some()),
+        ("access", spec.access.is_some()),
+    ];
+    keys.into_iter()
+        .find(|(_, given)| *given)
+        .map(|(key, _)| key)
+}
+
+/// The methods an `access` stands for.
+const READ_ONLY: [&str; 3] = ["GET", "HEAD", "OPTIONS"];
+
+/// `methods`, `paths` and `access` of one map target: a [`RequestRule`]
+/// on `allow_out`, an error on `deny_out`.
+fn compile_request(
+    spec: &raw::TargetSpec,
+    label: &str,
+    allow: bool,
+    errors: &mut Vec<CompileError>,
+) -> Option<RequestRule> {
+    let first = request_key(spec)?;
+    if !allow {
+        let problem = Problem::new(
+            format!("`{first}` on a deny_out rule"),
+            "a deny_out rule refuses whole connections; to refuse some methods or paths, allow only the others on an allow_out rule (`methods:`, `paths:` or `access: read_only`)",
+        );
+        errors.push(problem.at(format!("{label}.{first}")));
+        return None;
+    }
+    let before = errors.len();
+    let methods = match (&spec.methods, spec.access) {
+        (Some(_), Some(_)) => {
+            let problem = Problem::new(
+                "`access` and `methods` both given",
+                "keep one: `access: read_only` is `methods: [GET, HEAD, OPTIONS]`",
+            );
+            errors.push(problem.at(format!("{label}.access")));
+            None
+        }
+        (None, Some(raw::Access::ReadOnly)) => Some(READ_ONLY.map(Box::from).into()),
+        (Some(methods), None) => compile_methods(methods, label, errors),
+        (None, None) => None,
+    };
+    let paths = spec.paths.as_ref().and_then(|paths| {
+        if paths.is_empty() {
+            let problem = Problem::new(
+                "an empty `paths` list would refuse every request",
+                "list the paths allowed (`/repos/**`), or leave `paths` out for every path",
+            );
+            errors.push(problem.at(format!("{label}.paths")));
+            return None;
+        }
+        let mut compiled = Vec::with_capacity(paths.len());
+        for (i, text) in paths.iter().enumerate() {
+            match PathPattern::parse(text) {
+                Ok(pattern) => compiled.push(pattern),
+                Err(message) => errors.push(CompileError {
+                    path: format!("{label}.paths[{i}]"),
+                    message,
+                    hint: Some("write a path such as `/repos/*/issues` or `/api/**` (`*` one segment, `**` any)".to_owned()),
+                }),
+            }
+        }
+        Some(compiled.into_boxed_slice())
+    });
+    (errors.len() == before).then(|| RequestRule {
+        label: label.into(),
+        methods,
+        paths,
+    })
+}
+
+fn compile_methods(
+    methods: &[String],
+    label: &str,
+    errors: &mut Vec<CompileError>,
+) -> Option<Box<[Box<str>]>> {
+    if methods.is_empty() {
+        let problem = Problem::new(
+            "an empty `methods` list would refuse every request",
+            "list the methods allowed (`[GET, POST]`), or leave `methods` out for every method",
+        );
+        errors.push(problem.at(format!("{label}.methods")));
+        return None;
+    }
+    let mut compiled: Vec<Box<str>> = Vec::with_capacity(methods.len());
+    for (i, text) in methods.iter().enumerate() {
+        let upper = text.trim().to_ascii_uppercase();
+        // A token (RFC 9110), as a request line carries it.
+        let token = !upper.is_empty()
+            && upper
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if upper == "*" || !token {
+            let hint = match upper.as_str() {
+                "*" => "leave `methods` out for every method",
+                _ => "write a method such as GET, POST or DELETE",
+            };
+            errors.push(
+                Problem::new(format!("`{text}` is not a method"), hint)
+                    .at(format!("{label}.methods[{i}]")),
+            );
+            continue;
+        }
+        if !compiled.iter().any(|m| **m == *upper) {
+            compiled.push(upper.into());
+        }
+    }
+    Some(compiled.into_boxed_slice())
 }
 
 /// One target string: the target and its inline port.

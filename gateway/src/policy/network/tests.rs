@@ -9,6 +9,9 @@ fn full(to: &str, ports: &[u16]) -> raw::Target {
     raw::Target::Full(raw::TargetSpec {
         to: to.into(),
         ports: ports.to_vec(),
+        methods: None,
+        paths: None,
+        access: None,
     })
 }
 
@@ -1422,4 +1425,136 @@ fn a_portless_slash_zero_in_deny_out_is_all_traffic() {
     assert_eq!(policy("; 0.0.0.0/0").all_traffic_readings(), [D0]);
     assert!(policy("; 0.0.0.0/0 ::/0").all_traffic_readings().is_empty());
     assert!(policy("; 0.0.0.0/0:443").all_traffic_readings().is_empty());
+}
+
+/// A policy file's `network` section, as written, through the loader:
+/// each error comes back located (line, column) as `sluice check` prints it.
+fn located(network: &str) -> Vec<(usize, usize, String)> {
+    let text = format!("network:\n{network}");
+    let path = std::path::Path::new("p.yaml");
+    let against = crate::policy::load::Against::default();
+    match crate::policy::load::parse_policy(path, "p", &text, against) {
+        Ok(_) => Vec::new(),
+        Err(diagnostics) => diagnostics
+            .into_iter()
+            .map(|d| (d.line, d.column, format!("{} ({:?})", d.message, d.hint)))
+            .collect(),
+    }
+}
+
+/// `methods`, `paths` and `access` written wrong: one error each, at the
+/// node's line and column, saying what to write.
+#[test]
+fn request_rule_errors_are_located() {
+    // (network section, line, column, fragment of the message or hint)
+    #[rustfmt::skip]
+    let cases: &[(&str, usize, usize, &str)] = &[
+        ("  allow_out:\n    - {to: a.test, methods: [GET, 'P OST']}\n", 3, 35, "not a method"),
+        ("  allow_out:\n    - {to: a.test, methods: ['*']}\n", 3, 30, "leave `methods` out"),
+        ("  allow_out:\n    - {to: a.test, methods: []}\n", 3, 20, "empty `methods`"),
+        ("  allow_out:\n    - {to: a.test, paths: []}\n", 3, 20, "empty `paths`"),
+        ("  allow_out:\n    - {to: a.test, paths: [/ok, repos/**]}\n", 3, 33, "must start with `/`"),
+        ("  allow_out:\n    - {to: a.test, paths: ['/a?b=1']}\n", 3, 28, "query"),
+        ("  allow_out:\n    - {to: a.test, methods: [GET], access: read_only}\n", 3, 36, "keep one"),
+        ("  allow_out:\n    - a.test\n  deny_out:\n    - {to: b.test, access: read_only}\n", 5, 20, "allow only the others"),
+        ("  allow_out:\n    - {to: a.test, access: read_only}\n  decide_without_decryption: true\n", 3, 20, "every port, 443 included"),
+        ("  allow_out:\n    - {to: a.test, ports: [80, 443], methods: [GET]}\n  decide_without_decryption: true\n", 3, 38, "only plain-HTTP ports"),
+        ("  allow_out:\n    - {to: a.test, paths: [/x]}\n  passthrough: [a.test]\n", 3, 20, "`a.test` is in network.passthrough"),
+        ("  allow_out:\n    - {to: b.a.test, paths: [/x]}\n  passthrough: ['*.a.test']\n", 3, 22, "`*.a.test` is in network.passthrough"),
+        ("  allow_out:\n    - {to: '*.a.test', access: read_only}\n  passthrough: [b.a.test]\n", 3, 24, "`b.a.test` is in network.passthrough"),
+        ("  allow_out:\n    - {to: '*.b.a.test', access: read_only}\n  passthrough: ['*.a.test']\n", 3, 26, "`*.a.test` is in network.passthrough"),
+    ];
+    let mut wrong = Vec::new();
+    for &(network, line, column, fragment) in cases {
+        let got = located(network);
+        let right = matches!(got.as_slice(), [(l, c, message)]
+            if (*l, *c) == (line, column) && message.contains(fragment));
+        if !right {
+            wrong.push(format!("{network}: {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // What compiles: plain-HTTP ports under decide_without_decryption,
+    // passthrough beside the rule, an address rule, a name the
+    // passthrough does not cover, the upper-cased and deduplicated methods.
+    #[rustfmt::skip]
+    let fine = [
+        "  allow_out:\n    - {to: a.test, ports: [80, 8080], access: read_only}\n  decide_without_decryption: true\n",
+        "  allow_out:\n    - {to: a.test, access: read_only}\n  passthrough: [b.test, '*.c.a.test']\n",
+        "  allow_out:\n    - {to: '*.a.test', methods: [get, GET, post], paths: ['/repos/*/issues', '/**']}\n  passthrough: [a.test]\n",
+        "  allow_out:\n    - {to: 10.0.0.0/8, access: read_only}\n  passthrough: [a.test]\n",
+    ];
+    for network in fine {
+        assert_eq!(located(network), Vec::new(), "{network}");
+    }
+}
+
+/// The rule with methods or paths is the one the connection was allowed
+/// by, most specific first; a deny or an unconstrained winner carries
+/// none.
+#[test]
+fn the_request_rule_is_the_winners() {
+    let raw: raw::Network = serde_yaml::from_str(
+        "allow_out:\n  - {to: api.test, access: read_only}\n  - {to: '*.test', methods: [POST]}\n  - {to: 10.0.0.0/8, ports: [80], paths: [/x]}\n  - open.test\ndeny_out: [bad.test, ALL_TRAFFIC]\ndecide_without_decryption: false\nssrf_guard: false\n",
+    )
+    .expect("network");
+    let policy = compile(&raw);
+    let label = |name: Option<&str>, to: &str| {
+        let rule = policy.request_rule(name, dst(to));
+        rule.map(|rule| rule.label.to_string())
+    };
+    let a = |i: usize| Some(format!("network.allow_out[{i}]"));
+    assert_eq!(label(Some("api.test"), "192.0.2.1:443"), a(0));
+    assert_eq!(label(Some("www.test"), "192.0.2.1:443"), a(1));
+    assert_eq!(label(Some("open.test"), "10.0.0.1:80"), None);
+    assert_eq!(label(Some("bad.test"), "10.0.0.1:80"), None);
+    assert_eq!(label(Some("other.example"), "10.0.0.1:80"), a(2));
+    assert_eq!(label(Some("10.0.0.1"), "10.0.0.1:80"), a(2));
+    assert_eq!(label(None, "10.0.0.1:80"), a(2));
+    assert_eq!(label(None, "10.0.0.1:443"), None);
+    assert!(policy.request_rules_apply(443) && policy.request_rules_apply(80));
+    assert!(policy.has_request_rules());
+    assert!(!self::policy("a.test").has_request_rules());
+}
+
+/// A connection to a rule that decides per request is refused where its
+/// requests would not be read: TLS not decrypted (a plain-HTTP-only port
+/// under `decide_without_decryption: true`, or a passthrough name reaching
+/// an address rule). Plain HTTP is read, so allowed.
+#[test]
+fn a_request_rule_is_never_relayed_unread() {
+    let connect = |yaml: &str, to: &str, sni: Option<&str>, host: Option<&str>| {
+        let raw: raw::Network = serde_yaml::from_str(yaml).expect("network");
+        let to = dst(to);
+        compile(&raw).decide(&ConnRequest {
+            dst: to,
+            sni,
+            host,
+            name_addrs: Some(&[to.ip()]),
+            host_address: false,
+            ech: false,
+        })
+    };
+    let unread = no(NetDenyReason::RequestRuleUnread, A0);
+    let plain_only = "allow_out: [{to: a.test, ports: [80], access: read_only}]\ndecide_without_decryption: true\nssrf_guard: false\n";
+    assert_eq!(
+        connect(plain_only, "10.0.0.1:80", Some("a.test"), None),
+        unread
+    );
+    assert_eq!(
+        connect(plain_only, "10.0.0.1:80", None, Some("a.test")),
+        ok(A0)
+    );
+    let by_address = "allow_out: [{to: 10.0.0.0/8, access: read_only}]\npassthrough: [pinned.test]\ndecide_without_decryption: false\nssrf_guard: false\n";
+    let pinned = connect(by_address, "10.0.0.1:443", Some("pinned.test"), None);
+    assert_eq!(pinned, unread);
+    assert_eq!(
+        connect(by_address, "10.0.0.1:443", Some("a.test"), None),
+        ok(A0)
+    );
+    assert_eq!(connect(by_address, "10.0.0.1:443", None, None), ok(A0));
+    assert_eq!(
+        NetDenyReason::RequestRuleUnread.as_str(),
+        "request_rule_unread"
+    );
 }
