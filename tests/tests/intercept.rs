@@ -830,3 +830,62 @@ fn without_interception_nothing_is_decrypted() {
     assert_eq!(world.metric("sluice_certificates_minted_total"), 0.0);
     assert_eq!(world.metric("sluice_intercepted_requests_total"), 0.0);
 }
+
+/// An `allow_out` rule with `access: read_only` (issue #47): over
+/// intercepted HTTPS (HTTP/1.1 and HTTP/2) and plain HTTP, GET reaches the
+/// upstream and POST is refused 403 naming the rule, the upstream never
+/// seeing it. The policy leaves `decide_without_decryption` unset: the
+/// rule alone makes it decrypt.
+#[test]
+fn a_read_only_rule_lets_get_through_and_refuses_post_naming_the_rule() {
+    let ca = TestCa::upstream();
+    let tls = HttpsUpstream::v4(&["upstream.test"], &ca);
+    let plain = HttpsUpstream::plain_v4();
+    let policy = json!({ "network": {
+        "allow_out": [
+            { "to": "upstream.test", "access": "read_only" },
+            format!("127.0.0.0/8:{}", tls.port()),
+            format!("127.0.0.0/8:{}", plain.port()),
+        ],
+        "deny_out": ["ALL_TRAFFIC"],
+    }});
+    let world = World::start(&ca, &["upstream.test"], policy);
+    let https = format!("https://upstream.test:{}/echo", tls.port());
+    let http = format!("http://upstream.test:{}/echo", plain.port());
+    let post = ["-X", "POST", "-d", "x=1"];
+
+    for (url, upstream, sluice_ca) in [
+        (&https, &tls, Some(world.sluice_ca.as_str())),
+        (&http, &plain, None),
+    ] {
+        let get = world.curl(&curl_args(sluice_ca, url, &["-H", "X-Sluice-E2E: get"]));
+        assert_eq!(get.code, 200, "{get}");
+        let mut refused = vec![curl_args(sluice_ca, url, &post)];
+        if sluice_ca.is_some() {
+            let h2 = [&post[..], &["--http2"]].concat();
+            refused.push(curl_args(sluice_ca, url, &h2));
+        }
+        for args in refused {
+            let curl = world.curl(&args);
+            assert_eq!(curl.code, 403, "{curl}");
+            let body = curl.json();
+            assert_eq!(body["reason"], "method_not_allowed", "{curl}");
+            assert_eq!(body["rule"], "p:network.allow_out[0]", "{curl}");
+        }
+        let requests = upstream.wait_requests(1, WAIT);
+        assert_eq!(request_tagged(&requests, "get").method, "GET");
+        assert!(
+            requests.iter().all(|r| r.method == "GET"),
+            "the upstream saw a refused request: {requests:#?}"
+        );
+    }
+    world
+        .daemon
+        .wait_audit("POSTs refused by the rule", 3, |e| {
+            e["event"] == "request"
+                && e["reason"] == "method_not_allowed"
+                && e["rule"] == "p:network.allow_out[0]"
+                && e["sandbox"] == "sb1"
+        });
+    assert!(world.metric("sluice_certificates_minted_total") >= 1.0);
+}
