@@ -159,6 +159,12 @@ pub struct TlsConfig {
     /// Minted certificates kept in memory (least recently used go first).
     #[serde(default = "default_cert_cache_size")]
     pub cert_cache_size: usize,
+    /// Certificates one sandbox may have minted a second for names not
+    /// cached (twice that at once): a sandbox connecting to ever-new
+    /// names would otherwise spend the daemon's CPU on signatures and
+    /// push the other sandboxes' leaves out of the cache.
+    #[serde(default = "default_max_mints_per_second")]
+    pub max_mints_per_second: u32,
 }
 
 impl Default for TlsConfig {
@@ -169,6 +175,7 @@ impl Default for TlsConfig {
             upstream_ca_files: Vec::new(),
             leaf_validity_hours: default_leaf_validity_hours(),
             cert_cache_size: default_cert_cache_size(),
+            max_mints_per_second: default_max_mints_per_second(),
         }
     }
 }
@@ -259,6 +266,12 @@ impl Config {
         if let Some(explicit) = &self.explicit_proxy {
             explicit.validate()?;
         }
+        if self.tls.max_mints_per_second == 0 {
+            return Err(
+                "tls.max_mints_per_second: 0 would refuse every intercepted connection to a new name; give at least 1"
+                    .to_owned(),
+            );
+        }
         let mut seen = std::collections::BTreeSet::new();
         for sandbox in &self.sandboxes {
             if !seen.insert(&sandbox.id) {
@@ -340,6 +353,11 @@ fn default_leaf_validity_hours() -> u64 {
 fn default_cert_cache_size() -> usize {
     10_000
 }
+/// A program that opens a page's worth of new hosts at once is well within
+/// it (40 at once, then 20 a second); a name flood is held to it.
+fn default_max_mints_per_second() -> u32 {
+    20
+}
 fn default_true() -> bool {
     true
 }
@@ -362,6 +380,9 @@ mod tests {
         assert_eq!(config.cgroup_root, PathBuf::from("sluice"));
         assert_eq!(config.policy_dir, PathBuf::from("/etc/sluice/policies"));
         assert_eq!(config.audit, "stdout");
+        assert_eq!(config.tls.max_mints_per_second, 20);
+        let err = parse("tls: {max_mints_per_second: 0}\n").expect_err("zero");
+        assert!(err.to_string().contains("at least 1"), "{err}");
     }
 
     #[test]

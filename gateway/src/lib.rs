@@ -15,6 +15,7 @@ pub mod admin;
 pub mod approvals;
 pub mod apps;
 pub mod audit;
+pub mod bucket;
 pub mod cgroup;
 pub mod config;
 pub mod conn;

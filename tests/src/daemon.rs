@@ -96,6 +96,8 @@ pub struct DaemonBuilder {
     extra: serde_json::Map<String, Value>,
     /// Other `limits` keys the test sets.
     limits: serde_json::Map<String, Value>,
+    /// Other `tls` keys the test sets.
+    tls: serde_json::Map<String, Value>,
 }
 
 impl DaemonBuilder {
@@ -125,8 +127,15 @@ impl DaemonBuilder {
             drain_timeout_ms: None,
             idle_timeout_ms: None,
             extra: serde_json::Map::new(),
+            tls: serde_json::Map::new(),
             limits: serde_json::Map::new(),
         }
+    }
+
+    /// Sets a key of the config's `tls` section (`max_mints_per_second`).
+    pub fn tls_key(&mut self, key: &str, value: Value) -> &mut DaemonBuilder {
+        self.tls.insert(key.to_owned(), value);
+        self
     }
 
     /// Sets a top-level config key (`apps`, `approvals`, `explicit_proxy`).
@@ -258,6 +267,9 @@ impl DaemonBuilder {
         if !self.upstream_ca_files.is_empty() {
             tls["system_roots"] = json!(false);
             tls["upstream_ca_files"] = json!(self.upstream_ca_files);
+        }
+        for (key, value) in &self.tls {
+            tls[key] = value.clone();
         }
         let mut limits = json!({
             "sniff_timeout_ms": self.sniff_timeout_ms,

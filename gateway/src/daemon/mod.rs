@@ -395,7 +395,8 @@ pub(crate) fn interceptor(
         tls.cert_cache_size,
         Duration::from_secs(tls.leaf_validity_hours * 3600),
         metrics.certificates_minted.clone(),
-    );
+    )
+    .with_mint_rate(tls.max_mints_per_second);
     let alpn = |protocols: &[&[u8]]| protocols.iter().map(|p| p.to_vec()).collect::<Vec<_>>();
     let client = upstream_tls::client_config(
         tls.system_roots,

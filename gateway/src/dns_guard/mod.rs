@@ -51,16 +51,14 @@ use std::{
     time::{Duration, Instant},
 };
 
+use crate::bucket::Bucket;
+
 /// How far back the unique-subdomain count looks.
 pub const UNIQUE_WINDOW: Duration = Duration::from_secs(60);
 /// Most distinct names one sandbox's window tracks.
 pub const MAX_TRACKED_NAMES: usize = 4096;
 /// Most registrable domains one sandbox's window tracks.
 pub const MAX_TRACKED_DOMAINS: usize = 256;
-
-/// Tokens are counted in billionths so refill over any `Duration` is exact:
-/// `elapsed_ns × rate` nano-tokens.
-const NANO_TOKENS_PER_TOKEN: u128 = 1_000_000_000;
 
 /// Limits, as compiled from a policy's `dns` section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,38 +226,6 @@ pub fn registrable(name: &str) -> &str {
             .get(name.len() - domain.as_bytes().len()..)
             .unwrap_or(name),
         None => name,
-    }
-}
-
-/// The rate limit's token bucket, in nano-tokens.
-#[derive(Debug, Default)]
-struct Bucket {
-    nano_tokens: u128,
-    /// `None` until the first query, which finds the bucket full.
-    last: Option<Instant>,
-}
-
-impl Bucket {
-    /// Refills for the time since the last call, then spends one token if
-    /// there is one. Capacity follows `rate` on every call, so a reload that
-    /// lowers the rate also lowers a full bucket.
-    fn take(&mut self, now: Instant, rate: u32) -> bool {
-        let rate = u128::from(rate);
-        let capacity = 2 * rate * NANO_TOKENS_PER_TOKEN;
-        let refill = match self.last {
-            None => capacity,
-            Some(last) => now
-                .saturating_duration_since(last)
-                .as_nanos()
-                .saturating_mul(rate),
-        };
-        self.nano_tokens = self.nano_tokens.saturating_add(refill).min(capacity);
-        self.last = Some(now);
-        if self.nano_tokens < NANO_TOKENS_PER_TOKEN {
-            return false;
-        }
-        self.nano_tokens -= NANO_TOKENS_PER_TOKEN;
-        true
     }
 }
 

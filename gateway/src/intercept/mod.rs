@@ -43,7 +43,7 @@ use crate::{
     drain::Drain,
     metrics::Metrics,
     policy::network::RequestRule,
-    tls::mint::Minter,
+    tls::mint::{MintError, Minter},
 };
 use idle::{Idle, InFlight, Tracked};
 use prefixed::Prefixed;
@@ -116,8 +116,12 @@ impl Interceptor {
         sni: Option<String>,
         held: Held,
     ) {
-        let leaf = match self.minter.leaf(&name).await {
+        let leaf = match self.minter.leaf_for(&who.sandbox, &name).await {
             Ok(leaf) => leaf,
+            Err(MintError::RateLimited) => {
+                self.mint_refused(&who, dst, &name);
+                return;
+            }
             Err(err) => {
                 tracing::warn!(%name, %err, "cannot mint a certificate; connection dropped");
                 return;
@@ -406,6 +410,28 @@ impl Interceptor {
             dst: Some(conn.key.addr.to_string()),
             host: Some(&conn.key.name),
             detail,
+            ..Event::default()
+        });
+    }
+
+    /// A connection to a name new to the certificate cache, beyond its
+    /// sandbox's mint budget: closed before the handshake (there is no
+    /// certificate to answer with), counted and audited.
+    fn mint_refused(&self, who: &Who, dst: SocketAddr, name: &str) {
+        const REASON: &str = "mint_rate_limited";
+        self.metrics
+            .connections
+            .with_label_values(&["deny", REASON])
+            .inc();
+        self.audit.record(&Event {
+            event: "connection",
+            verdict: "deny",
+            reason: REASON,
+            rule: Some("tls.max_mints_per_second"),
+            sandbox: Some(&who.sandbox),
+            session: who.session.as_deref(),
+            dst: Some(dst.to_string()),
+            host: Some(name),
             ..Event::default()
         });
     }

@@ -14,12 +14,19 @@
 //! name not in the cache. A hop to the blocking pool would add a thread
 //! switch to every such connection, and would keep minting after the
 //! connection that asked for it has gone away.
+//!
+//! A sandbox that connects to ever-new names makes Sluice sign for each
+//! and pushes other sandboxes' leaves out of the cache, so minting for a
+//! name not cached is counted per sandbox ([`Minter::leaf_for`]): at most
+//! `tls.max_mints_per_second` a second, twice that at once. Names already
+//! cached, and leaves re-minted before they expire, cost nothing.
 
 use std::{
+    collections::HashMap,
     net::IpAddr,
     num::NonZeroUsize,
     sync::{Arc, Mutex, MutexGuard, PoisonError},
-    time::{Duration, SystemTime},
+    time::{Duration, Instant, SystemTime},
 };
 
 use lru::LruCache;
@@ -38,6 +45,7 @@ use time::OffsetDateTime;
 use tokio::sync::OnceCell;
 
 use super::{Ca, VERSIONS, provider};
+use crate::bucket::Bucket;
 
 /// Backdating tolerates sandboxes whose clocks run behind the host's.
 const BACKDATE: Duration = Duration::from_secs(60 * 60);
@@ -48,6 +56,8 @@ const MAX_COMMON_NAME: usize = 64;
 /// entry is a few hundred bytes). rustls resumes only for the SNI a session
 /// was made for, so sharing across names is safe.
 const SESSION_CACHE: usize = 4096;
+/// Sandboxes whose mint budgets are kept before idle ones are dropped.
+const MAX_BUDGETS: usize = 4096;
 /// How much of an invalid name an error repeats: names come from sandboxes.
 const MAX_NAME_IN_ERROR: usize = 256;
 
@@ -60,6 +70,8 @@ pub enum MintError {
     InvalidName(String),
     #[error("could not sign a leaf certificate with the CA: {0} (check the CA with `sluice ca`)")]
     Sign(String),
+    #[error("the sandbox asked for more new names than `tls.max_mints_per_second` allows")]
+    RateLimited,
 }
 
 /// A minted leaf and when to replace it.
@@ -83,6 +95,10 @@ pub struct Minter {
     base: ServerConfig,
     /// Wall-clock time: leaf validity is wall-clock, so refreshing follows it.
     now: Clock,
+    /// Mints for names not cached, per sandbox and second; `None`: no limit.
+    mint_rate: Option<u32>,
+    /// Each sandbox's budget of mints ([`Minter::leaf_for`]).
+    budgets: Mutex<HashMap<Arc<str>, Bucket>>,
 }
 
 impl Minter {
@@ -107,7 +123,27 @@ impl Minter {
             cache: Mutex::new(LruCache::new(capacity)),
             base,
             now: Arc::new(SystemTime::now),
+            mint_rate: None,
+            budgets: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Limits mints for names not cached to `per_second` per sandbox
+    /// (twice that at once), in [`Minter::leaf_for`].
+    pub fn with_mint_rate(mut self, per_second: u32) -> Self {
+        self.mint_rate = Some(per_second);
+        self
+    }
+
+    /// [`Minter::leaf`] for a connection of `sandbox`: a name not in the
+    /// cache is minted only within the sandbox's budget
+    /// ([`MintError::RateLimited`] beyond it).
+    pub async fn leaf_for(
+        &self,
+        sandbox: &Arc<str>,
+        name: &str,
+    ) -> Result<Arc<CertifiedKey>, MintError> {
+        self.leaf_charged(name, Some(sandbox)).await
     }
 
     /// The leaf for `name` (a DNS name, or an IP literal for an IP SAN),
@@ -118,12 +154,23 @@ impl Minter {
     /// validity is left. The leaf is ECDSA P-256 with SAN and CN = the name,
     /// valid from an hour ago (clock skew) for `validity`, EKU serverAuth.
     pub async fn leaf(&self, name: &str) -> Result<Arc<CertifiedKey>, MintError> {
+        self.leaf_charged(name, None).await
+    }
+
+    async fn leaf_charged(
+        &self,
+        name: &str,
+        sandbox: Option<&Arc<str>>,
+    ) -> Result<Arc<CertifiedKey>, MintError> {
         let (key, san) = canonical(name)?;
         let now = (self.now)();
         let slot = {
             let mut cache = self.lock();
             match cache.get(&key) {
                 Some(slot) if slot.get().is_none_or(|m| now < m.refresh_at) => slot.clone(),
+                // A name new to the cache: the sandbox pays (a leaf due for
+                // refresh is the clock's doing, not the sandbox's).
+                None if !self.within_budget(sandbox) => return Err(MintError::RateLimited),
                 _ => {
                     let slot = Slot::default();
                     cache.put(key.clone(), slot.clone());
@@ -178,6 +225,22 @@ impl Minter {
     ) -> Self {
         self.now = Arc::new(now);
         self
+    }
+
+    /// Spends one mint of `sandbox`'s budget, if the rate is limited.
+    fn within_budget(&self, sandbox: Option<&Arc<str>>) -> bool {
+        let (Some(rate), Some(sandbox)) = (self.mint_rate, sandbox) else {
+            return true;
+        };
+        let mut budgets = self.budgets.lock().unwrap_or_else(PoisonError::into_inner);
+        if budgets.len() >= MAX_BUDGETS && !budgets.contains_key(sandbox) {
+            // Sandboxes come and go; a full bucket is one that has not
+            // minted for two seconds and loses nothing by being dropped.
+            let now = Instant::now();
+            budgets.retain(|_, bucket| !bucket.is_full(now, rate));
+        }
+        let bucket = budgets.entry(sandbox.clone()).or_default();
+        bucket.take(Instant::now(), rate)
     }
 
     fn lock(&self) -> MutexGuard<'_, LruCache<String, Slot>> {

@@ -171,6 +171,43 @@ async fn the_cache_evicts_the_least_recently_used_name() {
     }
 }
 
+/// A sandbox mints at most its budget of names new to the cache (twice the
+/// rate at once); cached names cost nothing, and other sandboxes keep
+/// their own budgets.
+#[tokio::test]
+async fn each_sandbox_mints_new_names_within_its_budget() {
+    let ca = test_ca();
+    let (minter, minted) = minter(&ca, 64);
+    let minter = minter.with_mint_rate(2);
+    let (flooding, other): (Arc<str>, Arc<str>) = (Arc::from("sb1"), Arc::from("sb2"));
+    let mut refused = 0;
+    for i in 0..10 {
+        match minter
+            .leaf_for(&flooding, &format!("n{i}.example.test"))
+            .await
+        {
+            Ok(_) => {}
+            Err(MintError::RateLimited) => refused += 1,
+            Err(err) => panic!("{err}"),
+        }
+    }
+    // Four at once (two seconds' worth); the test takes far less than the
+    // half second a fifth would need.
+    assert_eq!((minted.get(), refused), (4, 6));
+    // A name already minted is served without a mint.
+    minter
+        .leaf_for(&flooding, "n0.example.test")
+        .await
+        .expect("cached");
+    // Another sandbox, and the daemon's own callers, are not charged.
+    minter
+        .leaf_for(&other, "o.example.test")
+        .await
+        .expect("own budget");
+    minter.leaf("x.example.test").await.expect("uncharged");
+    assert_eq!(minted.get(), 6);
+}
+
 #[tokio::test]
 async fn zero_capacity_still_works() {
     let ca = test_ca();
