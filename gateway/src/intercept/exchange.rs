@@ -396,7 +396,8 @@ impl Interceptor {
     /// it would meet: the name looked up through the sandbox's DNS gate
     /// and the daemon's resolver, the network policy on that name, port
     /// and address (the SSRF guard with it), decrypted (a credential goes
-    /// only where Sluice reads the answer), and, where the policy's apps
+    /// only where Sluice reads the answer), the methods and paths of the
+    /// rule that allows it, and, where the policy's apps
     /// cover the request, an `auto` decision within a token's `tools`.
     /// `Err` says why not.
     async fn hop(&self, conn: &Conn, next: &redirects::Next) -> Result<Key, &'static str> {
@@ -426,6 +427,13 @@ impl Interceptor {
         }
         if url.tls && !policy.network.intercepts(Some(name)) {
             return Err("not_intercepted");
+        }
+        // The methods and paths of the rule that allows the hop, as its
+        // `network_rule` stage would hold the sandbox's own request.
+        if let Some(rule) = policy.network.request_rule(Some(name), dst)
+            && let Err(why) = rule.decide(next.method.as_str(), &url.path_and_query)
+        {
+            return Err(why.as_str());
         }
         let decision = policy
             .app_lookup

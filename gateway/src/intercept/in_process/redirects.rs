@@ -35,8 +35,9 @@ const NAMES: [&str; 5] = [
 ];
 
 /// The network section: `denied.api.test` and `other.test` are not
-/// allowed; `SSRF` is replaced with the guard's setting.
-const REDIRECT_NETWORK: &str = "network:\n  allow_out: [api.test, eu.api.test, tracker.test]\n  deny_out: [ALL_TRAFFIC]\n  ssrf_guard: SSRF\n  decide_without_decryption: false\n";
+/// allowed, `eu.api.test` only at `/final`; `SSRF` is replaced with the
+/// guard's setting.
+const REDIRECT_NETWORK: &str = "network:\n  allow_out: [api.test, {to: eu.api.test, paths: [/final]}, tracker.test]\n  deny_out: [ALL_TRAFFIC]\n  ssrf_guard: SSRF\n  decide_without_decryption: false\n";
 
 /// A request the redirecting upstream received.
 #[derive(Debug, Clone)]
@@ -110,6 +111,7 @@ fn route(hit: &Hit, port: u16) -> Response<Full<Bytes>> {
         "/r303" => redirect(303, "/final".to_owned()),
         "/r307" => redirect(307, "final".to_owned()),
         "/eu" => redirect(302, format!("http://eu.api.test:{port}/final?q=1")),
+        "/eu-admin" => redirect(302, format!("http://eu.api.test:{port}/admin")),
         "/outside" => redirect(302, format!("http://other.test:{port}/final")),
         "/denied" => redirect(302, format!("http://denied.api.test:{port}/final")),
         "/app" => redirect(302, format!("http://tracker.test:{port}/issues/1")),
@@ -302,6 +304,18 @@ const TABLE: &[Row] = &[
         placeholder: true,
         status: 302,
         hits: &[("GET", "api.test", "/outside")],
+    },
+    Row {
+        name: "a path outside the paths of the rule allowing the hop: unfollowed",
+        binding: FOLLOW_2,
+        extra: "",
+        ssrf: false,
+        method: "GET",
+        path: "/eu-admin",
+        body: "",
+        placeholder: true,
+        status: 302,
+        hits: &[("GET", "api.test", "/eu-admin")],
     },
     Row {
         name: "a host of the credential the network policy refuses: unfollowed",

@@ -293,3 +293,27 @@ fn the_pii_types_are_the_scanners_kinds() {
     let names: Vec<&str> = sluice_scan::Kind::ALL.iter().map(|k| k.as_str()).collect();
     assert_eq!(names, PII_TYPES);
 }
+
+/// An `allow_out` rule with methods or paths reads requests: unset,
+/// `decide_without_decryption` then decrypts (naming the rule's list as
+/// the reason), and the ports it covers have their first bytes read even
+/// where nothing else would read them.
+#[test]
+fn a_rule_with_methods_or_paths_reads_its_requests() {
+    let compiled = |yaml: &str| match CompiledPolicy::compile("t", &policy(yaml)) {
+        Ok(c) => c,
+        Err(e) => panic!("{yaml}: {e:?}"),
+    };
+    let unset = compiled("network: {allow_out: [{to: 10.0.0.0/8, access: read_only}]}\n");
+    assert!(!unset.network.decide_without_decryption());
+    assert_eq!(unset.decrypted_for, Some("network.allow_out"));
+    assert_eq!(unset.first_bytes_reader(22), Some("network.allow_out"));
+    let plain = compiled(
+        "network: {allow_out: [{to: 10.0.0.0/8, ports: [80], methods: [GET]}, 10.1.0.0/16], decide_without_decryption: true}\n",
+    );
+    assert_eq!(plain.first_bytes_reader(80), Some(REQUEST_RULES));
+    assert_eq!(plain.first_bytes_reader(22), None);
+    let none = compiled("network: {allow_out: [{to: 10.0.0.0/8, ports: [80]}]}\n");
+    assert!(none.network.decide_without_decryption());
+    assert_eq!(none.first_bytes_reader(80), None);
+}
