@@ -13,7 +13,11 @@
 //! without the other, is read as all traffic, as the seeds write it: it
 //! denies the other family too, ranked as itself (`rules::every_family`); with
 //! ports each keeps its family. Each but `ALL_TRAFFIC` may
-//! carry `:PORT` (`[2001:db8::1]:443` for IPv6), or use `{ to, ports }`.
+//! carry `:PORT` (`[2001:db8::1]:443` for IPv6), or use `{ to, ports }`;
+//! on `allow_out` the map may add `methods`, `paths` or `access:
+//! read_only`, a [`RequestRule`] the interceptor holds every request on a
+//! connection the rule won to (`sluice check` refuses one that could never
+//! be enforced over HTTPS: TLS undecrypted on 443, a `passthrough` name).
 //! IPv4-mapped IPv6 rules (`::ffff:10.0.0.0/104`) are stored as IPv4, since
 //! that is how a destination is compared.
 //!
@@ -43,7 +47,10 @@
 //! 8. A name-rule winner with `verify_name_resolution` also needs the name to
 //!    resolve to the connected address, or it is denied
 //!    `name_address_mismatch`: otherwise any SNI opens any address.
-//! 9. Allowed by the winner.
+//! 9. A winner with a [`RequestRule`], on a connection that is neither
+//!    plain HTTP nor decrypted, is denied `request_rule_unread`: its
+//!    requests could not be read.
+//! 10. Allowed by the winner.
 //!
 //! Name rules cannot stop a sandbox that connects by address without a
 //! name; deny by name is enforced together with `ALL_TRAFFIC` or CIDR rules.
@@ -346,11 +353,6 @@ impl NetworkPolicy {
     /// are read, so its first bytes are.
     pub fn request_rules_apply(&self, port: u16) -> bool {
         self.request_ports.has(port)
-    }
-
-    /// Whether some rule decides request by request.
-    pub fn has_request_rules(&self) -> bool {
-        !matches!(&self.request_ports, NamePorts::Some(ports) if ports.is_empty())
     }
 
     /// The decision on one connection; see the module documentation.

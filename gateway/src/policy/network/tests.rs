@@ -1513,8 +1513,7 @@ fn the_request_rule_is_the_winners() {
     assert_eq!(label(None, "10.0.0.1:80"), a(2));
     assert_eq!(label(None, "10.0.0.1:443"), None);
     assert!(policy.request_rules_apply(443) && policy.request_rules_apply(80));
-    assert!(policy.has_request_rules());
-    assert!(!self::policy("a.test").has_request_rules());
+    assert!(!self::policy("a.test").request_rules_apply(80));
 }
 
 /// A connection to a rule that decides per request is refused where its
