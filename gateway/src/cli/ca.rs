@@ -30,7 +30,9 @@ pub(super) fn ca(command: CaCommand, dir: &std::path::Path) -> anyhow::Result<()
                 Ca::cert_path(dir).display()
             );
         }
-        CaCommand::Export => print!("{}", Ca::load(dir)?.cert_pem()),
+        // The certificate alone: the key may be sealed under the daemon's
+        // state key, and exporting needs none of it.
+        CaCommand::Export => print!("{}", Ca::cert_pem_in(dir)?),
         CaCommand::Env { path } => {
             let path = path.unwrap_or_else(|| Ca::cert_path(dir));
             for (name, value) in Ca::env(&path) {

@@ -366,16 +366,22 @@ pub fn load_key(place: &KeyPlace, state_dir: &Path) -> io::Result<StateKey> {
     Ok(StateKey::derive(&material))
 }
 
-fn refuse_inside(key: &Path, state_dir: &Path) -> io::Result<()> {
+/// Whether `path` (which need not exist yet) is inside `state_dir` (which
+/// must), as written or by real path.
+pub fn is_inside(path: &Path, state_dir: &Path) -> io::Result<bool> {
     let dir = fs::canonicalize(state_dir)
         .map_err(|e| io::Error::new(e.kind(), format!("state_dir {}: {e}", state_dir.display())))?;
-    // The key file may not exist yet: its directory's real path decides.
-    let (parent, name) = (key.parent(), key.file_name());
+    // The file may not exist yet: its directory's real path decides.
+    let (parent, name) = (path.parent(), path.file_name());
     let real = match (parent.map(fs::canonicalize), name) {
         (Some(Ok(parent)), Some(name)) => parent.join(name),
-        _ => key.to_owned(),
+        _ => path.to_owned(),
     };
-    if real.starts_with(&dir) || key.starts_with(state_dir) {
+    Ok(real.starts_with(&dir) || path.starts_with(state_dir))
+}
+
+fn refuse_inside(key: &Path, state_dir: &Path) -> io::Result<()> {
+    if is_inside(key, state_dir)? {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(

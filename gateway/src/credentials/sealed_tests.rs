@@ -393,11 +393,26 @@ async fn state_dir_holds_no_secret_in_the_clear() {
         ROTATED.as_bytes()
     );
 
+    // The interception CA, kept in state_dir as the daemon keeps it by
+    // default: its certificate is public, its key sealed.
+    let ca_dir = state.join("ca");
+    crate::tls::ca::Ca::load_or_init(&ca_dir, Some(&key), true).expect("CA");
+
     let key_material = fs::read(root.path().join("state.key")).expect("the key, outside");
-    let secrets: [&[u8]; 3] = [&placeholder_key[..], ROTATED.as_bytes(), &key_material];
+    let secrets: [&[u8]; 4] = [
+        &placeholder_key[..],
+        ROTATED.as_bytes(),
+        &key_material,
+        b"PRIVATE KEY",
+    ];
     let mut files = 0;
-    for entry in fs::read_dir(&state).expect("state_dir") {
+    let entries = fs::read_dir(&state).expect("state_dir");
+    let ca = fs::read_dir(&ca_dir).expect("ca dir");
+    for entry in entries.chain(ca) {
         let path = entry.expect("entry").path();
+        if path == ca_dir || path == crate::tls::ca::Ca::cert_path(&ca_dir) {
+            continue;
+        }
         let bytes = fs::read(&path).expect("read");
         files += 1;
         for secret in secrets {
@@ -411,5 +426,8 @@ async fn state_dir_holds_no_secret_in_the_clear() {
         }
         assert!(is_sealed(&bytes), "{}", path.display());
     }
-    assert_eq!(files, 2, "the placeholder key and the refresh tokens");
+    assert_eq!(
+        files, 3,
+        "the placeholder key, the refresh tokens, the CA key"
+    );
 }

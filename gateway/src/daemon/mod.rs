@@ -383,7 +383,25 @@ pub(crate) fn interceptor(
     standing: Arc<dyn Standing>,
 ) -> anyhow::Result<Interceptor> {
     let tls = &config.tls;
-    let (ca, created) = Ca::load_or_init(&tls.ca_dir)?;
+    std::fs::create_dir_all(&config.state_dir).with_context(|| {
+        format!(
+            "creating the state directory {}",
+            config.state_dir.display()
+        )
+    })?;
+    // The secrets kept in state_dir are sealed under a key kept elsewhere.
+    let state_key = crate::credentials::sealed::place(
+        config.state_key.as_ref(),
+        &config.state_dir,
+        std::env::var_os(crate::credentials::store::CREDENTIALS_DIRECTORY),
+    )
+    .and_then(|place| crate::credentials::sealed::load_key(&place, &config.state_dir))
+    .context("the state key")?;
+    let state_key = Arc::new(state_key);
+    // The CA's key too, where the CA is kept in state_dir (the default).
+    let seal_ca = crate::credentials::sealed::is_inside(&tls.ca_dir, &config.state_dir)
+        .context("the CA directory")?;
+    let (ca, created) = Ca::load_or_init(&tls.ca_dir, Some(&state_key), seal_ca)?;
     if created {
         tracing::info!(
             ca = %Ca::cert_path(&tls.ca_dir).display(),
@@ -412,21 +430,6 @@ pub(crate) fn interceptor(
         let all: Vec<String> = errors.iter().map(ToString::to_string).collect();
         anyhow::anyhow!("the credentials do not load:\n{}", all.join("\n"))
     })?;
-    std::fs::create_dir_all(&config.state_dir).with_context(|| {
-        format!(
-            "creating the state directory {}",
-            config.state_dir.display()
-        )
-    })?;
-    // The secrets kept in state_dir are sealed under a key kept elsewhere.
-    let state_key = crate::credentials::sealed::place(
-        config.state_key.as_ref(),
-        &config.state_dir,
-        std::env::var_os(crate::credentials::store::CREDENTIALS_DIRECTORY),
-    )
-    .and_then(|place| crate::credentials::sealed::load_key(&place, &config.state_dir))
-    .context("the state key")?;
-    let state_key = Arc::new(state_key);
     let key = load_or_create_key(&config.state_dir, &state_key)
         .with_context(|| format!("placeholder key in {}", config.state_dir.display()))?;
     // The approval webhook and OAuth token endpoints are the daemon's own

@@ -5,6 +5,13 @@
 //! handed to sandboxes) and `ca.key` (its PKCS#8 private key, owner-only).
 //! Sluice never overwrites either file: losing a CA that sandboxes already
 //! trust is worse than refusing to start.
+//!
+//! Where the CA lives inside the daemon's `state_dir` (the default), its
+//! key is sealed under the state key like every other secret kept there
+//! (`credentials::sealed`): created sealed, and a key an earlier version
+//! wrote in the clear is rewritten sealed (the same key, so nothing that
+//! trusts the CA changes). A CA elsewhere is the operator's and stays as
+//! written; a sealed key is opened wherever it is.
 
 use std::{
     fmt,
@@ -14,6 +21,9 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use zeroize::Zeroizing;
+
+use crate::credentials::sealed::{self, StateKey};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
     PKCS_ECDSA_P256_SHA256, PublicKeyData as _,
@@ -81,6 +91,11 @@ impl Ca {
     /// that mode so the key is never briefly readable by others). Creates
     /// `dir` (0700) if needed; refuses if either file already exists.
     pub fn init(dir: &Path) -> Result<Ca, CaError> {
+        Self::init_sealed(dir, None)
+    }
+
+    /// [`Ca::init`], the key sealed under `seal` when one is given.
+    pub fn init_sealed(dir: &Path, seal: Option<&StateKey>) -> Result<Ca, CaError> {
         let (cert_path, key_path) = (Self::cert_path(dir), Self::key_path(dir));
         for path in [&key_path, &cert_path] {
             if fs::symlink_metadata(path).is_ok() {
@@ -102,7 +117,15 @@ impl Ca {
 
         // Key first: a crash in between leaves a key without a certificate,
         // which `load_or_init` reports instead of silently minting a new CA.
-        write_new(&key_path, KEY_MODE, key.serialize_pem().as_bytes())?;
+        let key_pem = Zeroizing::new(key.serialize_pem());
+        let key_bytes = match seal {
+            Some(state_key) => Zeroizing::new(
+                sealed::seal(state_key, KEY_FILE, key_pem.as_bytes())
+                    .map_err(|source| io_error(&key_path, source))?,
+            ),
+            None => Zeroizing::new(key_pem.as_bytes().to_vec()),
+        };
+        write_new(&key_path, KEY_MODE, &key_bytes)?;
         let cert_pem = cert.pem();
         if let Err(err) = write_new(&cert_path, CERT_MODE, cert_pem.as_bytes()) {
             // We created this key a moment ago; removing it is not an overwrite.
@@ -120,9 +143,36 @@ impl Ca {
     /// Loads the CA from `dir`, refusing a key file that group or others can
     /// access and a key that does not belong to the certificate.
     pub fn load(dir: &Path) -> Result<Ca, CaError> {
+        Self::load_sealed(dir, None).map(|(ca, _)| ca)
+    }
+
+    /// [`Ca::load`], opening a sealed key with `key`. Also says whether the
+    /// key file was in the clear.
+    pub fn load_sealed(dir: &Path, key: Option<&StateKey>) -> Result<(Ca, bool), CaError> {
         let (cert_path, key_path) = (Self::cert_path(dir), Self::key_path(dir));
         let cert_pem = read_text(&cert_path, None)?;
-        let key_pem = read_text(&key_path, Some(KEY_FORBIDDEN_BITS))?;
+        let key_bytes = read_bytes(&key_path, Some(KEY_FORBIDDEN_BITS))?;
+        let clear = !sealed::is_sealed(&key_bytes);
+        let key_pem = match (clear, key) {
+            (true, _) => key_bytes,
+            (false, Some(state_key)) => {
+                sealed::open(state_key, KEY_FILE, &key_bytes).map_err(|e| CaError::Invalid {
+                    path: key_path.clone(),
+                    message: format!("{e}; give the daemon the state key it was sealed with"),
+                })?
+            }
+            (false, None) => {
+                return Err(CaError::Invalid {
+                    path: key_path.clone(),
+                    message: "sealed under the daemon's state key; only the daemon opens it"
+                        .to_owned(),
+                });
+            }
+        };
+        let key_pem = std::str::from_utf8(&key_pem).map_err(|_| CaError::Invalid {
+            path: key_path.clone(),
+            message: "not a PEM file (not UTF-8 text)".to_owned(),
+        })?;
 
         let invalid = |path: &Path, message: String| CaError::Invalid {
             path: path.to_owned(),
@@ -130,7 +180,7 @@ impl Ca {
         };
         let cert_der = CertificateDer::from_pem_slice(cert_pem.as_bytes())
             .map_err(|e| invalid(&cert_path, format!("no PEM certificate in the file ({e})")))?;
-        let key = KeyPair::from_pem(&key_pem).map_err(|e| {
+        let key = KeyPair::from_pem(key_pem).map_err(|e| {
             invalid(
                 &key_path,
                 format!(
@@ -163,23 +213,42 @@ impl Ca {
             .map_err(|e| invalid(&cert_path, format!("cannot sign with this CA ({e})")))?;
         check_issuer_name(&issuer, cert.subject().as_raw())
             .map_err(|message| invalid(&cert_path, message))?;
-        Ok(Ca {
+        let ca = Ca {
             cert_pem,
             cert_der: cert_der.into_owned(),
             issuer,
             key_id: has_key_id,
-        })
+        };
+        Ok((ca, clear))
     }
 
     /// Loads the CA from `dir`, or creates it there when neither file exists
     /// (the daemon's start-up). Returns whether it was created. Exactly one
     /// of the two files existing is an error: something removed half a CA.
-    pub fn load_or_init(dir: &Path) -> Result<(Ca, bool), CaError> {
+    ///
+    /// With `seal`, the key is kept sealed under it: created so, and
+    /// rewritten so when found in the clear. Without, a sealed key still
+    /// opens with `key`.
+    pub fn load_or_init(
+        dir: &Path,
+        key: Option<&StateKey>,
+        seal: bool,
+    ) -> Result<(Ca, bool), CaError> {
         let (cert_path, key_path) = (Self::cert_path(dir), Self::key_path(dir));
         let exists = |path: &Path| fs::symlink_metadata(path).is_ok();
+        let seal = key.filter(|_| seal);
         match (exists(&cert_path), exists(&key_path)) {
-            (false, false) => Self::init(dir).map(|ca| (ca, true)),
-            (true, true) => Self::load(dir).map(|ca| (ca, false)),
+            (false, false) => Self::init_sealed(dir, seal).map(|ca| (ca, true)),
+            (true, true) => {
+                let (ca, clear) = Self::load_sealed(dir, key)?;
+                if let (true, Some(state_key)) = (clear, seal) {
+                    let pem = Zeroizing::new(ca.issuer.key().serialize_pem());
+                    sealed::write(dir, KEY_FILE, state_key, pem.as_bytes())
+                        .map_err(|source| io_error(&key_path, source))?;
+                    tracing::info!(key = %key_path.display(), "sealed the CA key kept in the clear by an earlier version");
+                }
+                Ok((ca, false))
+            }
             (has_cert, _) => {
                 let (present, absent) = if has_cert {
                     (cert_path, key_path)
@@ -205,6 +274,24 @@ impl Ca {
 
     pub fn cert_der(&self) -> &CertificateDer<'static> {
         &self.cert_der
+    }
+
+    /// The CA certificate in `dir` (PEM), checked to be one, without
+    /// reading the key.
+    pub fn cert_pem_in(dir: &Path) -> Result<String, CaError> {
+        let path = Self::cert_path(dir);
+        let pem = read_text(&path, None)?;
+        let der = CertificateDer::from_pem_slice(pem.as_bytes()).map_err(|e| CaError::Invalid {
+            path: path.clone(),
+            message: format!("no PEM certificate in the file ({e})"),
+        })?;
+        match X509Certificate::from_der(&der) {
+            Ok((_, cert)) if cert.is_ca() => Ok(pem),
+            _ => Err(CaError::Invalid {
+                path,
+                message: "not a CA certificate".to_owned(),
+            }),
+        }
     }
 
     pub fn cert_path(dir: &Path) -> PathBuf {
@@ -319,10 +406,34 @@ fn write_new(path: &Path, mode: u32, contents: &[u8]) -> Result<(), CaError> {
         .map_err(|source| io_error(path, source))
 }
 
+/// Reads a key file whole, as [`read_text`] checks it, into a buffer
+/// wiped when dropped.
+fn read_bytes(path: &Path, forbidden_bits: Option<u32>) -> Result<Zeroizing<Vec<u8>>, CaError> {
+    let mut file = open_checked(path, forbidden_bits)?;
+    let mut bytes = Zeroizing::new(Vec::new());
+    file.read_to_end(&mut bytes)
+        .map_err(|source| io_error(path, source))?;
+    Ok(bytes)
+}
+
 /// Reads a PEM file. With `forbidden_bits`, refuses a file whose mode has any
 /// of them set, checked on the opened file so a swap cannot slip in between.
 fn read_text(path: &Path, forbidden_bits: Option<u32>) -> Result<String, CaError> {
-    let mut file = File::open(path).map_err(|source| match source.kind() {
+    let mut file = open_checked(path, forbidden_bits)?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .map_err(|source| match source.kind() {
+            io::ErrorKind::InvalidData => CaError::Invalid {
+                path: path.to_owned(),
+                message: "not a PEM file (not UTF-8 text)".to_owned(),
+            },
+            _ => io_error(path, source),
+        })?;
+    Ok(text)
+}
+
+fn open_checked(path: &Path, forbidden_bits: Option<u32>) -> Result<File, CaError> {
+    let file = File::open(path).map_err(|source| match source.kind() {
         io::ErrorKind::NotFound => CaError::Missing(path.to_owned()),
         _ => io_error(path, source),
     })?;
@@ -343,14 +454,5 @@ fn read_text(path: &Path, forbidden_bits: Option<u32>) -> Result<String, CaError
             });
         }
     }
-    let mut text = String::new();
-    file.read_to_string(&mut text)
-        .map_err(|source| match source.kind() {
-            io::ErrorKind::InvalidData => CaError::Invalid {
-                path: path.to_owned(),
-                message: "not a PEM file (not UTF-8 text)".to_owned(),
-            },
-            _ => io_error(path, source),
-        })?;
-    Ok(text)
+    Ok(file)
 }

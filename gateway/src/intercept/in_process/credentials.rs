@@ -134,3 +134,16 @@ async fn the_sandboxs_own_auth_never_reaches_a_credentials_host() {
     let answer = unbound.send(request("GET", "/", &own, "")).await;
     assert_eq!(answer.body, "you sent Bearer mine");
 }
+
+/// The interception CA kept in state_dir (the default), made in the clear
+/// as `sluice ca init` makes it, has its key sealed once the daemon's code
+/// has loaded it, and the daemon serves on (that the resealed CA still
+/// signs leaves that chain to it: `tls::tests::ca`).
+#[tokio::test]
+async fn the_ca_key_kept_in_state_dir_is_sealed() {
+    let h = Harness::start("", echo()).await;
+    let key = std::fs::read(h.dir().join("state/ca/ca.key")).expect("ca.key");
+    assert!(crate::credentials::sealed::is_sealed(&key));
+    let answer = h.send(request("GET", "/x", &[], "")).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+}

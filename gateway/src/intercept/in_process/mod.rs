@@ -62,7 +62,7 @@ const APP_HOST: &str = "tracker.test";
 /// directory, one bearer credential read from a file, one catalogued app
 /// (on `APP_HOST`).
 const CONFIG: &str = r#"
-tls: {ca_dir: "DIR/ca", system_roots: false, upstream_ca_files: ["CA_CERT"]}
+tls: {ca_dir: "DIR/state/ca", system_roots: false, upstream_ca_files: ["CA_CERT"]}
 state_dir: "DIR/state"
 policy_dir: "DIR/policies"
 credentials:
@@ -195,7 +195,10 @@ impl Harness {
         .expect("policy");
         // The upstream is plain HTTP; the trust the daemon requires is
         // its own CA, made before the daemon's code loads it.
-        let ca_dir = dir.path().join("ca");
+        // Inside state_dir, as the daemon keeps it by default: made here
+        // in the clear, as `sluice ca init` makes it, and sealed by the
+        // daemon's code when it loads it.
+        let ca_dir = dir.path().join("state/ca");
         crate::tls::ca::Ca::init(&ca_dir).expect("test CA");
         let ca_cert = crate::tls::ca::Ca::cert_path(&ca_dir);
         let text = CONFIG
@@ -317,6 +320,11 @@ impl Harness {
         let mut got = Vec::new();
         let _ = stream.read_to_end(&mut got).await;
         String::from_utf8_lossy(&got).into_owned()
+    }
+
+    /// The daemon's directory (`state/`, `policies/`, the secret).
+    fn dir(&self) -> &Path {
+        self._dir.path()
     }
 
     /// What the upstream received so far.

@@ -139,20 +139,64 @@ fn load_reports_missing_and_broken_files() {
 #[test]
 fn load_or_init_creates_once_then_loads() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let (first, created) = Ca::load_or_init(tmp.path()).expect("first start");
+    let (first, created) = Ca::load_or_init(tmp.path(), None, false).expect("first start");
     assert!(created);
-    let (second, created) = Ca::load_or_init(tmp.path()).expect("second start");
+    let (second, created) = Ca::load_or_init(tmp.path(), None, false).expect("second start");
     assert!(!created);
     assert_eq!(first.cert_der(), second.cert_der());
 
     // Half a CA is reported, never replaced.
     fs::remove_file(Ca::cert_path(tmp.path())).expect("rm");
-    let err = Ca::load_or_init(tmp.path()).expect_err("incomplete CA");
+    let err = Ca::load_or_init(tmp.path(), None, false).expect_err("incomplete CA");
     assert!(
         matches!(&err, CaError::Invalid { path, .. } if path.ends_with("ca.pem")),
         "{err}"
     );
     assert!(Ca::key_path(tmp.path()).exists(), "the key must survive");
+}
+
+/// A CA kept sealed: created with its key sealed under the state key, one
+/// an earlier version kept in the clear rewritten sealed (the same CA), and
+/// a sealed key refused, saying why, to a caller without the state key.
+#[tokio::test]
+async fn a_sealed_ca_key_is_never_in_the_clear() {
+    use crate::credentials::sealed::{StateKey, is_sealed};
+    let state_key = StateKey::derive(&[9; 32]);
+    let key_file = |dir: &Path| fs::read(Ca::key_path(dir)).expect("ca.key");
+
+    let made = tempfile::tempdir().expect("tempdir");
+    let (ca, created) = Ca::load_or_init(made.path(), Some(&state_key), true).expect("init");
+    assert!(created);
+    assert!(is_sealed(&key_file(made.path())), "created sealed");
+    let (again, _) = Ca::load_or_init(made.path(), Some(&state_key), true).expect("reload");
+    assert_eq!(ca.cert_der(), again.cert_der());
+    let err = Ca::load(made.path()).expect_err("no state key");
+    assert!(err.to_string().contains("sealed"), "{err}");
+    let wrong = StateKey::derive(&[8; 32]);
+    let err = Ca::load_or_init(made.path(), Some(&wrong), true).expect_err("wrong key");
+    assert!(err.to_string().contains("state key"), "{err}");
+
+    // Kept in the clear by an earlier version: sealed at the next start,
+    // the same key, so every leaf still chains to the CA sandboxes trust.
+    let old = tempfile::tempdir().expect("tempdir");
+    let plain = Ca::init(old.path()).expect("plain");
+    assert!(!is_sealed(&key_file(old.path())));
+    let (resealed, _) = Ca::load_or_init(old.path(), Some(&state_key), true).expect("seal");
+    assert!(is_sealed(&key_file(old.path())), "rewritten sealed");
+    assert_eq!(plain.cert_der(), resealed.cert_der());
+    let (reopened, _) = Ca::load_or_init(old.path(), Some(&state_key), true).expect("reopen");
+    let minter = Minter::new(Arc::new(reopened), 4, HOUR, counter());
+    let leaf = minter.leaf("example.test").await.expect("leaf");
+    assert_eq!(&leaf.cert[1], plain.cert_der());
+
+    // A CA the operator keeps outside state_dir is left as written.
+    let theirs = tempfile::tempdir().expect("tempdir");
+    Ca::init(theirs.path()).expect("plain");
+    Ca::load_or_init(theirs.path(), Some(&state_key), false).expect("load");
+    assert!(
+        !is_sealed(&key_file(theirs.path())),
+        "not the daemon's to seal"
+    );
 }
 
 /// A CA made elsewhere (other DN string types, a pre-set key identifier, or
