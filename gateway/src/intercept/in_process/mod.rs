@@ -184,24 +184,36 @@ impl Harness {
     /// The policy `p` from `policy` (YAML after the network section), an
     /// upstream answering with `answer`.
     async fn start(policy: &str, answer: Answer) -> Harness {
+        let (upstream, seen) = upstream(answer).await;
+        let policy = format!("{NETWORK}{policy}");
+        Harness::build(CONFIG, &policy, &BTreeMap::new(), upstream, seen)
+    }
+
+    /// The daemon's code as it starts, over `config` (a template: `DIR`
+    /// the temporary directory, `CA_CERT` the CA it trusts for upstreams)
+    /// with the policy `p` written whole, its resolver answering `hosts`,
+    /// toward `upstream`.
+    fn build(
+        config: &str,
+        policy: &str,
+        hosts: &BTreeMap<String, Vec<std::net::IpAddr>>,
+        upstream: SocketAddr,
+        seen: Arc<Mutex<Vec<Seen>>>,
+    ) -> Harness {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().to_str().expect("utf-8").to_owned();
         std::fs::write(dir.path().join("secret"), SECRET).expect("secret");
         std::fs::create_dir(dir.path().join("policies")).expect("policies");
-        std::fs::write(
-            dir.path().join("policies/p.yaml"),
-            format!("{NETWORK}{policy}"),
-        )
-        .expect("policy");
+        std::fs::write(dir.path().join("policies/p.yaml"), policy).expect("policy");
         // The upstream is plain HTTP; the trust the daemon requires is
-        // its own CA, made before the daemon's code loads it.
-        // Inside state_dir, as the daemon keeps it by default: made here
-        // in the clear, as `sluice ca init` makes it, and sealed by the
-        // daemon's code when it loads it.
+        // its own CA, made before the daemon's code loads it. Inside
+        // state_dir, as the daemon keeps it by default: made here in the
+        // clear, as `sluice ca init` makes it, and sealed by the daemon's
+        // code when it loads it.
         let ca_dir = dir.path().join("state/ca");
         crate::tls::ca::Ca::init(&ca_dir).expect("test CA");
         let ca_cert = crate::tls::ca::Ca::cert_path(&ca_dir);
-        let text = CONFIG
+        let text = config
             .replace("CA_CERT", ca_cert.to_str().expect("utf-8"))
             .replace("DIR", &root);
         let config = Config::parse(Path::new("test.yaml"), &text).expect("test config parses");
@@ -220,7 +232,7 @@ impl Harness {
         )
         .unwrap_or_else(|errors| panic!("test policy loads: {errors:?}"));
         let policy = store.current().get("p").expect("policy p").clone();
-        let resolver = Arc::new(Resolver::static_only(&BTreeMap::new()));
+        let resolver = Arc::new(Resolver::static_only(hosts));
         let standing: Arc<dyn Standing> = Arc::new(Holds(watch::Sender::new(0)));
         let interceptor = crate::daemon::interceptor(
             &config,
@@ -232,7 +244,6 @@ impl Harness {
             standing,
         )
         .expect("interceptor");
-        let (upstream, seen) = upstream(answer).await;
         Harness {
             interceptor: Arc::new(interceptor),
             policy,

@@ -10,7 +10,7 @@ use super::*;
 /// redirect may lead to (one the network policy refuses, one a catalogued
 /// app covers); the resolver gives all of them the upstream's address.
 const REDIRECT_CONFIG: &str = r#"
-tls: {ca_dir: "DIR/ca", system_roots: false, upstream_ca_files: ["CA_CERT"]}
+tls: {ca_dir: "DIR/state/ca", system_roots: false, upstream_ca_files: ["CA_CERT"]}
 state_dir: "DIR/state"
 policy_dir: "DIR/policies"
 credentials:
@@ -129,59 +129,16 @@ fn route(hit: &Hit, port: u16) -> Response<Full<Bytes>> {
 /// flow mapping of the `api` binding), `extra` (more sections, or empty)
 /// and the SSRF guard.
 async fn start(binding: &str, extra: &str, ssrf: bool) -> (Harness, Arc<Mutex<Vec<Hit>>>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().to_str().expect("utf-8").to_owned();
-    std::fs::write(dir.path().join("secret"), SECRET).expect("secret");
-    std::fs::create_dir(dir.path().join("policies")).expect("policies");
     let network = REDIRECT_NETWORK.replace("SSRF", &ssrf.to_string());
     let policy = format!("{network}credentials:\n  - {binding}\n{extra}");
-    std::fs::write(dir.path().join("policies/p.yaml"), policy).expect("policy");
-    let ca_dir = dir.path().join("ca");
-    crate::tls::ca::Ca::init(&ca_dir).expect("test CA");
-    let ca_cert = crate::tls::ca::Ca::cert_path(&ca_dir);
-    let text = REDIRECT_CONFIG
-        .replace("CA_CERT", ca_cert.to_str().expect("utf-8"))
-        .replace("DIR", &root);
-    let config = Config::parse(Path::new("test.yaml"), &text).expect("test config parses");
-    let metrics = Arc::new(Metrics::new());
-    let audit_path = dir.path().join("audit.jsonl");
-    let audit = Audit::open(audit_path.to_str().expect("utf-8"), metrics.clone()).expect("audit");
-    let catalogue = Arc::new(Catalogue::compile(&config.apps).expect("catalogue"));
-    let store = PolicyStore::load(
-        &config.policy_dir,
-        catalogue.clone(),
-        config.credentials.clone().into(),
-        metrics.clone(),
-    )
-    .unwrap_or_else(|errors| panic!("test policy loads: {errors:?}"));
-    let policy = store.current().get("p").expect("policy p").clone();
     let loopback = vec![IpAddr::V4(Ipv4Addr::LOCALHOST)];
     let hosts: BTreeMap<String, Vec<IpAddr>> = NAMES
         .iter()
         .map(|name| ((*name).to_owned(), loopback.clone()))
         .collect();
-    let resolver = Arc::new(Resolver::static_only(&hosts));
-    let standing: Arc<dyn Standing> = Arc::new(Holds(watch::Sender::new(0)));
-    let interceptor = crate::daemon::interceptor(
-        &config,
-        catalogue,
-        &metrics,
-        &audit,
-        &Drain::new(),
-        &resolver,
-        standing,
-    )
-    .expect("interceptor");
     let (upstream, hits) = redirecting().await;
-    let harness = Harness {
-        interceptor: Arc::new(interceptor),
-        policy,
-        upstream,
-        seen: Arc::new(Mutex::new(Vec::new())),
-        metrics,
-        audit_path,
-        _dir: dir,
-    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let harness = Harness::build(REDIRECT_CONFIG, &policy, &hosts, upstream, seen);
     (harness, hits)
 }
 
