@@ -889,3 +889,51 @@ fn a_read_only_rule_lets_get_through_and_refuses_post_naming_the_rule() {
         });
     assert!(world.metric("sluice_certificates_minted_total") >= 1.0);
 }
+
+/// Under `decide_without_decryption: true` a rule with methods may cover
+/// plain-HTTP ports only; TLS that reaches it there anyway is refused at
+/// once (`request_rule_unread`), never relayed unread, while plain HTTP
+/// on the same rule is read request by request.
+#[test]
+fn tls_a_request_rule_could_not_read_is_refused_not_relayed() {
+    let ca = TestCa::upstream();
+    let tls = HttpsUpstream::v4(&["upstream.test"], &ca);
+    let plain = HttpsUpstream::plain_v4();
+    let ports = [tls.port(), plain.port()];
+    let policy = json!({ "network": {
+        "allow_out": [
+            { "to": "upstream.test", "ports": ports, "access": "read_only" },
+            format!("127.0.0.0/8:{}", tls.port()),
+            format!("127.0.0.0/8:{}", plain.port()),
+        ],
+        "deny_out": ["ALL_TRAFFIC"],
+        "decide_without_decryption": true,
+    }});
+    let world = World::start(&ca, &["upstream.test"], policy);
+
+    let https = format!("https://upstream.test:{}/echo", tls.port());
+    let curl = world.curl(&curl_args(Some(&world.upstream_ca), &https, &[]));
+    assert_eq!(curl.code, 0, "refused, not relayed\n{curl}");
+    assert_eq!(tls.request_count(), 0);
+    world
+        .daemon
+        .wait_audit("the TLS connection refused", 1, |e| {
+            e["event"] == "connection"
+                && e["verdict"] == "deny"
+                && e["reason"] == "request_rule_unread"
+                && e["rule"] == "p:network.allow_out[0]"
+        });
+    world.daemon.wait_metric_at_least(
+        "sluice_connections_total{verdict=\"deny\",reason=\"request_rule_unread\"}",
+        1.0,
+    );
+
+    let http = format!("http://upstream.test:{}/echo", plain.port());
+    let get = world.curl(&curl_args(None, &http, &[]));
+    assert_eq!(get.code, 200, "{get}");
+    let post = world.curl(&curl_args(None, &http, &["-d", "x=1"]));
+    assert_eq!(post.code, 403, "{post}");
+    assert_eq!(post.json()["reason"], "method_not_allowed", "{post}");
+    assert_eq!(plain.request_count(), 1);
+    assert_eq!(world.metric("sluice_certificates_minted_total"), 0.0);
+}
