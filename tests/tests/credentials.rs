@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sluice_e2e::{
     HttpsUpstream, TestCa, WAIT,
     answering_upstream::{Answer, AnsweringUpstream},
-    interception::{World, curl_args, intercepting_policy},
+    interception::{Curl, World, curl_args, intercepting_policy},
     oauth::{CONCURRENT_WITH_HEADER, SIGV4_VERIFY, TokenEndpoint},
     pki::Sha256,
     tls_scripts, wait_until,
@@ -173,11 +173,7 @@ fn placeholders_become_secrets_toward_their_hosts_only_and_echoes_are_redacted()
     let redirect = format!("https://api.test:{port}/redirect");
     let curl = world.curl(&world.curl_https(&redirect, &["-H", &bearer]));
     assert_eq!(curl.code, 302, "{}", curl.out);
-    let stderr = curl.out.stderr_str();
-    let location = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("< location: "))
-        .unwrap_or_else(|| panic!("no Location in {stderr}"));
+    let location = location(&curl);
     assert!(
         location.starts_with("/echo?from=redirect&auth=Bearer"),
         "{location}"
@@ -264,11 +260,7 @@ fn a_binding_with_follow_redirects_follows_within_the_credentials_hosts() {
     );
     let curl = world.curl(&world.curl_https(&url, &["-H", &bearer]));
     assert_eq!(curl.code, 302, "{}", curl.out);
-    let stderr = curl.out.stderr_str();
-    let location = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("< location: "))
-        .unwrap_or_else(|| panic!("no Location in {stderr}"));
+    let location = location(&curl);
     assert_eq!(location.trim(), outside);
     assert_eq!(upstream.request_count(), before + 1, "not followed");
 
@@ -1130,4 +1122,14 @@ fn over_plain_http_the_secret_goes_only_to_an_address_of_the_name() {
     assert_eq!(curl.code, 403, "{}", curl.out);
     assert_eq!(curl.json()["reason"], "plain_http_address");
     assert_eq!(upstream.request_count(), before);
+}
+
+/// The `Location` of the answer curl printed (`-v`).
+fn location(curl: &Curl) -> String {
+    let stderr = curl.out.stderr_str();
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("< location: "))
+        .unwrap_or_else(|| panic!("no Location in {stderr}"))
+        .to_owned()
 }
