@@ -4,7 +4,7 @@
 
 use regex::Regex;
 
-use crate::policy::network::canonical_name;
+use crate::policy::host_name::canonical_name;
 
 /// A host name, or every name below a suffix (`*.example.com` matches
 /// `a.example.com` and `a.b.example.com`, not `example.com`).

@@ -57,6 +57,7 @@ pub mod sealed;
 pub mod secret;
 pub mod sigv4;
 pub mod store;
+pub mod systemd;
 pub mod token_endpoint;
 
 pub use binding::{

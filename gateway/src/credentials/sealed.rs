@@ -291,7 +291,7 @@ pub fn place(
     match configured {
         Some(KeySource::File { path }) => Ok(KeyPlace::File(path.clone())),
         Some(KeySource::SystemdCredential { name }) => {
-            super::store::systemd_credential_path(name, credentials_directory)
+            super::systemd::credential_path(name, credentials_directory)
                 .map(KeyPlace::Credential)
                 .map_err(|e| io::Error::new(io::ErrorKind::NotFound, format!("state_key: {e}")))
         }

@@ -31,6 +31,7 @@ use super::config::{self, ConfigError, CredentialConfig, Source};
 use super::hosts::HostSet;
 use super::scheme::Scheme;
 use super::secret::Secret;
+use super::systemd;
 
 /// The environment as a credential source: the process env in production, a
 /// map in tests (which must never mutate the process env).
@@ -271,9 +272,9 @@ fn read_source(credential: &str, source: &Source, env: &dyn Env) -> Result<Loade
         Source::Env { var } => read_env(credential, var, env),
         Source::SystemdCredential { name } => {
             let directory = env
-                .var(CREDENTIALS_DIRECTORY)
+                .var(systemd::CREDENTIALS_DIRECTORY)
                 .map(|dir| OsString::from_vec(dir.expose().to_vec()));
-            let path = systemd_credential_path(name, directory).map_err(|message| {
+            let path = systemd::credential_path(name, directory).map_err(|message| {
                 StoreError::SystemdCredential {
                     credential: credential.to_owned(),
                     message,
@@ -282,30 +283,6 @@ fn read_source(credential: &str, source: &Source, env: &dyn Env) -> Result<Loade
             read_secret_file(credential, &path)
         }
     }
-}
-
-/// The variable systemd sets to the service's credentials directory.
-pub const CREDENTIALS_DIRECTORY: &str = "CREDENTIALS_DIRECTORY";
-
-/// `$CREDENTIALS_DIRECTORY/name`, given the variable's value; the error
-/// says what is missing (the variable, or the file) and how to give it.
-pub fn systemd_credential_path(
-    name: &str,
-    credentials_directory: Option<OsString>,
-) -> Result<PathBuf, String> {
-    let Some(dir) = credentials_directory.filter(|d| !d.is_empty()) else {
-        return Err(format!(
-            "systemd credential {name:?}: ${CREDENTIALS_DIRECTORY} is not set (run under systemd with LoadCredential={name}:PATH or LoadCredentialEncrypted={name}:PATH)"
-        ));
-    };
-    let path = Path::new(&dir).join(name);
-    if !path.exists() {
-        return Err(format!(
-            "systemd credential {name:?}: no {} (is there a LoadCredential={name}:PATH line in the unit?)",
-            path.display()
-        ));
-    }
-    Ok(path)
 }
 
 fn read_error(credential: &str, path: &Path, source: io::Error) -> StoreError {

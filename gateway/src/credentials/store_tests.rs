@@ -3,6 +3,7 @@ use std::fs;
 
 use super::*;
 use crate::credentials::config::{PlaceholderShape, SchemeConfig};
+use crate::credentials::systemd::CREDENTIALS_DIRECTORY;
 
 const FILE_SECRET: &str = "file-secret-NEVER-PRINTED";
 const ENV_SECRET: &str = "env-secret-NEVER-PRINTED";

@@ -393,7 +393,7 @@ pub(crate) fn interceptor(
     let state_key = crate::credentials::sealed::place(
         config.state_key.as_ref(),
         &config.state_dir,
-        std::env::var_os(crate::credentials::store::CREDENTIALS_DIRECTORY),
+        std::env::var_os(crate::credentials::systemd::CREDENTIALS_DIRECTORY),
     )
     .and_then(|place| crate::credentials::sealed::load_key(&place, &config.state_dir))
     .context("the state key")?;

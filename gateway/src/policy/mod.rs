@@ -8,5 +8,6 @@ pub mod load;
 pub mod locate;
 pub mod network;
 pub mod raw;
+pub mod host_name;
 pub mod ssrf;
 pub mod store;

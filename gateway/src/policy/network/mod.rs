@@ -75,6 +75,7 @@ use std::{
 
 use ipnet::{IpNet, Ipv4Net};
 
+pub use super::host_name::canonical_name;
 use super::{raw, ssrf};
 
 /// The target meaning every destination, of both address families.
@@ -562,28 +563,6 @@ fn deny(reason: NetDenyReason, rule: &str) -> NetVerdict {
     NetVerdict::Deny {
         reason,
         rule: rule.into(),
-    }
-}
-
-/// A request's SNI or Host in the form rules match: trimmed, port and one
-/// trailing dot removed, lowercase; brackets stay, so IPv6 remains
-/// recognisable. Resolve this, not the raw Host, for `name_addrs`.
-pub fn canonical_name(raw: &str) -> String {
-    let trimmed = raw.trim_matches(|c: char| c.is_ascii_whitespace());
-    let host = strip_port(trimmed);
-    host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()
-}
-
-fn strip_port(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host
-            .find(']')
-            .and_then(|end| host.get(..=end))
-            .unwrap_or(host);
-    }
-    match host.split_once(':') {
-        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
-        _ => host,
     }
 }
 
