@@ -193,7 +193,7 @@ pub fn explain(
     // The connection's network rule, where it names the methods and
     // paths its requests may use (decided before any other request stage).
     if let Some(rule) = policy.network.request_rule(Some(&target.host), dst) {
-        let (verdict, detail) = match rule.decide(&target.method, &target.path) {
+        let (verdict, detail) = match rule.decide(&target.method, &target.path, false) {
             Ok(()) => ("allow", format!("{}:{}", policy.name, rule.describe())),
             Err(why) => (
                 "refuse",

@@ -431,7 +431,7 @@ impl Interceptor {
         // The methods and paths of the rule that allows the hop, as its
         // `network_rule` stage would hold the sandbox's own request.
         if let Some(rule) = policy.network.request_rule(Some(name), dst)
-            && let Err(why) = rule.decide(next.method.as_str(), &url.path_and_query)
+            && let Err(why) = rule.decide(next.method.as_str(), &url.path_and_query, false)
         {
             return Err(why.as_str());
         }

@@ -18,7 +18,12 @@ use crate::{
 #[cfg(test)]
 pub(super) const REASONS: &[&str] = {
     use crate::policy::network::RequestRefusal as R;
-    &[R::ALL[0].as_str(), R::ALL[1].as_str(), R::ALL[2].as_str()]
+    &[
+        R::ALL[0].as_str(),
+        R::ALL[1].as_str(),
+        R::ALL[2].as_str(),
+        R::ALL[3].as_str(),
+    ]
 };
 
 pub(super) fn run(conn: &Conn, exchange: &mut Exchange) -> Outcome {
@@ -35,7 +40,8 @@ pub(super) fn run(conn: &Conn, exchange: &mut Exchange) -> Outcome {
 /// through, if it does not.
 fn decide(rule: &RequestRule, parts: &Parts, policy: &str) -> Option<Refusal> {
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let why = rule.decide(parts.method.as_str(), path).err()?;
+    let upgrade = crate::intercept::is_upgrade(parts);
+    let why = rule.decide(parts.method.as_str(), path, upgrade).err()?;
     // The path as matched: no query, which may carry what is not ours to log.
     let detail = format!(
         "{} {} is not allowed: {}",
@@ -119,10 +125,27 @@ mod tests {
             (ONE, "GET", "/v1/7/8/items", Some(PathNotAllowed)),
             (ONE, "GET", "http://api.test/v1/7/items", None),
             (ONE, "OPTIONS", "*", Some(PathNotAllowed)),
+            // An upgrade carries frames both ways that no method rule sees.
+            (RO, "GET", "UPGRADE /ws", Some(UpgradeNotAllowed)),
+            (REPOS, "GET", "UPGRADE /repos/a", Some(UpgradeNotAllowed)),
+            (ONE, "GET", "UPGRADE /v1/7/items", None),
         ];
         for &(yaml, method, target, want) in cases {
             let rule = rule(yaml);
-            let got = decide(&rule, &parts(method, target), "p");
+            let request = match target.strip_prefix("UPGRADE ") {
+                Some(target) => {
+                    let mut request = parts(method, target);
+                    request
+                        .headers
+                        .insert("connection", "upgrade".parse().expect("value"));
+                    request
+                        .headers
+                        .insert("upgrade", "websocket".parse().expect("value"));
+                    request
+                }
+                None => parts(method, target),
+            };
+            let got = decide(&rule, &request, "p");
             let got = got.map(|refusal| match refusal {
                 Refusal::NetworkRule { why, rule, .. } => {
                     assert_eq!(rule, "p:network.allow_out[0]");

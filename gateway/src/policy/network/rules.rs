@@ -63,13 +63,18 @@ pub enum RequestRefusal {
     /// would resolve it to a path the patterns never saw (as apps refuse
     /// it, `apps::pattern::has_dot_segment`).
     PathDotSegment,
+    /// A protocol upgrade (WebSocket), where the rule names methods: the
+    /// frames that follow go both ways, and no method rule sees them, so
+    /// a read-only rule would carry writes.
+    UpgradeNotAllowed,
 }
 
 impl RequestRefusal {
-    pub const ALL: [RequestRefusal; 3] = [
+    pub const ALL: [RequestRefusal; 4] = [
         RequestRefusal::MethodNotAllowed,
         RequestRefusal::PathNotAllowed,
         RequestRefusal::PathDotSegment,
+        RequestRefusal::UpgradeNotAllowed,
     ];
 
     /// The reason in the answer, the audit event and the metrics.
@@ -78,6 +83,7 @@ impl RequestRefusal {
             RequestRefusal::MethodNotAllowed => "method_not_allowed",
             RequestRefusal::PathNotAllowed => "path_not_allowed",
             RequestRefusal::PathDotSegment => "path_dot_segment",
+            RequestRefusal::UpgradeNotAllowed => "upgrade_not_allowed",
         }
     }
 }
@@ -85,12 +91,21 @@ impl RequestRefusal {
 impl RequestRule {
     /// Whether a request with `method` for `path_and_query` (its query
     /// takes no part) may go on: the method first, then the path,
-    /// normalized as the app catalogue normalizes it.
-    pub fn decide(&self, method: &str, path_and_query: &str) -> Result<(), RequestRefusal> {
-        if let Some(methods) = &self.methods
-            && !methods.iter().any(|m| **m == *method)
-        {
-            return Err(RequestRefusal::MethodNotAllowed);
+    /// normalized as the app catalogue normalizes it. An `upgrade` is
+    /// refused wherever the rule names methods.
+    pub fn decide(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        upgrade: bool,
+    ) -> Result<(), RequestRefusal> {
+        if let Some(methods) = &self.methods {
+            if !methods.iter().any(|m| **m == *method) {
+                return Err(RequestRefusal::MethodNotAllowed);
+            }
+            if upgrade {
+                return Err(RequestRefusal::UpgradeNotAllowed);
+            }
         }
         let Some(paths) = &self.paths else {
             return Ok(());
