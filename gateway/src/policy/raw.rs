@@ -61,7 +61,9 @@ pub struct Network {
     /// TLS decided on its SNI and relayed undecrypted. When false TLS is
     /// intercepted. Unset: intercepted when the policy enables a stage
     /// that reads requests (`pii`, `injection_defense`, `transformations`,
-    /// `credentials`), relayed otherwise (`CompiledPolicy::compile`). Plain
+    /// `credentials`) or an `allow_out` rule bounds its requests
+    /// (`methods`, `paths`, `access`), relayed otherwise
+    /// (`CompiledPolicy::compile`). Plain
     /// HTTP is served request by request either way.
     #[serde(default)]
     pub decide_without_decryption: Option<bool>,
