@@ -341,6 +341,10 @@ impl Engine {
         if !prospects.token {
             return furthest;
         }
+        // A lower-case IBAN in groups, whose first group of digits this is.
+        if k.contains(Kind::Iban) && !prospects.iban {
+            found(Kind::Iban, iban::grouped_before(text, p));
+        }
         // The fewest digits each value has: IPv4 4, phone 8, SSN 9, card 12.
         if k.contains(Kind::IpAddress) && digits >= 4 {
             found(Kind::IpAddress, ip::v4_at_digit(text, p));
@@ -434,7 +438,8 @@ pub(super) fn digits_ahead(text: &[u8], start: usize) -> usize {
 /// running any validator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Prospects {
-    /// Two capitals before the digits.
+    /// Two capitals before the digits, or two small letters and eight
+    /// digits or more (which the masks keep as a run of eight).
     iban: bool,
     /// A colon within the hex group, and no group longer than four hex
     /// digits (`Ipv6Addr` reads no more).
@@ -453,7 +458,11 @@ impl Prospects {
     fn of(text: &[u8], p: usize, q: usize, digits: usize, v6: bool) -> Prospects {
         let v4 = digits >= 4 && q - p <= 3 && at(text, q) == b'.' && dotted_seven(text, p);
         Prospects {
-            iban: p >= 2 && text[p - 2].is_ascii_uppercase() && text[p - 1].is_ascii_uppercase(),
+            iban: p >= 2 && {
+                let (a, b) = (text[p - 2], text[p - 1]);
+                (a.is_ascii_uppercase() && b.is_ascii_uppercase())
+                    || (digits >= 8 && a.is_ascii_lowercase() && b.is_ascii_lowercase())
+            },
             v6,
             token: (digits >= 8 || v4) && starts_token(text, p),
         }
@@ -713,8 +722,12 @@ mod tests {
             ("a 1.2.3.", false),
             ("x1.2.3.4", false),
             ("call 415 555-0132", true),
-            ("id=ab12345678", false),
+            // Two small letters and eight digits: a lower-case IBAN's start.
+            ("id=ab12345678", true),
+            ("id=ab1234567", false),
             ("GB82 WEST", true),
+            ("de89370400440532013000", true),
+            ("ab12 west", false),
             ("at 12:30", true),
             ("fe80::1", true),
             ("a 1234:", true),

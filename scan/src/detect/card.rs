@@ -1,8 +1,32 @@
 //! Payment card numbers: 12 to 19 digits, plain or in groups separated by
 //! one space or dash, that pass the Luhn check and either start with an
-//! issuer prefix of a major network or follow a card word ("card", "visa").
+//! issuer prefix of a major network, in a length it issues, or follow a
+//! card word ("card", "visa", "Karte", "carte", "tarjeta", "カード", ...).
 //! Luhn alone passes one random number in ten, so a number with neither a
 //! known prefix nor a card word nearby is not reported.
+//!
+//! The prefixes (IIN ranges) and lengths known:
+//!
+//! | network | prefixes | digits |
+//! | --- | --- | --- |
+//! | Visa | 4 | 13, 16, 19 |
+//! | Mastercard | 51-55, 2221-2720 | 16 |
+//! | American Express | 34, 37 | 15 |
+//! | Discover | 6011, 644-649, 65 | 16-19 |
+//! | Diners Club | 300-305, 3095, 36, 38, 39 | 14-19 |
+//! | JCB | 35 (3528-3589 and the co-branded rest), 2131, 1800 | 16-19; 15 |
+//! | UnionPay | 62, 81 | 16-19 |
+//! | Maestro | 50, 56-69 | 13-19 |
+//! | Mir | 2200-2204 | 16-19 |
+//! | RuPay | 60, 65, 81, 82, 508 | 16 |
+//! | Troy | 9792 | 16 |
+//!
+//! Twelve-digit numbers (Maestro) are reported alone only with one of the
+//! four-digit Maestro prefixes (5018, 5020, 5038, 5893, 6304, 6390, 6759,
+//! 6761-6763, 0604): twelve digits are common ids (cloud account numbers),
+//! and 56-58 with any twelve would catch one in two hundred of them. Other
+//! twelve-digit numbers need a card word. UnionPay numbers that fail Luhn
+//! (some do) are reported only after a UnionPay word.
 
 use crate::chars::{at, ends_token, has_context, is_digit, starts_token};
 
@@ -19,7 +43,25 @@ const CONTEXT: &[&str] = &[
     "unionpay",
     "credit",
     "debit",
+    "mir ",
+    "rupay",
+    "troy",
+    "payment",
+    "billing",
+    "karte",
+    "carte",
+    "tarjeta",
+    "carta",
+    "cart\u{e3}o",
+    "kaart",
+    "kortnummer",
+    "\u{30ab}\u{30fc}\u{30c9}",
+    "\u{43a}\u{430}\u{440}\u{442}",
+    "\u{5361}",
 ];
+
+/// Words that name UnionPay, whose numbers do not all pass Luhn.
+const UNIONPAY: &[&str] = &["unionpay", "union pay", "\u{94f6}\u{8054}"];
 
 const MAX_GROUPS: usize = 8;
 
@@ -77,7 +119,12 @@ pub(crate) fn at_digit(text: &[u8], start: usize) -> Option<(usize, usize)> {
             continue;
         }
         let number = &digits[..n];
-        if luhn(number) && (known_prefix(number) || has_context(text, start, CONTEXT)) {
+        let valid = if luhn(number) {
+            known_prefix(number) || has_context(text, start, CONTEXT)
+        } else {
+            unionpay(number) && has_context(text, start, UNIONPAY)
+        };
+        if valid {
             return Some((start, end));
         }
     }
@@ -100,31 +147,49 @@ pub(crate) fn luhn(digits: &[u8]) -> bool {
 }
 
 /// Whether the number starts with an issuer prefix of a major network and
-/// has a length that network issues. Twelve-digit numbers (some Maestro)
-/// always need a card word.
+/// has a length that network issues (the table in the module's docs).
 fn known_prefix(d: &[u8]) -> bool {
     let len = d.len();
     let prefix = |n: usize| d[..n].iter().fold(0u32, |acc, &x| acc * 10 + u32::from(x));
     let (p2, p3, p4) = (prefix(2), prefix(3), prefix(4));
+    if len == 12 {
+        // Maestro's twelve-digit numbers, by their four-digit prefixes.
+        return matches!(
+            p4,
+            5018 | 5020 | 5038 | 5893 | 6304 | 6390 | 6759 | 6761 | 6762 | 6763 | 604
+        );
+    }
+    let up_to_19 = (16..=19).contains(&len);
     match d[0] {
         4 => matches!(len, 13 | 16 | 19), // Visa
         5 => match p2 {
             51..=55 => len == 16,                     // Mastercard
-            50 | 56..=59 => (13..=19).contains(&len), // Maestro
+            50 | 56..=59 => (13..=19).contains(&len), // Maestro, RuPay 508
             _ => false,
         },
-        2 => ((2221..=2720).contains(&p4) && len == 16) || (p4 == 2131 && len == 15),
+        2 => {
+            ((2221..=2720).contains(&p4) && len == 16) // Mastercard
+                || ((2200..=2204).contains(&p4) && up_to_19) // Mir
+                || (p4 == 2131 && len == 15) // JCB
+        }
         3 => match p2 {
-            34 | 37 => len == 15,                                          // Amex
-            36 | 38 | 39 => (14..=19).contains(&len),                      // Diners
-            35 => (3528..=3589).contains(&p4) && (16..=19).contains(&len), // JCB
-            30 => (300..=305).contains(&p3) || p4 == 3095,                 // Diners
+            34 | 37 => len == 15,                     // Amex
+            36 | 38 | 39 => (14..=19).contains(&len), // Diners
+            35 => up_to_19,                           // JCB
+            30 => ((300..=305).contains(&p3) || p4 == 3095) && (14..=19).contains(&len), // Diners
             _ => false,
         },
         6 => (13..=19).contains(&len), // Discover, UnionPay, Maestro, RuPay
+        8 => matches!(p2, 81 | 82) && up_to_19, // RuPay, UnionPay
+        9 => p4 == 9792 && len == 16,  // Troy
         1 => p4 == 1800 && len == 15,  // JCB (old range)
         _ => false,
     }
+}
+
+/// Whether the number has UnionPay's prefix and a length it issues.
+fn unionpay(d: &[u8]) -> bool {
+    d[0] == 6 && d[1] == 2 && (16..=19).contains(&d.len())
 }
 
 #[cfg(test)]
@@ -153,6 +218,16 @@ mod tests {
             ("card number 630441200007", "630441200007"),
             ("Charge card 060455633911", "060455633911"),
             ("4111 1111 1111 1111 2025", "4111 1111 1111 1111"),
+            // Mir, Troy, RuPay, JCB's whole 35 range, 12-digit Maestro.
+            ("2200 1234 5678 9019", "2200 1234 5678 9019"),
+            ("9792123456789018", "9792123456789018"),
+            ("8228-1234-5678-9014", "8228-1234-5678-9014"),
+            ("3512123456789010", "3512123456789010"),
+            ("501812345673", "501812345673"),
+            ("Karte 571234567899", "571234567899"),
+            ("numéro de carte 571234567899", "571234567899"),
+            // UnionPay outside Luhn, named.
+            ("UnionPay 6212345678901234", "6212345678901234"),
         ] {
             assert_eq!(find(text), Some(want), "{text}");
         }
@@ -165,7 +240,9 @@ mod tests {
             "1Z999AA10123456784",                      // inside a tracking number
             "id 9fceb02d0ae598e95dc970b74dd5b5c6c4b5a2f3",
             "at 1701231698123 ms", // a timestamp: no issuer, no card word
-            "order 630441200007",  // twelve digits without a card word
+            "order 561234567890",  // twelve digits of 56 without a card word
+            "arn:aws:iam::571234567899:role/x", // an account id
+            "order 6212345678901234", // UnionPay's prefix, no Luhn, no name
             "x4111111111111111",   // tail of a word
             "4111111111111111a",   // head of a word
             "550e8400-e29b-41d4-a716-446655440000",

@@ -1,7 +1,16 @@
 //! International bank account numbers: a country code, two check digits and
 //! the national part, written solid (`GB82WEST12345698765432`) or in groups
 //! of four separated by one space or dash; the length must be the one that
-//! country uses and the ISO 7064 mod-97 check must give 1.
+//! country uses and the ISO 7064 mod-97 check must give 1. Letters may be
+//! of either case (`gb82 west 1234 5698 7654 32`, `de89370400440532013000`).
+//!
+//! The engine reads an IBAN from its country code where the digits after
+//! it are a stop of its class scan: two capitals before them, or two small
+//! letters and eight digits or more (a lower-case IBAN whose national part
+//! starts with digits). A lower-case one whose national part starts with
+//! letters is found from a later group of digits, looking back over up to
+//! three groups of four ([`grouped_before`]); written solid
+//! (`gb82west12345698765432`), it has no such group, and is not found.
 
 use crate::chars::{at, before, is_alnum, is_digit};
 
@@ -105,7 +114,10 @@ pub(crate) fn at_country(text: &[u8], start: usize) -> Option<(usize, usize)> {
     if is_alnum(before(text, start)) {
         return None;
     }
-    let country = [at(text, start), at(text, start + 1)];
+    let country = [
+        at(text, start).to_ascii_uppercase(),
+        at(text, start + 1).to_ascii_uppercase(),
+    ];
     let len = LENGTHS.iter().find(|(c, _)| **c == country)?.1;
     if !is_digit(at(text, start + 2)) || !is_digit(at(text, start + 3)) {
         return None;
@@ -116,8 +128,8 @@ pub(crate) fn at_country(text: &[u8], start: usize) -> Option<(usize, usize)> {
     let mut sep = 0u8;
     while n < len {
         let b = at(text, i);
-        if b.is_ascii_uppercase() || is_digit(b) {
-            chars[n] = b;
+        if b.is_ascii_alphanumeric() {
+            chars[n] = b.to_ascii_uppercase();
             n += 1;
             i += 1;
         } else if n.is_multiple_of(4) && n > 0 && matches!(b, b' ' | b'-') && (sep == 0 || sep == b)
@@ -136,6 +148,37 @@ pub(crate) fn at_country(text: &[u8], start: usize) -> Option<(usize, usize)> {
         return None;
     }
     mod97(&chars[..n]).then_some((start, i))
+}
+
+/// An IBAN in groups of four that holds the group of digits starting at
+/// `p` (a token's first digit) and starts up to three groups before it
+/// (`gb82 west 1234 ...` from `1234`), as its span.
+pub(crate) fn grouped_before(text: &[u8], p: usize) -> Option<(usize, usize)> {
+    let sep = before(text, p);
+    if !matches!(sep, b' ' | b'-') {
+        return None;
+    }
+    let mut group_end = p - 1;
+    for _ in 0..3 {
+        let start = group_end.checked_sub(4)?;
+        if !text[start..group_end].iter().all(u8::is_ascii_alphanumeric) {
+            return None;
+        }
+        let head = &text[start..start + 4];
+        if head[0].is_ascii_alphabetic()
+            && head[1].is_ascii_alphabetic()
+            && is_digit(head[2])
+            && is_digit(head[3])
+            && !is_alnum(before(text, start))
+        {
+            return at_country(text, start).filter(|&(_, end)| end > p);
+        }
+        if start == 0 || text[start - 1] != sep {
+            return None;
+        }
+        group_end = start - 1;
+    }
+    None
 }
 
 /// ISO 7064 MOD 97-10: the first four characters moved to the end, letters
@@ -163,8 +206,10 @@ mod tests {
 
     fn find(text: &str) -> Option<&str> {
         let bytes = text.as_bytes();
-        let start = (0..bytes.len()).find(|&i| bytes[i].is_ascii_uppercase())?;
-        at_country(bytes, start).map(|(s, e)| &text[s..e])
+        (0..bytes.len())
+            .filter(|&i| bytes[i].is_ascii_alphabetic())
+            .find_map(|i| at_country(bytes, i))
+            .map(|(s, e)| &text[s..e])
     }
 
     #[test]
@@ -179,6 +224,8 @@ mod tests {
             ("FR1420041010050500013M02606", "FR1420041010050500013M02606"),
             ("NO9386011117947", "NO9386011117947"),
             ("CH93-0076-2011-6238-5295-7", "CH93-0076-2011-6238-5295-7"),
+            ("de89370400440532013000", "de89370400440532013000"),
+            ("gb82 west 1234 5698 7654 32", "gb82 west 1234 5698 7654 32"),
         ] {
             assert_eq!(find(text), Some(want), "{text}");
         }
@@ -194,8 +241,43 @@ mod tests {
             "XGB82WEST12345698765432",     // inside a word
             "GB82 WEST12 345698765432",    // groups not of four
             "GB82 WEST-1234 5698 7654 32", // mixed separators
+            "gb82 west 1234 5698 7654 33", // check fails, lower case
         ] {
             assert_eq!(find(text), None, "{text}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod grouped_tests {
+    use super::*;
+
+    #[test]
+    fn from_a_later_group_of_digits() {
+        for (text, from, want) in [
+            (
+                "gb82 west 1234 5698 7654 32",
+                "1234",
+                Some("gb82 west 1234 5698 7654 32"),
+            ),
+            (
+                "nl91-abna-0417-1643-00",
+                "0417",
+                Some("nl91-abna-0417-1643-00"),
+            ),
+            (
+                "it60 x054 2811 1010 0000 0123 456",
+                "2811",
+                Some("it60 x054 2811 1010 0000 0123 456"),
+            ),
+            ("gb82 west 1234 5698 7654 33", "1234", None),
+            ("call 4155 5501 32", "4155", None),
+            ("gb82 west-1234 5698 7654 32", "1234", None),
+            ("xgb82 west 1234 5698 7654 32", "1234", None),
+        ] {
+            let p = text.find(from).expect("group");
+            let found = grouped_before(text.as_bytes(), p).map(|(s, e)| &text[s..e]);
+            assert_eq!(found, want, "{text}");
         }
     }
 }

@@ -2,23 +2,136 @@
 //!
 //! - international: `+` and a country calling code the ITU assigns, then
 //!   digit groups separated by one space, dash or dot, or parenthesized
-//!   (`+44 20 7946 0958`, `+49 (30) 1234567`, `+12025550123`); 8 to 15
-//!   digits in all (E.164), and for `+1` a valid North American number;
+//!   (`+44 20 7946 0958`, `+49 (30) 1234567`, `+44 (0)20 7946 0958`,
+//!   `+12025550123`); 8 to 15 digits in all (E.164), and for `+1` a valid
+//!   North American number;
 //! - North American: `(202) 555-0123`, `202-555-0123`, `202.555.0123`,
 //!   `202 555 0123`, optionally after `1-` or `1 `; area code and exchange
-//!   start with 2-9.
+//!   start with 2-9;
+//! - national, with a trunk `0` (then not `0`), 9 to 12 digits, in two or
+//!   more groups: an area code of 2 to 5 digits (or in parentheses) then
+//!   groups of 3 to 8 (`020 7946 0958`, `07700 900123`, `030 12345678`,
+//!   `(030) 1234-5678`, `0151 23456789`, `06 1234 5678`, `020-123 4567`,
+//!   `022 2345 6789`, `03-1234-5678`, `090-1234-5678`, `(02) 1234 5678`,
+//!   `0412 345 678`), or five pairs (`01 23 45 67 89`, `06.12.34.56.78`,
+//!   `06-12-34-56-78`); dots only between pairs;
+//! - national without a trunk prefix, in the layouts of the countries that
+//!   dial none: Spain's nine digits from 6-9 (`912 345 678`,
+//!   `612 34 56 78`, `93 123 45 67`), Italy's mobiles (`312 345 6789`),
+//!   India's mobiles in two fives from 6-9 (`98765 43210`), Brazil's area
+//!   code in parentheses (`(11) 91234-5678`, `(21) 3456-7890`).
+//!
+//! The groups after the first are separated the same way throughout, but
+//! for one change after the area code (`020-123 4567`, `(030) 1234-5678`).
+//! A national number is not reported after a word of another kind of
+//! number ("order", "invoice", "ref", "ISBN", "zip", "id:", "total", ...
+//! in a few languages, within 16 bytes), after `#` or a currency sign,
+//! before a currency or unit ("912 345 678 euros"), nor as the tail of a
+//! longer run of digit groups, even with a phone word near (which a
+//! compound such as "Bestellnummer" holds).
 //!
 //! Formats reported only after a phone word ("phone", "call", "tel",
-//! "mobile", ...): ten bare North American digits (`2025550123`), and
-//! national numbers with a trunk `0` (`020 7946 0958`, `(020) 7946 0958`,
-//! `06 12 34 56 78`, `030-1234567`) of 9 to 12 digits, and international
-//! numbers dialed with `00` (`0044 20 7946 0958`).
+//! "mobile", "Telefon", "numéro", "電話", ...): ten bare North American digits
+//! (`2025550123`), other national numbers with a trunk `0` of 9 to 12
+//! digits (bare, or in groups of other sizes), and international numbers
+//! dialed with `00` (`0044 20 7946 0958`). Bare digit runs are never
+//! phone numbers on their shape alone: a JSON number (`"ts": 1709641234`)
+//! or an id looks the same.
 
-use crate::chars::{at, before, ends_token, has_context, is_digit, is_word, starts_token};
+use crate::chars::{
+    at, before, ends_token, has_context, has_context_within, is_digit, is_word, starts_token,
+};
 
 const CONTEXT: &[&str] = &[
-    "phone", "tel", "call", "mobile", "cell", "fax", "whatsapp", "sms", "number", "contact",
-    "reach", "dial", "mob.", "ph.", "ph:",
+    "phone",
+    "tel",
+    "call",
+    "mobile",
+    "cell",
+    "fax",
+    "whatsapp",
+    "sms",
+    "number",
+    "contact",
+    "reach",
+    "dial",
+    "mob.",
+    "ph.",
+    "ph:",
+    "handy",
+    "mobil",
+    "nummer",
+    "num\u{e9}ro",
+    "n\u{fa}mero",
+    "numero",
+    "portable",
+    "m\u{f3}vil",
+    "celular",
+    "cellulare",
+    "ring",
+    "bel ",
+    "fone",
+    "\u{96fb}\u{8a71}",
+    "\u{643a}\u{5e2f}",
+    "\u{7535}\u{8bdd}",
+    "\u{442}\u{435}\u{43b}",
+];
+
+/// Words before other kinds of numbers: a national number right after one
+/// is not reported on its shape alone.
+const NOT_PHONE: &[&str] = &[
+    "order",
+    "invoice",
+    "sku",
+    "ref",
+    "isbn",
+    "serial",
+    "ticket",
+    "tracking",
+    "zip",
+    "postal",
+    "postcode",
+    "plz",
+    "version",
+    "build",
+    "total",
+    "price",
+    "amount",
+    "budget",
+    "population",
+    "bestell",
+    "rechnung",
+    "commande",
+    "facture",
+    "pedido",
+    "factura",
+    "ordine",
+    "fattura",
+    "id:",
+    "id=",
+    " id ",
+    "#",
+];
+
+/// What follows an amount or a measure, not a phone number.
+const UNITS: &[&[u8]] = &[
+    b"eur",
+    b"usd",
+    b"gbp",
+    b"inr",
+    b"rs",
+    b"yen",
+    b"dollar",
+    b"peso",
+    b"rupee",
+    b"\xE2\x82\xAC",
+    b"$",
+    b"\xC2\xA3",
+    b"%",
+    b"km",
+    b"kg",
+    b"people",
+    b"users",
 ];
 
 const MAX_GROUPS: usize = 8;
@@ -141,23 +254,33 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
             return None;
         }
         let g = groups(text, open)?;
-        let ok = north_american(&g, false) || (national(&g) && has_context(text, open, CONTEXT));
-        return (ok && ends_token(text, g.end)).then_some((open, g.end));
+        if !ends_token(text, g.end) || time_follows(text, g.end) {
+            return None;
+        }
+        let context = || has_context(text, open, CONTEXT);
+        let ok = north_american(&g, false)
+            || (national_layout(&g) && !other_number(text, open, g.end))
+            || (national(&g) && context() && !other_number(text, open, g.end));
+        return ok.then_some((open, g.end));
     }
     if !starts_token(text, start) {
         return None;
     }
     let g = groups(text, start)?;
-    if !ends_token(text, g.end) {
+    if !ends_token(text, g.end) || time_follows(text, g.end) {
         return None;
     }
     if north_american(&g, false) {
         return Some((start, g.end));
     }
+    if national_layout(&g) && !other_number(text, start, g.end) {
+        return Some((start, g.end));
+    }
     let d = g.digits();
     let dialed_abroad = d.len() > 2 && d[0] == 0 && d[1] == 0 && international(&d[2..]);
     let with_context = north_american(&g, true) || national(&g) || dialed_abroad;
-    (with_context && has_context(text, start, CONTEXT)).then_some((start, g.end))
+    let ok = with_context && has_context(text, start, CONTEXT) && !other_number(text, start, g.end);
+    ok.then_some((start, g.end))
 }
 
 /// A valid North American number in one of the documented layouts; `bare`
@@ -182,6 +305,102 @@ fn north_american(g: &Groups, bare: bool) -> bool {
 /// Every separator the same (after a parenthesized group anything goes).
 fn consistent(seps: &[u8]) -> bool {
     seps.windows(2).all(|w| w[0] == w[1]) && seps.first().is_some_and(|s| *s != b'(')
+}
+
+/// A national number in one of the layouts reported on their own (the
+/// module's docs).
+fn national_layout(g: &Groups) -> bool {
+    let (lens, seps, d) = (&g.lens[..g.count], &g.seps[..g.count], g.digits());
+    if g.count < 2 || !separators_ok(seps) {
+        return false;
+    }
+    let n = d.len();
+    if d[0] == 0 {
+        if d[1] == 0 || !(9..=12).contains(&n) {
+            return false;
+        }
+        let pairs = g.count == 5 && lens.iter().all(|&l| l == 2);
+        let area_then_groups =
+            (2..=5).contains(&lens[0]) && lens[1..].iter().all(|l| (3..=8).contains(l));
+        return pairs || (area_then_groups && !seps.contains(&b'.'));
+    }
+    if seps.contains(&b'.') {
+        return false;
+    }
+    match (lens, n, d[0]) {
+        // Spain.
+        ([3, 3, 3] | [3, 2, 2, 2] | [2, 3, 2, 2], 9, 6..=9) => seps[0] != b'(',
+        // Italy's mobiles.
+        ([3, 3, 4] | [3, 7], 10, 3) => seps[0] != b'(',
+        // India's mobiles.
+        ([5, 5], 10, 6..=9) => seps[0] != b'(',
+        // Brazil: the area code in parentheses, the mobiles' nine digits
+        // from 9.
+        ([2, 4, 4], 10, _) => seps[0] == b'(',
+        ([2, 5, 4], 11, _) => seps[0] == b'(' && d[2] == 9,
+        _ => false,
+    }
+}
+
+/// The separators before each group but the first: one kind throughout,
+/// but the first may differ (after the area code, or after an area code
+/// in parentheses); no parentheses after the first group.
+fn separators_ok(seps: &[u8]) -> bool {
+    if seps.len() < 2 || seps[1..].contains(&b'(') {
+        return false;
+    }
+    let rest = if seps[0] == b'(' {
+        &seps[2..]
+    } else {
+        &seps[1..]
+    };
+    let Some((&first, tail)) = rest.split_first() else {
+        return true;
+    };
+    if rest.contains(&0) || !tail.windows(2).all(|w| w[0] == w[1]) {
+        return false;
+    }
+    // A change after the area code between a dash and a space only.
+    tail.first()
+        .is_none_or(|&t| t == first || (t != b'.' && first != b'.'))
+}
+
+/// Whether a time follows the number (`01.02.2023 12:30`): a colon and a
+/// digit.
+fn time_follows(text: &[u8], end: usize) -> bool {
+    at(text, end) == b':' && is_digit(at(text, end + 1))
+}
+
+/// Whether the number at `[start, end)` reads as another kind of number:
+/// the tail of a longer run of digit groups, after an order, invoice or id
+/// word (within 16 bytes), `#` or a currency sign, or before a currency or
+/// unit.
+fn other_number(text: &[u8], start: usize, end: usize) -> bool {
+    // The tail of a longer sequence of groups (`1090 1014 0000 0712 1981`).
+    if start >= 2 && matches!(text[start - 1], b' ' | b'-' | b'.') && is_digit(text[start - 2]) {
+        return true;
+    }
+    let mut b = start;
+    if before(text, b) == b' ' {
+        b -= 1;
+    }
+    let prev = before(text, b);
+    // `$`, `#`, and the last bytes of the signs for euro (E2 82 AC),
+    // pound (C2 A3), yen (C2 A5) and rupee (E2 82 B9).
+    if matches!(prev, b'$' | b'#' | 0xAC | 0xA3 | 0xA5 | 0xB9) {
+        return true;
+    }
+    if has_context_within(text, start, NOT_PHONE, 16) {
+        return true;
+    }
+    let mut a = end;
+    if at(text, a) == b' ' {
+        a += 1;
+    }
+    let after = &text[a.min(text.len())..];
+    UNITS
+        .iter()
+        .any(|unit| after.len() >= unit.len() && after[..unit.len()].eq_ignore_ascii_case(unit))
 }
 
 /// A national number with a trunk `0`: 9 to 12 digits.
@@ -259,6 +478,30 @@ mod tests {
             ("tel 0044 20 7946 0958", "0044 20 7946 0958"),
             ("+91 98765 43210", "+91 98765 43210"),
             ("+81 3-1234-5678", "+81 3-1234-5678"),
+            ("+44 (0)20 7946 0958", "+44 (0)20 7946 0958"),
+            // National formats on their own.
+            ("020 7946 0958", "020 7946 0958"),
+            ("(020) 7946 0958", "(020) 7946 0958"),
+            ("ring 07700 900123 now", "07700 900123"),
+            ("unter (030) 1234-5678 an", "(030) 1234-5678"),
+            ("0151 23456789", "0151 23456789"),
+            ("01 23 45 67 89", "01 23 45 67 89"),
+            ("au 06.12.34.56.78.", "06.12.34.56.78"),
+            ("al 912 345 678", "912 345 678"),
+            ("612 34 56 78", "612 34 56 78"),
+            ("06 1234 5678", "06 1234 5678"),
+            ("312 345 6789", "312 345 6789"),
+            ("020-123 4567", "020-123 4567"),
+            ("06-12345678", "06-12345678"),
+            ("98765 43210", "98765 43210"),
+            ("022 2345 6789", "022 2345 6789"),
+            ("(11) 91234-5678", "(11) 91234-5678"),
+            ("(21) 3456-7890", "(21) 3456-7890"),
+            ("電話番号は03-1234-5678です", "03-1234-5678"),
+            ("090-1234-5678", "090-1234-5678"),
+            ("(02) 1234 5678", "(02) 1234 5678"),
+            ("0412 345 678", "0412 345 678"),
+            ("Telefon: 030123456789", "030123456789"),
         ] {
             assert_eq!(find(text), Some(want), "{text}");
         }
@@ -317,14 +560,29 @@ mod tests {
             "149-997-6509",        // area code starts with 1
             "849-097-6509",        // exchange starts with 0
             "2817920919",          // bare digits without a phone word
-            "020 7946 0958",       // national without a phone word
-            "(020) 7946 0958",     // the same in parentheses
             "0044 20 7946 0958",   // dialed abroad without a phone word
-            "+28 912 345 678",     // unassigned country code
-            "+44 20",              // too short
-            "3+44 20 8919 6125",   // arithmetic
-            "849-997-6509-22",     // longer dashed token
-            "220.137.81.7",        // an IP address
+            "02079460958",         // national, bare, without a phone word
+            "Order #0123 4567 89",
+            "Bestellnummer 0142 1234 5678",
+            "01.02.2023 12:30", // a date and a time
+            "05.03.2024 14:22:01",
+            "06.12.34.56",       // a version
+            "010.001.002.003",   // an address with leading zeros
+            "0 306 40615 2",     // an ISBN
+            "0123-456-7890-12",  // a part number
+            "912 345 678 euros", // an amount
+            "€ 612 345 678",
+            "zip 75001 75002",
+            "1090 1014 0000 0712 1981 2874", // groups of a longer number
+            "(1) 2345-6789",                 // no area code
+            "(11) 81234-5678",               // Brazil's mobiles start with 9
+            "612.345.678",                   // dots outside pairs
+            "020 7946.0958",                 // mixed with a dot
+            "+28 912 345 678",               // unassigned country code
+            "+44 20",                        // too short
+            "3+44 20 8919 6125",             // arithmetic
+            "849-997-6509-22",               // longer dashed token
+            "220.137.81.7",                  // an IP address
             "1Z999AA10123456784",
         ] {
             assert_eq!(find(text), None, "{text}");
