@@ -39,16 +39,15 @@ impl Rng {
         &items[self.below(items.len() as u64) as usize]
     }
 
-    /// `template` with each `#` a random digit.
+    /// `template` with each `#` a random digit, each `%` one from 1 to 9
+    /// (where a subscriber number starts: never with the trunk 0).
     fn fill(&mut self, template: &str) -> String {
         template
             .bytes()
-            .map(|b| {
-                if b == b'#' {
-                    self.digit() as char
-                } else {
-                    b as char
-                }
+            .map(|b| match b {
+                b'#' => self.digit() as char,
+                b'%' => (b'1' + self.below(9) as u8) as char,
+                _ => b as char,
             })
             .collect()
     }
@@ -384,11 +383,11 @@ const PHONES: &[(&str, &[&str], &[&str])] = &[
     (
         "it",
         &[
-            "06 #### ####",
-            "02 #### ####",
+            "06 %### ####",
+            "02 %### ####",
             "312 ### ####",
             "347 ### ####",
-            "+39 06 #### ####",
+            "+39 06 %### ####",
             "+39 347 ### ####",
         ],
         &[
@@ -403,7 +402,7 @@ const PHONES: &[(&str, &[&str], &[&str])] = &[
         &[
             "020-123 ####",
             "06-12######",
-            "010 ### ####",
+            "010 %## ####",
             "06 12 34 ## ##",
             "+31 20 123 ####",
             "+31 6 12######",
@@ -420,8 +419,8 @@ const PHONES: &[(&str, &[&str], &[&str])] = &[
         &[
             "98### #####",
             "7#### #####",
-            "022 #### ####",
-            "080 #### ####",
+            "022 %### ####",
+            "080 %### ####",
             "+91 98### #####",
             "+91-22-####-####",
             "+91 98########",
@@ -452,12 +451,12 @@ const PHONES: &[(&str, &[&str], &[&str])] = &[
     (
         "jp",
         &[
-            "03-####-####",
-            "090-####-####",
-            "06-####-####",
-            "080 #### ####",
-            "+81 3-####-####",
-            "+81 90-####-####",
+            "03-%###-####",
+            "090-%###-####",
+            "06-%###-####",
+            "080 %### ####",
+            "+81 3-%###-####",
+            "+81 90-%###-####",
         ],
         &[
             "電話番号は{}です。",
@@ -469,10 +468,10 @@ const PHONES: &[(&str, &[&str], &[&str])] = &[
     (
         "au",
         &[
-            "(02) #### ####",
+            "(02) %### ####",
             "04## ### ###",
-            "03 #### ####",
-            "+61 2 #### ####",
+            "03 %### ####",
+            "+61 2 %### ####",
             "+61 4## ### ###",
         ],
         &[
@@ -703,6 +702,16 @@ fn negatives(rng: &mut Rng) -> Vec<Case> {
         "MAC 00:1a:2b:3c:4d:5e",
         "zip 75001 75002",
         "scores 91 234 567 890 12",
+        // Found reading source trees and system documentation.
+        "51 Franklin St, Fifth Floor, Boston, MA 02110-1301 USA",
+        "use any uids or gids in the 60000-64999 range",
+        "// Prints: <Buffer 01 02 03 04 05>",
+        "1FB7; 1FB7; 0391 0342 0345; 0391 0342 0399; # GREEK",
+        "BR\t-0127-04829\tAmerica/Noronha",
+        "<span class=\"hljs-string\">\"17179869184\"</span>",
+        "git clone git@gitlab.com:group/project.git",
+        "new URL('https://user:pass@sub.example.com:8080/p/a/t/h')",
+        "Range of a Number variable: -2147483648 to 2147483647",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -10,7 +10,7 @@
 //!   start with 2-9;
 //! - national, with a trunk `0` (then not `0`), 9 to 12 digits, in two or
 //!   more groups: an area code of 2 to 5 digits (or in parentheses) then
-//!   groups of 3 to 8 (`020 7946 0958`, `07700 900123`, `030 12345678`,
+//!   groups of 3 to 8, not all starting with 0 (`020 7946 0958`, `07700 900123`, `030 12345678`,
 //!   `(030) 1234-5678`, `0151 23456789`, `06 1234 5678`, `020-123 4567`,
 //!   `022 2345 6789`, `03-1234-5678`, `090-1234-5678`, `(02) 1234 5678`,
 //!   `0412 345 678`), or five pairs (`01 23 45 67 89`, `06.12.34.56.78`,
@@ -23,7 +23,8 @@
 //!
 //! The groups after the first are separated the same way throughout, but
 //! for one change after the area code (`020-123 4567`, `(030) 1234-5678`).
-//! A national number is not reported after a word of another kind of
+//! A national number is not reported when signed (`-0127-04829`), after a
+//! word of another kind of
 //! number ("order", "invoice", "ref", "ISBN", "zip", "id:", "total", ...
 //! in a few languages, within 16 bytes), after `#` or a currency sign,
 //! before a currency or unit ("912 345 678 euros"), nor as the tail of a
@@ -58,17 +59,17 @@ const CONTEXT: &[&str] = &[
     "mob.",
     "ph.",
     "ph:",
-    "handy",
     "mobil",
     "nummer",
     "num\u{e9}ro",
     "n\u{fa}mero",
-    "numero",
-    "portable",
     "m\u{f3}vil",
     "celular",
     "cellulare",
-    "ring",
+    "portable :",
+    "portable:",
+    "numero di",
+    "numero:",
     "bel ",
     "fone",
     "\u{96fb}\u{8a71}",
@@ -294,12 +295,24 @@ fn north_american(g: &Groups, bare: bool) -> bool {
         _ => return false,
     };
     let layout_ok = match (lens, g.ndigits) {
-        ([10], 10) | ([11], 11) => bare,
+        // Bare, but not the integer limits (`2147483647`, `4294967295`).
+        ([10], 10) | ([11], 11) => bare && !integer_limit(g.digits()),
         ([3, 3, 4], _) => consistent(&seps[1..]) || seps[0] == b'(',
         ([1, 3, 3, 4], _) => consistent(&seps[1..]) || seps[1] == b'(',
         _ => false,
     };
     layout_ok && (2..=9).contains(&national[0]) && (2..=9).contains(&national[3])
+}
+
+/// Whether ten digits are a 32-bit integer's limit or one past it.
+fn integer_limit(d: &[u8]) -> bool {
+    const LIMITS: [&[u8]; 4] = [
+        &[2, 1, 4, 7, 4, 8, 3, 6, 4, 7],
+        &[2, 1, 4, 7, 4, 8, 3, 6, 4, 8],
+        &[4, 2, 9, 4, 9, 6, 7, 2, 9, 5],
+        &[4, 2, 9, 4, 9, 6, 7, 2, 9, 6],
+    ];
+    LIMITS.contains(&d)
 }
 
 /// Every separator the same (after a parenthesized group anything goes).
@@ -319,10 +332,20 @@ fn national_layout(g: &Groups) -> bool {
         if d[1] == 0 || !(9..=12).contains(&n) {
             return false;
         }
-        let pairs = g.count == 5 && lens.iter().all(|&l| l == 2);
-        let area_then_groups =
-            (2..=5).contains(&lens[0]) && lens[1..].iter().all(|l| (3..=8).contains(l));
-        return pairs || (area_then_groups && !seps.contains(&b'.'));
+        let pairs = g.count == 5 && lens.iter().all(|&l| l == 2) && !stepping(d);
+        // Groups that all start with 0 are code points (`0391 0342 0345`).
+        let mut group_start = 0;
+        let all_zero_led = lens.iter().all(|&l| {
+            let zero = d[group_start] == 0;
+            group_start += l;
+            zero
+        });
+        let area_then_groups = (2..=5).contains(&lens[0])
+            && lens[1..].iter().all(|l| (3..=8).contains(l))
+            && !all_zero_led;
+        // Not a US ZIP+4 code (`02110-1301`) nor a range (`01000-09999`).
+        let zip_or_range = matches!(lens, [5, 4]) || (matches!(lens, [5, 5]) && seps[1] == b'-');
+        return pairs || (area_then_groups && !zip_or_range && !seps.contains(&b'.'));
     }
     if seps.contains(&b'.') {
         return false;
@@ -332,14 +355,23 @@ fn national_layout(g: &Groups) -> bool {
         ([3, 3, 3] | [3, 2, 2, 2] | [2, 3, 2, 2], 9, 6..=9) => seps[0] != b'(',
         // Italy's mobiles.
         ([3, 3, 4] | [3, 7], 10, 3) => seps[0] != b'(',
-        // India's mobiles.
-        ([5, 5], 10, 6..=9) => seps[0] != b'(',
+        // India's mobiles, with a space (`60000-64999` is a range).
+        ([5, 5], 10, 6..=9) => seps[1] == b' ',
         // Brazil: the area code in parentheses, the mobiles' nine digits
         // from 9.
         ([2, 4, 4], 10, _) => seps[0] == b'(',
         ([2, 5, 4], 11, _) => seps[0] == b'(' && d[2] == 9,
         _ => false,
     }
+}
+
+/// Whether five pairs of digits count up or down by one or repeat
+/// (`01 02 03 04 05`, a dump of bytes; `00 00 00 …`), which a telephone
+/// number seldom does.
+fn stepping(d: &[u8]) -> bool {
+    let pair = |k: usize| i16::from(d[2 * k]) * 10 + i16::from(d[2 * k + 1]);
+    let step = pair(1) - pair(0);
+    step.abs() <= 1 && (2..5).all(|k| pair(k) - pair(k - 1) == step)
 }
 
 /// The separators before each group but the first: one kind throughout,
@@ -372,12 +404,16 @@ fn time_follows(text: &[u8], end: usize) -> bool {
 }
 
 /// Whether the number at `[start, end)` reads as another kind of number:
-/// the tail of a longer run of digit groups, after an order, invoice or id
+/// signed, the tail of a longer run of digit groups, after an order, invoice or id
 /// word (within 16 bytes), `#` or a currency sign, or before a currency or
 /// unit.
 fn other_number(text: &[u8], start: usize, end: usize) -> bool {
     // The tail of a longer sequence of groups (`1090 1014 0000 0712 1981`).
     if start >= 2 && matches!(text[start - 1], b' ' | b'-' | b'.') && is_digit(text[start - 2]) {
+        return true;
+    }
+    // A signed number (`-0127-04829`, a coordinate).
+    if before(text, start) == b'-' {
         return true;
     }
     let mut b = start;
