@@ -43,11 +43,11 @@ impl Rng {
     /// (where a subscriber number starts: never with the trunk 0).
     fn fill(&mut self, template: &str) -> String {
         template
-            .bytes()
-            .map(|b| match b {
-                b'#' => self.digit() as char,
-                b'%' => (b'1' + self.below(9) as u8) as char,
-                _ => b as char,
+            .chars()
+            .map(|c| match c {
+                '#' => self.digit() as char,
+                '%' => (b'1' + self.below(9) as u8) as char,
+                _ => c,
             })
             .collect()
     }
@@ -372,6 +372,7 @@ const PHONES: &[(&str, &[&str], &[&str])] = &[
             "93 ### ## ##",
             "+34 912 ### ###",
             "+34 612 ## ## ##",
+            "(+34) 612 ### ###",
         ],
         &[
             "Llámame al {} cuando puedas.",
@@ -389,6 +390,7 @@ const PHONES: &[(&str, &[&str], &[&str])] = &[
             "347 ### ####",
             "+39 06 %### ####",
             "+39 347 ### ####",
+            "(+39) 347 ### ####",
         ],
         &[
             "Chiamami al {} domani.",
@@ -424,6 +426,7 @@ const PHONES: &[(&str, &[&str], &[&str])] = &[
             "+91 98### #####",
             "+91-22-####-####",
             "+91 98########",
+            "(+91) 98### #####",
         ],
         &[
             "Call me at {} tomorrow.",
@@ -493,6 +496,15 @@ const PHONES: &[(&str, &[&str], &[&str])] = &[
     ),
 ];
 
+/// Mobile numbers written solid after a phone word: Spain, India, Italy.
+const BARE_MOBILES: &[(&str, &str)] = &[
+    ("es", "Mi móvil: 6########"),
+    ("es", "Teléfono 7########"),
+    ("in", "Call me at 9#########"),
+    ("in", "mobile: 7#########"),
+    ("it", "Il mio cellulare è 3#########"),
+];
+
 const PHONE_KEYS: &[&str] = &["phone", "telefono", "tel", "mobile", "contact_number"];
 
 fn phone_cases(rng: &mut Rng, out: &mut Vec<Case>) {
@@ -509,6 +521,18 @@ fn phone_cases(rng: &mut Rng, out: &mut Vec<Case>) {
                     PHONE_KEYS,
                 ));
             }
+        }
+    }
+    for (country, template) in BARE_MOBILES {
+        for _ in 0..3 {
+            let text = rng.fill(template);
+            let value = text[text.rfind(' ').expect("a space") + 1..].to_string();
+            out.push(Case {
+                label: format!("phone/{country}-bare"),
+                content_type: TEXT,
+                text,
+                values: vec![(Kind::Phone, value)],
+            });
         }
     }
 }
@@ -712,6 +736,9 @@ fn negatives(rng: &mut Rng) -> Vec<Case> {
         "git clone git@gitlab.com:group/project.git",
         "new URL('https://user:pass@sub.example.com:8080/p/a/t/h')",
         "Range of a Number variable: -2147483648 to 2147483647",
+        "hotel booking 612345678 confirmed",
+        "the number of rows was 9876543210",
+        "(+1) 234 at the end",
     ]
     .iter()
     .map(|s| s.to_string())

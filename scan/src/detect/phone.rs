@@ -31,9 +31,15 @@
 //! longer run of digit groups, even with a phone word near (which a
 //! compound such as "Bestellnummer" holds).
 //!
+//! An international number may have its country code in parentheses
+//! (`(+34) 612 345 678`).
+//!
 //! Formats reported only after a phone word ("phone", "call", "tel",
 //! "mobile", "Telefon", "numéro", "電話", ...): ten bare North American digits
-//! (`2025550123`), other national numbers with a trunk `0` of 9 to 12
+//! (`2025550123`), Spain's, India's and Italy's mobile numbers written
+//! solid (`612345678`, `9876543210`, `3123456789`; these after a word that
+//! names a phone, "mobile", "móvil", "call", ..., not "number" nor "tel",
+//! which "hotel" holds), other national numbers with a trunk `0` of 9 to 12
 //! digits (bare, or in groups of other sizes), and international numbers
 //! dialed with `00` (`0044 20 7946 0958`). Bare digit runs are never
 //! phone numbers on their shape alone: a JSON number (`"ts": 1709641234`)
@@ -76,6 +82,25 @@ const CONTEXT: &[&str] = &[
     "\u{643a}\u{5e2f}",
     "\u{7535}\u{8bdd}",
     "\u{442}\u{435}\u{43b}",
+];
+
+/// The phone words that mobile numbers written solid need: none that is
+/// part of common words ("tel" of "hotel") or names other numbers
+/// ("number").
+const MOBILE_CONTEXT: &[&str] = &[
+    "phone",
+    "mobile",
+    "m\u{f3}vil",
+    "movil",
+    "cell",
+    "celular",
+    "whatsapp",
+    "tel\u{e9}fono",
+    "telefono",
+    "telefone",
+    "call",
+    "sms",
+    "contact",
 ];
 
 /// Words before other kinds of numbers: a national number right after one
@@ -248,6 +273,9 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
             return None;
         }
         let g = groups(text, start)?;
+        if g.count == 1 && before(text, open) == b'(' && at(text, g.end) == b')' {
+            return code_in_parentheses(text, &g);
+        }
         return (international(g.digits()) && ends_token(text, g.end)).then_some((open, g.end));
     }
     if prev == b'(' {
@@ -279,9 +307,43 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
     }
     let d = g.digits();
     let dialed_abroad = d.len() > 2 && d[0] == 0 && d[1] == 0 && international(&d[2..]);
-    let with_context = north_american(&g, true) || national(&g) || dialed_abroad;
+    // Spain's nine digits, India's and Italy's mobile ten, written solid.
+    let bare_mobile = g.count == 1 && matches!((d.len(), d[0]), (9, 6..=9) | (10, 3 | 6..=9));
+    let bare_mobile = bare_mobile && has_context(text, start, MOBILE_CONTEXT);
+    let with_context = north_american(&g, true) || national(&g) || dialed_abroad || bare_mobile;
     let ok = with_context && has_context(text, start, CONTEXT) && !other_number(text, start, g.end);
     ok.then_some((start, g.end))
+}
+
+/// An international number whose country code is in parentheses
+/// (`(+34) 612 345 678`), the code's group `code` read up to the `)`.
+fn code_in_parentheses(text: &[u8], code: &Groups) -> Option<(usize, usize)> {
+    let open = code.end - code.lens[0] - 2;
+    let mut j = code.end + 1;
+    if at(text, j) == b' ' {
+        j += 1;
+    }
+    if !is_digit(at(text, j)) {
+        return None;
+    }
+    let rest = groups(text, j)?;
+    let n = code.ndigits + rest.ndigits;
+    if n > MAX_DIGITS {
+        return None;
+    }
+    let mut d = [0u8; MAX_DIGITS];
+    d[..code.ndigits].copy_from_slice(code.digits());
+    d[code.ndigits..n].copy_from_slice(rest.digits());
+    let ok = code_len(&d[..n]) == Some(code.ndigits) && international(&d[..n]);
+    (ok && ends_token(text, rest.end)).then_some((open, rest.end))
+}
+
+/// [`country_code_len`] of digits that may be too few to hold one.
+fn code_len(d: &[u8]) -> Option<usize> {
+    if d.len() < 2 {
+        return None;
+    }
+    country_code_len(d)
 }
 
 /// A valid North American number in one of the documented layouts; `bare`
@@ -538,6 +600,12 @@ mod tests {
             ("(02) 1234 5678", "(02) 1234 5678"),
             ("0412 345 678", "0412 345 678"),
             ("Telefon: 030123456789", "030123456789"),
+            ("(+34) 612 345 678", "(+34) 612 345 678"),
+            ("tel (+91) 98765 43210.", "(+91) 98765 43210"),
+            ("(+44)2079460958", "(+44)2079460958"),
+            ("móvil 612345678", "612345678"),
+            ("mobile 9876543210", "9876543210"),
+            ("cellulare 3123456789", "3123456789"),
         ] {
             assert_eq!(find(text), Some(want), "{text}");
         }
