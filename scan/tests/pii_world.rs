@@ -739,6 +739,10 @@ fn negatives(rng: &mut Rng) -> Vec<Case> {
         "hotel booking 612345678 confirmed",
         "the number of rows was 9876543210",
         "(+1) 234 at the end",
+        "SIREN 732 829 320, SIRET 732 829 320 00074",
+        "Steuer-ID: 02 476 291 358",
+        "N° TVA FR 40 303 265 045",
+        "IMEI 0123 4567 8901 234",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -25,7 +25,8 @@
 //! for one change after the area code (`020-123 4567`, `(030) 1234-5678`).
 //! A national number is not reported when signed (`-0127-04829`), after a
 //! word of another kind of
-//! number ("order", "invoice", "ref", "ISBN", "zip", "id:", "total", ...
+//! number ("order", "invoice", "ref", "ISBN", "zip", "id:", "total", tax,
+//! VAT, company and identity number words, ...
 //! in a few languages, within 16 bytes), after `#` or a currency sign,
 //! before a currency or unit ("912 345 678 euros"), nor as the tail of a
 //! longer run of digit groups, even with a phone word near (which a
@@ -137,6 +138,36 @@ const NOT_PHONE: &[&str] = &[
     "id=",
     " id ",
     "#",
+    // Company, tax and identity numbers.
+    "siren",
+    "siret",
+    "tva:",
+    "tva ",
+    "vat:",
+    "vat ",
+    "vat no",
+    "steuer",
+    "tax",
+    "nif:",
+    "nif ",
+    "cif:",
+    "cif ",
+    "dni:",
+    "dni ",
+    "fiscal",
+    "p.iva",
+    "partita iva",
+    "kvk",
+    "btw",
+    "bsn",
+    "ssn",
+    "social security",
+    "passport",
+    "licen",
+    "imei",
+    "iban",
+    "swift",
+    "routing",
 ];
 
 /// What follows an amount or a measure, not a phone number.
