@@ -33,7 +33,8 @@
 //! compound such as "Bestellnummer" holds).
 //!
 //! An international number may have its country code in parentheses
-//! (`(+34) 612 345 678`).
+//! (`(+34) 612 345 678`), or be dialed with `00` in its own group and two
+//! groups or more after it (`0044 20 7946 0958`, `0031 20-123 4567`).
 //!
 //! Formats reported only after a phone word ("phone", "call", "tel",
 //! "mobile", "Telefon", "numéro", "電話", ...): ten bare North American digits
@@ -41,8 +42,8 @@
 //! solid (`612345678`, `9876543210`, `3123456789`; these after a word that
 //! names a phone, "mobile", "móvil", "call", ..., not "number" nor "tel",
 //! which "hotel" holds), other national numbers with a trunk `0` of 9 to 12
-//! digits (bare, or in groups of other sizes), and international numbers
-//! dialed with `00` (`0044 20 7946 0958`). Bare digit runs are never
+//! digits (bare, or in groups of other sizes), and other international
+//! numbers dialed with `00` (`00442079460958`). Bare digit runs are never
 //! phone numbers on their shape alone: a JSON number (`"ts": 1709641234`)
 //! or an id looks the same.
 
@@ -338,6 +339,16 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
     }
     let d = g.digits();
     let dialed_abroad = d.len() > 2 && d[0] == 0 && d[1] == 0 && international(&d[2..]);
+    // `0044 20 7946 0958`: the first group `00` and the country code, then
+    // two groups or more, as the number is written after `+`.
+    let code_group = dialed_abroad
+        && g.count >= 3
+        && code_len(&d[2..]).is_some_and(|n| g.lens[0] == 2 + n)
+        && separators_ok(&g.seps[..g.count])
+        && !all_zero_led(&g);
+    if code_group && !other_number(text, start, g.end) {
+        return Some((start, g.end));
+    }
     // Spain's nine digits, India's and Italy's mobile ten, written solid.
     let bare_mobile = g.count == 1 && matches!((d.len(), d[0]), (9, 6..=9) | (10, 3 | 6..=9));
     let bare_mobile = bare_mobile && has_context(text, start, MOBILE_CONTEXT);
@@ -426,16 +437,9 @@ fn national_layout(g: &Groups) -> bool {
             return false;
         }
         let pairs = g.count == 5 && lens.iter().all(|&l| l == 2) && !stepping(d);
-        // Groups that all start with 0 are code points (`0391 0342 0345`).
-        let mut group_start = 0;
-        let all_zero_led = lens.iter().all(|&l| {
-            let zero = d[group_start] == 0;
-            group_start += l;
-            zero
-        });
         let area_then_groups = (2..=5).contains(&lens[0])
             && lens[1..].iter().all(|l| (3..=8).contains(l))
-            && !all_zero_led;
+            && !all_zero_led(g);
         // Not a US ZIP+4 code (`02110-1301`) nor a range (`01000-09999`).
         let zip_or_range = matches!(lens, [5, 4]) || (matches!(lens, [5, 5]) && seps[1] == b'-');
         return pairs || (area_then_groups && !zip_or_range && !seps.contains(&b'.'));
@@ -456,6 +460,17 @@ fn national_layout(g: &Groups) -> bool {
         ([2, 5, 4], 11, _) => seps[0] == b'(' && d[2] == 9,
         _ => false,
     }
+}
+
+/// Whether every group starts with 0: code points (`0391 0342 0345`,
+/// `0046 0066 0069`), not a telephone number.
+fn all_zero_led(g: &Groups) -> bool {
+    let mut group_start = 0;
+    g.lens[..g.count].iter().all(|&l| {
+        let zero = g.digits[group_start] == 0;
+        group_start += l;
+        zero
+    })
 }
 
 /// Whether five pairs of digits count up or down by one or repeat
@@ -605,6 +620,8 @@ mod tests {
             ("Call me on 06 12 34 56 78", "06 12 34 56 78"),
             ("phone (020) 7946 0958", "(020) 7946 0958"),
             ("tel 0044 20 7946 0958", "0044 20 7946 0958"),
+            ("0044 20 7946 0958", "0044 20 7946 0958"),
+            ("0031 20 123 4567", "0031 20 123 4567"),
             ("+91 98765 43210", "+91 98765 43210"),
             ("+81 3-1234-5678", "+81 3-1234-5678"),
             ("+44 (0)20 7946 0958", "+44 (0)20 7946 0958"),
@@ -695,7 +712,8 @@ mod tests {
             "149-997-6509",        // area code starts with 1
             "849-097-6509",        // exchange starts with 0
             "2817920919",          // bare digits without a phone word
-            "0044 20 7946 0958",   // dialed abroad without a phone word
+            "00442079460958",      // dialed abroad, bare, without a phone word
+            "0049 12345678",       // two groups
             "02079460958",         // national, bare, without a phone word
             "Order #0123 4567 89",
             "Bestellnummer 0142 1234 5678",
