@@ -4,10 +4,10 @@
 
 pub mod closest;
 pub mod compiled;
+pub mod host_name;
 pub mod load;
 pub mod locate;
 pub mod network;
 pub mod raw;
-pub mod host_name;
 pub mod ssrf;
 pub mod store;
