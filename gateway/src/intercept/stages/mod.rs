@@ -124,7 +124,7 @@ impl Stage {
     async fn run(self, interceptor: &Interceptor, conn: &Conn, exchange: &mut Exchange) -> Outcome {
         match self {
             Stage::HostPin => host_pin::run(conn, exchange),
-            Stage::NetworkRule => network_rule::run(conn, exchange),
+            Stage::NetworkRule => network_rule::run(conn, exchange).await,
             Stage::Apps => apps::run(interceptor, conn, exchange).await,
             Stage::DryRun => dry_run::run(interceptor, conn, exchange).await,
             Stage::Body => body::run(interceptor, conn, exchange).await,

@@ -10,7 +10,7 @@ use hyper::http::request::Parts;
 use super::{Exchange, Outcome};
 use crate::{
     apps::pattern::normalize_path,
-    intercept::{Conn, refusal::Refusal},
+    intercept::{Conn, refusal::Refusal, respond},
     policy::network::RequestRule,
 };
 
@@ -26,12 +26,18 @@ pub(super) const REASONS: &[&str] = {
     ]
 };
 
-pub(super) fn run(conn: &Conn, exchange: &mut Exchange) -> Outcome {
+pub(super) async fn run(conn: &Conn, exchange: &mut Exchange) -> Outcome {
     let Some(rule) = &conn.request_rule else {
         return Outcome::Continue;
     };
     match decide(rule, &exchange.parts, &conn.who.policy.name) {
-        Some(refusal) => Outcome::Refuse(refusal),
+        Some(refusal) => {
+            // Read what the client is still sending (a little, briefly)
+            // before answering: an HTTP/2 stream reset mid-upload would
+            // hide the 403 from the client (a refused POST's body).
+            respond::drain(&mut exchange.body).await;
+            Outcome::Refuse(refusal)
+        }
         None => Outcome::Continue,
     }
 }
