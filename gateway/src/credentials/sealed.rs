@@ -185,24 +185,12 @@ pub enum Read {
 pub fn read(dir: &Path, name: &str, key: &StateKey) -> io::Result<Read> {
     let path = dir.join(name);
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
-    let mut file = match fs::File::open(&path) {
+    let file = match fs::File::open(&path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Read::Missing),
         Err(e) => return Err(named(e)),
     };
-    let meta = file.metadata().map_err(named)?;
-    if meta.permissions().mode() & 0o077 != 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is readable by group or others; chmod 600 it",
-                path.display()
-            ),
-        ));
-    }
-    let cap = usize::try_from(meta.len()).unwrap_or(0).saturating_add(1);
-    let mut bytes = Zeroizing::new(Vec::with_capacity(cap));
-    file.read_to_end(&mut bytes).map_err(named)?;
+    let bytes = read_whole(file, true, named)?;
     if !is_sealed(&bytes) {
         return Ok(Read::Plain(bytes));
     }
@@ -337,22 +325,10 @@ pub fn load_key(place: &KeyPlace, state_dir: &Path) -> io::Result<StateKey> {
     }
     let named =
         |e: io::Error| io::Error::new(e.kind(), format!("the state key {}: {e}", path.display()));
-    let mut file = fs::File::open(path).map_err(named)?;
-    let meta = file.metadata().map_err(named)?;
+    let file = fs::File::open(path).map_err(named)?;
     // A systemd credential's directory is the service's alone; a key file
     // is checked like every other secret file.
-    if matches!(place, KeyPlace::File(_)) && meta.permissions().mode() & 0o077 != 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "the state key {} is readable by group or others; chmod 600 it",
-                path.display()
-            ),
-        ));
-    }
-    let cap = usize::try_from(meta.len()).unwrap_or(0).saturating_add(1);
-    let mut material = Zeroizing::new(Vec::with_capacity(cap));
-    file.read_to_end(&mut material).map_err(named)?;
+    let material = read_whole(file, matches!(place, KeyPlace::File(_)), named)?;
     if material.len() < MIN_KEY_MATERIAL {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -378,6 +354,27 @@ pub fn is_inside(path: &Path, state_dir: &Path) -> io::Result<bool> {
         _ => path.to_owned(),
     };
     Ok(real.starts_with(&dir) || path.starts_with(state_dir))
+}
+
+/// Reads `file` whole into a buffer wiped when dropped; with `private`,
+/// refuses a file group or others may read (checked on the opened file).
+/// `named` says which file an error is about.
+fn read_whole(
+    mut file: fs::File,
+    private: bool,
+    named: impl Fn(io::Error) -> io::Error,
+) -> io::Result<Zeroizing<Vec<u8>>> {
+    let meta = file.metadata().map_err(&named)?;
+    if private && meta.permissions().mode() & 0o077 != 0 {
+        return Err(named(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "readable by group or others; chmod 600 it",
+        )));
+    }
+    let cap = usize::try_from(meta.len()).unwrap_or(0).saturating_add(1);
+    let mut bytes = Zeroizing::new(Vec::with_capacity(cap));
+    file.read_to_end(&mut bytes).map_err(named)?;
+    Ok(bytes)
 }
 
 fn refuse_inside(key: &Path, state_dir: &Path) -> io::Result<()> {
