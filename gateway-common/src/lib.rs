@@ -11,8 +11,9 @@
 
 /// Bumped whenever a map's key or value layout changes. Maps are pinned under
 /// `maps-v{LAYOUT_VERSION}`, so a new build never reads an old build's maps
-/// with the wrong layout (or size: 3 added a [`Refusal`], a counter slot).
-pub const LAYOUT_VERSION: u32 = 3;
+/// with the wrong layout (or size: 3 added a [`Refusal`], a counter slot;
+/// 4 added the process to [`OrigDst`] and [`RefusalEvent`]).
+pub const LAYOUT_VERSION: u32 = 4;
 
 /// Names of the maps, as the eBPF object declares them and the daemon opens them.
 pub mod maps {
@@ -141,6 +142,21 @@ pub struct OrigDst {
     pub identity: u64,
     /// Network-namespace cookie of the socket.
     pub netns: u64,
+    /// The process that made the call: its thread-group id as the host's
+    /// pid namespace numbers it, and its `comm` (NUL-padded; the process
+    /// can rename itself, so it names, never decides).
+    pub process: ProcessId,
+}
+
+/// Which process made a socket call, as the kernel knew it at the call.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessId {
+    /// 0 where unknown.
+    pub tgid: u32,
+    /// The calling thread (the kernel's pid), whose name `comm` is.
+    pub tid: u32,
+    pub comm: [u8; 16],
 }
 
 /// Identifies a steered connection as the daemon sees it on accept: the
@@ -218,15 +234,17 @@ pub struct RefusalEvent {
     /// Socket type and protocol, for raw-socket refusals.
     pub sock_type: u32,
     pub protocol: u32,
+    pub process: ProcessId,
 }
 
 const _: () = {
     assert!(core::mem::size_of::<Registration>() == 8);
     assert!(core::mem::size_of::<Listener>() == 24);
     assert!(core::mem::size_of::<SteerConfig>() == 8);
-    assert!(core::mem::size_of::<OrigDst>() == 40);
+    assert!(core::mem::size_of::<ProcessId>() == 24);
+    assert!(core::mem::size_of::<OrigDst>() == 64);
     assert!(core::mem::size_of::<ConnKey>() == 32);
-    assert!(core::mem::size_of::<RefusalEvent>() == 40);
+    assert!(core::mem::size_of::<RefusalEvent>() == 64);
 };
 
 #[cfg(feature = "user")]
@@ -239,4 +257,5 @@ mod pod {
     unsafe impl aya::Pod for super::OrigDst {}
     unsafe impl aya::Pod for super::ConnKey {}
     unsafe impl aya::Pod for super::RefusalEvent {}
+    unsafe impl aya::Pod for super::ProcessId {}
 }

@@ -22,16 +22,16 @@ use aya_ebpf::{
     EbpfContext,
     bindings::{BPF_SOCK_OPS_TCP_CONNECT_CB, bpf_sock_addr},
     helpers::{
-        bpf_get_current_ancestor_cgroup_id, bpf_get_current_cgroup_id, bpf_get_netns_cookie,
-        bpf_get_socket_cookie,
+        bpf_get_current_ancestor_cgroup_id, bpf_get_current_cgroup_id, bpf_get_current_comm,
+        bpf_get_current_pid_tgid, bpf_get_netns_cookie, bpf_get_socket_cookie,
     },
     macros::{cgroup_sock, cgroup_sock_addr, lsm_cgroup, map, sock_ops},
     maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::{LsmContext, SockAddrContext, SockContext, SockOpsContext},
 };
 use gateway_common::{
-    ConnKey, Listener, MAX_CGROUP_DEPTH, OrigDst, Refusal, RefusalEvent, Registration, SteerConfig,
-    capacity,
+    ConnKey, Listener, MAX_CGROUP_DEPTH, OrigDst, ProcessId, Refusal, RefusalEvent, Registration,
+    SteerConfig, capacity,
     sock::{
         AF_INET, AF_INET6, AF_PACKET, DNS_PORT, IPPROTO_ICMP, IPPROTO_ICMPV6, IPPROTO_TCP,
         IPPROTO_UDP, SOCK_DGRAM, SOCK_RAW, SOCK_STREAM,
@@ -155,6 +155,7 @@ pub fn sluice_sock_create(ctx: SockContext) -> i32 {
         reason: refusal as u32,
         sock_type,
         protocol,
+        process: current_process(),
     });
     REFUSE
 }
@@ -220,6 +221,7 @@ fn post_bind(ctx: &SockContext, family: Family) -> i32 {
         reason: Refusal::ListenerPort as u32,
         sock_type,
         protocol,
+        process: current_process(),
     });
     REFUSE
 }
@@ -243,6 +245,7 @@ pub fn sluice_socket_create(ctx: LsmContext) -> i32 {
             reason: Refusal::RawSocket as u32,
             sock_type: ctx.arg::<i32>(1) as u32,
             protocol: ctx.arg::<i32>(2) as u32,
+            process: current_process(),
         });
         return REFUSE;
     }
@@ -312,6 +315,7 @@ fn verdict(ctx: &SockAddrContext, family: Family, result: Result<(), Refusal>) -
                 reason: reason as u32,
                 sock_type: unsafe { read_volatile(addr_of!((*ctx.sock_addr).type_)) },
                 protocol: unsafe { read_volatile(addr_of!((*ctx.sock_addr).protocol)) },
+                process: current_process(),
             });
             REFUSE
         }
@@ -339,6 +343,7 @@ fn try_connect(ctx: &SockAddrContext, family: Family) -> Result<(), Refusal> {
         _pad: 0,
         identity,
         netns,
+        process: current_process(),
     };
     let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };
     if sock_type == SOCK_STREAM && protocol == IPPROTO_TCP {
@@ -375,6 +380,7 @@ fn try_sendmsg(ctx: &SockAddrContext, family: Family) -> Result<(), Refusal> {
         _pad: 0,
         identity,
         netns,
+        process: current_process(),
     };
     let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };
     steer_dns(sa, family, listener, registration.dns_port, cookie, orig)
@@ -515,6 +521,19 @@ fn write_dst(sa: *mut bpf_sock_addr, family: Family, addr: Addr) {
             }
         }
         write_volatile(addr_of_mut!((*sa).user_port), addr.port.to_be() as u32);
+    }
+}
+
+/// The calling process, for the daemon to name in what it audits and to
+/// look up its executable. Both helpers work in every program here: they read
+/// the current task, which is the caller for socket calls.
+#[inline(always)]
+fn current_process() -> ProcessId {
+    let pid_tgid = bpf_get_current_pid_tgid();
+    ProcessId {
+        tgid: (pid_tgid >> 32) as u32,
+        tid: pid_tgid as u32,
+        comm: bpf_get_current_comm().unwrap_or_default(),
     }
 }
 

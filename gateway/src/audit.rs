@@ -16,7 +16,7 @@ use std::{
 
 use serde::Serialize;
 
-use crate::{admin::api::RecentRefusal, metrics::Metrics};
+use crate::{admin::api::RecentRefusal, metrics::Metrics, process::Process};
 
 /// Refusals kept for `sluice status`.
 pub const RECENT_REFUSALS: usize = 32;
@@ -88,6 +88,9 @@ pub struct Event<'a> {
     /// Who decided, for decisions a person (or expiry) made: approvals.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<&'a str>,
+    /// The program behind the connection, where the kernel saw it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<&'a Process>,
 }
 
 enum Sink {

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::{dns, metrics::Metrics, policy::compiled::CompiledPolicy};
+use crate::{dns, metrics::Metrics, policy::compiled::CompiledPolicy, process::Process};
 
 /// The sandbox (and session) behind a registered cgroup, with the policy in
 /// force when the connection arrived.
@@ -27,6 +27,9 @@ pub struct Who {
     /// The cgroup id the connection came from; `None` on the explicit
     /// proxy, whose token names the sandbox.
     pub identity: Option<u64>,
+    /// The program that opened the connection, where the kernel saw it
+    /// (steered connections); `None` on the explicit proxy.
+    pub process: Option<Arc<Process>>,
 }
 
 impl Who {

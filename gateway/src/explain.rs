@@ -130,6 +130,7 @@ pub fn explain(
         name_addrs: Some(name_addrs),
         host_address: crate::proxy::host_address::for_policy(&policy.network, dst.ip()),
         ech: false,
+        exe: None,
     });
     let network_allowed = matches!(verdict, NetVerdict::Allow { .. });
     lines.push(match verdict {

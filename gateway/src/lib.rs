@@ -32,6 +32,7 @@ pub mod metrics;
 pub mod netns;
 pub mod outbound;
 pub mod policy;
+pub mod process;
 pub mod proxy;
 pub mod redact;
 pub mod refuse;

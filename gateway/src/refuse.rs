@@ -27,6 +27,15 @@ pub fn error_label(status: StatusCode) -> &'static str {
     }
 }
 
+/// Adds `"process": "curl (pid 412)"` to a refusal's JSON body where the
+/// program behind the connection is known: the sandbox's code (and the
+/// person reading its log) learns which of its programs was refused.
+pub fn name_process(body: &mut serde_json::Value, process: Option<&crate::process::Process>) {
+    if let (Some(process), Some(fields)) = (process, body.as_object_mut()) {
+        fields.insert("process".into(), process.to_string().into());
+    }
+}
+
 /// The bytes of the answer: `status` with its standard phrase, `extra`
 /// header lines (each `name: value`), `reason` in `x-sluice-denied`, and
 /// `body` as JSON.

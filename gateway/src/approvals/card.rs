@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::process::Process;
+
 /// One parked request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalCard {
@@ -27,6 +29,10 @@ pub struct ApprovalCard {
     pub parked_at_ms: u64,
     /// When the request fails closed unless decided.
     pub expires_at_ms: u64,
+    /// The program that sent it, where the kernel saw which (never its
+    /// command line: a card carries names, not values).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<Process>,
 }
 
 /// What a person decided about a parked request.

@@ -26,6 +26,7 @@ fn card(session: Option<&str>, action: Option<&str>, path: &str) -> ApprovalCard
         headers: vec!["content-type".to_owned()],
         parked_at_ms: 0,
         expires_at_ms: 0,
+        process: None,
     }
 }
 

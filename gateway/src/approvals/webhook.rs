@@ -226,6 +226,7 @@ mod tests {
             headers: Vec::new(),
             parked_at_ms: 0,
             expires_at_ms: 0,
+            process: None,
         };
         // The client went away before the delivery started: unparked.
         let approvals = Arc::new(crate::approvals::Approvals::disabled(Arc::new(

@@ -11,7 +11,11 @@ use aya::maps::{MapData, RingBuf};
 use gateway_common::Refusal;
 
 use super::Daemon;
-use crate::{audit::Event, steer::ebpf::parse_event};
+use crate::{
+    audit::Event,
+    process::{Process, comm_text},
+    steer::ebpf::parse_event,
+};
 
 impl Daemon {
     /// Copies the kernel's refusal counters into the metrics (on scrape).
@@ -62,6 +66,14 @@ impl Daemon {
             .as_deref()
             .and_then(|p| self.read_registry().owner_of_path(p));
         let dst = (event.port != 0).then(|| event_addr(event).to_string());
+        // Named by pid and `comm` only: the ring is read in order, and a
+        // refused process may well be gone by now.
+        let process = (event.process.tgid != 0).then(|| Process {
+            pid: event.process.tgid,
+            comm: comm_text(&event.process.comm),
+            exe: None,
+            cmdline: None,
+        });
         self.audit.record(&Event {
             event: "kernel_refusal",
             verdict: "deny",
@@ -77,6 +89,7 @@ impl Daemon {
                 "type={} protocol={}",
                 event.sock_type, event.protocol
             )),
+            process: process.as_ref(),
             ..Event::default()
         });
     }
@@ -91,6 +104,7 @@ fn event_addr(event: &gateway_common::RefusalEvent) -> SocketAddr {
         _pad: 0,
         identity: 0,
         netns: 0,
+        process: event.process,
     };
     crate::steer::steered(&orig).dst
 }

@@ -115,6 +115,7 @@ impl Identities for Directory {
             dns,
             dry_run: false,
             tools: None,
+            process: None,
             identity: Some(identity),
         })
     }
@@ -290,6 +291,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         },
         drain: drain.clone(),
         quota,
+        processes: Arc::new(crate::process::Processes::new("/proc")),
     });
     let daemon = Arc::new(Daemon {
         root,

@@ -61,6 +61,7 @@ pub(super) fn carried(
         name_addrs: Some(&[dst.ip()]),
         host_address: host_address::for_policy(&policy.network, dst.ip()),
         ech: matches!(sniffed, Sniffed::Tls { ech: true, .. }),
+        exe: None,
     });
     match verdict {
         NetVerdict::Deny { reason, rule } => Err(Refusal {

@@ -348,6 +348,7 @@ impl ExplicitProxy {
             host_address: host_address::for_policy(&policy.network, ip),
             // Decided again on the first bytes after CONNECT ([`carried`]).
             ech: false,
+            exe: None,
         });
         if let NetVerdict::Deny { reason, rule } = verdict {
             return Err(Refusal {
@@ -365,6 +366,7 @@ impl ExplicitProxy {
             dns: Arc::new(NoDns),
             dry_run: claims.dry_run,
             tools: claims.tools.clone().map(Arc::from),
+            process: None,
         };
         Ok((who, dst))
     }
@@ -589,6 +591,7 @@ mod tests {
             dns: Arc::new(NoDns),
             dry_run: false,
             tools: None,
+            process: None,
         };
         let dst: SocketAddr = "127.0.0.1:443".parse().expect("addr");
         for sni in [Some("pinned.test".to_owned()), None] {

@@ -421,6 +421,7 @@ impl Interceptor {
             name_addrs: Some(&addrs),
             host_address: host_address::for_policy(&policy.network, ip),
             ech: false,
+            exe: conn.who.process.as_deref().and_then(|p| p.exe.as_deref()),
         });
         if let NetVerdict::Deny { reason, .. } = verdict {
             return Err(reason.as_str());
@@ -482,6 +483,7 @@ impl Interceptor {
             dst: Some(key.addr.to_string()),
             host: Some(&key.name),
             detail: Some(format!("followed from {} to {}", from.shown(), to.shown())),
+            process: conn.who.process.as_deref(),
             ..Event::default()
         });
     }

@@ -348,7 +348,9 @@ impl Interceptor {
     /// audited with the rule, and answered as JSON.
     fn refuse(&self, conn: &Conn, refusal: Refusal) -> Response<Body> {
         self.account(conn, &refusal);
-        respond::json(refusal.status(), refusal.body())
+        let mut body = refusal.body();
+        crate::refuse::name_process(&mut body, conn.who.process.as_deref());
+        respond::json(refusal.status(), body)
     }
 
     /// Counts a refusal (by status class, and by reason where a counter
@@ -385,6 +387,7 @@ impl Interceptor {
             host: Some(&conn.key.name),
             by: refusal.by(),
             detail: refusal.audit_detail(),
+            process: conn.who.process.as_deref(),
             ..Event::default()
         });
     }
@@ -410,6 +413,7 @@ impl Interceptor {
             dst: Some(conn.key.addr.to_string()),
             host: Some(&conn.key.name),
             detail,
+            process: conn.who.process.as_deref(),
             ..Event::default()
         });
     }
@@ -432,6 +436,7 @@ impl Interceptor {
             session: who.session.as_deref(),
             dst: Some(dst.to_string()),
             host: Some(name),
+            process: who.process.as_deref(),
             ..Event::default()
         });
     }

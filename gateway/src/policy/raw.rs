@@ -139,6 +139,10 @@ pub struct TargetSpec {
     /// Shorthand for `methods`; exclusive with it.
     #[serde(default)]
     pub access: Option<Access>,
+    /// The only executables (path globs: `*` one segment, `**` any) whose
+    /// connections this rule allows; absent: any program.
+    #[serde(default)]
+    pub binaries: Option<Vec<String>>,
 }
 
 /// `access:` on an `allow_out` rule.

@@ -29,6 +29,7 @@ use crate::{
     intercept::{Interceptor, prefixed::Prefixed},
     metrics::Metrics,
     policy::network::{ConnRequest, NetVerdict, canonical_name},
+    process::Processes,
     refuse,
     resolve::Resolver,
     steer::OrigDstSource,
@@ -103,6 +104,8 @@ pub struct Proxy {
     /// at most `limits.max_connections_per_sandbox` of the config; more
     /// are refused, `connection_limit`.
     pub quota: quota::Quota,
+    /// Names the program behind each connection (`/proc`, cached).
+    pub processes: Arc<Processes>,
 }
 
 impl Proxy {
@@ -139,10 +142,11 @@ impl Proxy {
             return;
         };
         let dst = steered.dst;
-        let Some(who) = self.identities.who(steered.identity) else {
+        let Some(mut who) = self.identities.who(steered.identity) else {
             self.deny(&client, Some(dst), "unknown_identity");
             return;
         };
+        who.process = self.processes.lookup(steered.process).await;
         let Some(slot) = self.quota.take(&who.sandbox) else {
             let rule = "config:limits.max_connections_per_sandbox";
             self.record_denial(
@@ -177,6 +181,7 @@ impl Proxy {
             name_addrs: None,
             host_address,
             ech: false,
+            exe: who.process.as_deref().and_then(|p| p.exe.as_deref()),
         });
         // What in the policy reads the first bytes, if anything does (a
         // session's dry run reads each request too).
@@ -232,6 +237,7 @@ impl Proxy {
             name_addrs: Some(&addrs),
             host_address,
             ech: ech && !network.intercepts(sni),
+            exe: who.process.as_deref().and_then(|p| p.exe.as_deref()),
         });
         let policy = &who.policy.name;
         let rule = match verdict {
@@ -240,7 +246,7 @@ impl Proxy {
                 let reason = reason.as_str();
                 self.record_denial(Some(&who), Some(dst), reason, Some(&rule), sni, host);
                 if http {
-                    forbidden(client, &who.sandbox, dst, 403, reason, &rule).await;
+                    forbidden(client, &who, dst, 403, reason, &rule).await;
                 } else {
                     reset(&client);
                 }
@@ -302,7 +308,7 @@ impl Proxy {
         };
         self.record_denial(Some(who), Some(dst), reason, Some(&rule), None, None);
         if why.is_http() {
-            forbidden(client, &who.sandbox, dst, status, reason, &rule).await;
+            forbidden(client, who, dst, status, reason, &rule).await;
         } else {
             reset(&client);
         }
@@ -339,6 +345,7 @@ impl Proxy {
                 dst: Some(dst.to_string()),
                 sni,
                 host,
+                process: who.process.as_deref(),
                 ..Event::default()
             });
         }
@@ -432,6 +439,7 @@ impl Proxy {
             dst: dst.map(|d| d.to_string()),
             sni,
             host,
+            process: who.and_then(|w| w.process.as_deref()),
             ..Event::default()
         });
     }
@@ -450,20 +458,21 @@ impl Proxy {
 /// reset.
 async fn forbidden(
     client: TcpStream,
-    sandbox: &str,
+    who: &Who,
     dst: SocketAddr,
     status: u16,
     reason: &str,
     rule: &str,
 ) {
     let status = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::FORBIDDEN);
-    let body = serde_json::json!({
+    let mut body = serde_json::json!({
         "error": refuse::error_label(status),
         "reason": reason,
         "rule": rule,
-        "sandbox": sandbox,
+        "sandbox": &*who.sandbox,
         "destination": dst.to_string(),
     });
+    refuse::name_process(&mut body, who.process.as_deref());
     refuse::answer(client, status, &[], reason, &body).await;
 }
 

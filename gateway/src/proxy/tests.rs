@@ -45,7 +45,21 @@ impl Identities for OneSandbox {
             dns: Arc::new(dns::Open),
             dry_run: false,
             tools: None,
+            process: None,
         })
+    }
+}
+
+/// This test's own thread, as the connect program records a caller.
+fn this_thread() -> gateway_common::ProcessId {
+    let name = std::fs::read("/proc/thread-self/comm").expect("comm");
+    let name = name.strip_suffix(b"\n").unwrap_or(&name);
+    let mut comm = [0u8; 16];
+    comm[..name.len()].copy_from_slice(name);
+    gateway_common::ProcessId {
+        tgid: std::process::id(),
+        tid: nix::unistd::gettid().as_raw() as u32,
+        comm,
     }
 }
 
@@ -129,6 +143,7 @@ impl Harness {
             },
             drain: crate::drain::Drain::new(),
             quota: crate::proxy::quota::Quota::new(PER_SANDBOX),
+            processes: Arc::new(crate::process::Processes::new("/proc")),
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let proxy_addr = listener.local_addr().expect("addr");
@@ -157,6 +172,7 @@ impl Harness {
             Steered {
                 dst,
                 identity: IDENTITY,
+                process: this_thread(),
             },
         );
         socket.connect(self.proxy_addr).await.expect("connect")
@@ -636,4 +652,58 @@ async fn a_sniff_timeout_refuses_where_the_policy_reads() {
     let (got, reset) = read_all(&mut silent).await;
     assert!(got.is_empty() && reset);
     assert_eq!(h.count("deny", "sniff_timeout"), 1);
+}
+
+/// The program behind a connection is named in the refusal's body and in
+/// every audit event of the connection; an `allow_out` rule with
+/// `binaries` admits only those executables (this test binary here).
+#[tokio::test]
+async fn refusals_name_the_program_and_binaries_decide_who_may_connect() {
+    let upstream = echo_upstream().await;
+    let exe = std::fs::read_link("/proc/self/exe").expect("exe");
+    let exe = exe.to_str().expect("utf-8");
+    let h = Harness::start(
+        policy(&format!(
+            "  allow_out:\n    - {{to: mine.test, binaries: ['{exe}']}}\n    - {{to: theirs.test, binaries: [/usr/bin/git]}}\n  deny_out: [ALL_TRAFFIC]\n  verify_name_resolution: false\n  ssrf_guard: false\n"
+        )),
+        &[],
+    )
+    .await;
+    let pid = std::process::id();
+
+    let mut client = h.connect(upstream).await;
+    client
+        .write_all(b"GET / HTTP/1.1\r\nHost: theirs.test\r\n\r\n")
+        .await
+        .expect("write");
+    let (got, _) = read_all(&mut client).await;
+    let text = String::from_utf8(got).expect("utf-8");
+    assert!(text.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{text}");
+    let body: serde_json::Value =
+        serde_json::from_str(text.split("\r\n\r\n").nth(1).expect("body")).expect("JSON");
+    assert_eq!(body["reason"], "binary_not_allowed");
+    assert_eq!(body["rule"], "p:network.allow_out[1]");
+    let named = body["process"].as_str().expect("the program is named");
+    assert!(named.ends_with(&format!(" (pid {pid})")), "{named}");
+
+    let mut client = h.connect(upstream).await;
+    client
+        .write_all(b"GET / HTTP/1.1\r\nHost: mine.test\r\n\r\n")
+        .await
+        .expect("write");
+    let _ = read_all(&mut client).await;
+
+    let audit = h.audit().await;
+    let refused = &audit[0];
+    assert_eq!(refused["reason"], "binary_not_allowed");
+    assert_eq!(refused["process"]["pid"], pid);
+    assert_eq!(refused["process"]["exe"], exe);
+    assert!(refused["process"]["cmdline"].is_string());
+    let admitted = audit
+        .iter()
+        .find(|event| event["host"] == "mine.test")
+        .expect("the admitted connection is audited");
+    assert_eq!(admitted["verdict"], "allow", "{audit:#?}");
+    assert_eq!(admitted["rule"], "p:network.allow_out[0]");
+    assert_eq!(admitted["process"]["exe"], exe);
 }

@@ -9,7 +9,7 @@ pub mod ebpf;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use gateway_common::{
-    ConnKey, OrigDst,
+    ConnKey, OrigDst, ProcessId,
     sock::{AF_INET, AF_INET6},
 };
 
@@ -20,6 +20,8 @@ pub struct Steered {
     pub dst: SocketAddr,
     /// cgroup id of the nearest registered ancestor (sandbox or session).
     pub identity: u64,
+    /// The process that called `connect()`.
+    pub process: ProcessId,
 }
 
 /// Looks up (and forgets) the record of an accepted connection.
@@ -58,6 +60,7 @@ pub fn steered(orig: &OrigDst) -> Steered {
     Steered {
         dst: SocketAddr::new(ip, orig.port),
         identity: orig.identity,
+        process: orig.process,
     }
 }
 
@@ -109,6 +112,7 @@ mod tests {
             _pad: 0,
             identity: 7,
             netns: 1,
+            process: ProcessId::default(),
         }
     }
 

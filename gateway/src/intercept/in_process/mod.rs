@@ -278,6 +278,7 @@ impl Harness {
             dns: Arc::new(dns::Open),
             dry_run: false,
             tools: None,
+            process: None,
             identity: Some(7),
         };
         tokio::spawn(self.interceptor.clone().plain(

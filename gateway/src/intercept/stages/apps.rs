@@ -18,6 +18,7 @@ use crate::{
         respond,
     },
     policy::raw::Approval,
+    process::Process,
 };
 
 /// The reasons this stage refuses with.
@@ -246,6 +247,7 @@ fn card(conn: &Conn, parts: &Parts, decision: &Decision, path: &str) -> Approval
             .collect(),
         parked_at_ms: 0,
         expires_at_ms: 0,
+        process: conn.who.process.as_deref().map(Process::without_cmdline),
     }
 }
 
@@ -271,6 +273,7 @@ fn approval_event(
         host: Some(&conn.key.name),
         by,
         detail: Some(detail),
+        process: conn.who.process.as_deref(),
         ..Event::default()
     });
 }

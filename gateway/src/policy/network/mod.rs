@@ -39,7 +39,10 @@
 //!    the earlier entry.
 //! 5. No candidate: allowed as `network.default_allow`. A default-deny policy
 //!    ends `deny_out` with `ALL_TRAFFIC`.
-//! 6. A deny winner: denied by that rule.
+//! 6. A deny winner: denied by that rule. An allow winner with `binaries`
+//!    whose patterns the connecting program's executable does not match
+//!    (or whose executable is not known): denied `binary_not_allowed` by
+//!    that rule.
 //! 7. Otherwise, with `ssrf_guard`, an address in an [`ssrf::IpClass`] is
 //!    denied `ssrf` unless an `allow_out` address or CIDR rule (not a name,
 //!    not `ALL_TRAFFIC`, not a `/0`) covering the port contains it: reaching
@@ -65,7 +68,7 @@ use dns::compile_dns;
 pub use dns::{DnsLimits, RecordTypes};
 use rules::{NamePorts, Ports, Rule, RuleIndex, Target, every_family, port_questions, rank};
 pub use rules::{RequestRefusal, RequestRule};
-use target::{Problem, compile_target, request_key};
+use target::{Compiled, Problem, compile_target, request_key};
 
 use std::{
     collections::{HashMap, hash_map::Entry},
@@ -134,6 +137,10 @@ pub struct ConnRequest<'a> {
     /// [`NetworkPolicy::intercepts`] of the SNI, or of an explicit-proxy
     /// tunnel's granted name).
     pub ech: bool,
+    /// The executable of the program that connected, where known and
+    /// still the one that connected (`process`); a rule with `binaries`
+    /// admits only those.
+    pub exe: Option<&'a str>,
 }
 
 #[must_use]
@@ -156,6 +163,9 @@ pub enum NetDenyReason {
     /// The winner decides request by request (`methods`, `paths`,
     /// `access`) and the connection would not be read: TLS not decrypted.
     RequestRuleUnread,
+    /// The winner names the executables it admits (`binaries`), and the
+    /// program that connected is none of them, or is not known.
+    BinaryNotAllowed,
 }
 
 impl NetDenyReason {
@@ -170,6 +180,7 @@ impl NetDenyReason {
             NetDenyReason::IpLikeName => "ip_like_name",
             NetDenyReason::EncryptedClientHello => "encrypted_client_hello",
             NetDenyReason::RequestRuleUnread => "request_rule_unread",
+            NetDenyReason::BinaryNotAllowed => "binary_not_allowed",
         }
     }
 }
@@ -254,8 +265,12 @@ impl NetworkPolicy {
         for (allow, field, list) in lists {
             for (index, written) in list.iter().enumerate() {
                 let label: Box<str> = format!("network.{field}[{index}]").into();
-                let Some((target, ports, request)) =
-                    compile_target(written, &label, allow, &mut errors)
+                let Some(Compiled {
+                    target,
+                    ports,
+                    request,
+                    binaries,
+                }) = compile_target(written, &label, allow, &mut errors)
                 else {
                     continue;
                 };
@@ -284,6 +299,7 @@ impl NetworkPolicy {
                     rank,
                     companion: false,
                     request: request.map(Arc::new),
+                    binaries,
                 });
             }
         }
@@ -382,6 +398,11 @@ impl NetworkPolicy {
             && !rule.allow
         {
             return deny(NetDenyReason::DeniedByRule, &rule.label);
+        }
+        if let Some(rule) = winner
+            && !rule.admits(req.exe)
+        {
+            return deny(NetDenyReason::BinaryNotAllowed, &rule.label);
         }
         if let Some(class) = self.ssrf_refusal(ip, port, req.host_address) {
             return deny(NetDenyReason::Ssrf(class), SSRF_GUARD);

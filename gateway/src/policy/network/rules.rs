@@ -38,6 +38,9 @@ pub(super) struct Rule {
     /// `methods` / `paths` / `access` of an `allow_out` rule: what the
     /// requests on a connection it won may ask for.
     pub(super) request: Option<Arc<RequestRule>>,
+    /// `binaries` of an `allow_out` rule: the only executables whose
+    /// connections it allows; `None`: any program.
+    pub(super) binaries: Option<Box<[PathPattern]>>,
 }
 
 /// What an `allow_out` rule lets a request on a connection it won ask
@@ -229,6 +232,7 @@ pub(super) fn every_family(rules: &[Rule]) -> Option<Rule> {
         rank: written.rank,
         companion: true,
         request: None,
+        binaries: None,
     })
 }
 
@@ -238,6 +242,15 @@ impl Rule {
             Ports::At(port) => self.ports.is_empty() || self.ports.binary_search(&port).is_ok(),
             Ports::Unlisted => self.ports.is_empty(),
         }
+    }
+
+    /// Whether the program with executable `exe` (`None`: not known) may
+    /// use this rule.
+    pub(super) fn admits(&self, exe: Option<&str>) -> bool {
+        let Some(binaries) = &self.binaries else {
+            return true;
+        };
+        exe.is_some_and(|exe| binaries.iter().any(|pattern| pattern.matches(exe)))
     }
 
     pub(super) fn is_name(&self) -> bool {

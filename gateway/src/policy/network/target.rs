@@ -1,7 +1,8 @@
 //! Destination strings (`example.com`, `*.example.com`, `10.0.0.0/8:5432`,
 //! `[2001:db8::1]:443`, `ALL_TRAFFIC`) parsed once into targets, with an
 //! error and a hint for every way they can be wrong; a map target's
-//! `methods`, `paths` and `access` compiled into its [`RequestRule`].
+//! `methods`, `paths` and `access` compiled into its [`RequestRule`], its
+//! `binaries` into the executables it admits.
 
 use super::*;
 use crate::apps::pattern::PathPattern;
@@ -30,8 +31,14 @@ impl Problem {
 }
 
 /// A compiled target: what it matches, its ports, and on `allow_out`
-/// what the requests on a connection it wins may ask for.
-pub(super) type Compiled = (Target, Box<[u16]>, Option<RequestRule>);
+/// what the requests on a connection it wins may ask for and which
+/// programs' connections it admits.
+pub(super) struct Compiled {
+    pub(super) target: Target,
+    pub(super) ports: Box<[u16]>,
+    pub(super) request: Option<RequestRule>,
+    pub(super) binaries: Option<Box<[PathPattern]>>,
+}
 
 pub(super) fn compile_target(
     target: &raw::Target,
@@ -42,7 +49,12 @@ pub(super) fn compile_target(
     let spec = match target {
         raw::Target::Short(text) => {
             return match parse_target(text) {
-                Ok((target, port)) => Some((target, port.into_iter().collect(), None)),
+                Ok((target, port)) => Some(Compiled {
+                    target,
+                    ports: port.into_iter().collect(),
+                    request: None,
+                    binaries: None,
+                }),
                 Err(problem) => {
                     errors.push(problem.at(label));
                     None
@@ -53,6 +65,7 @@ pub(super) fn compile_target(
     };
     let before = errors.len();
     let request = compile_request(spec, label, allow, errors);
+    let binaries = compile_binaries(spec, label, allow, errors);
     let target = match parse_target(&spec.to) {
         Ok((target, None)) => Some(target),
         Ok((_, Some(_))) if spec.ports.is_empty() => {
@@ -91,7 +104,54 @@ pub(super) fn compile_target(
     ports.dedup();
     target
         .filter(|_| errors.len() == before)
-        .map(|target| (target, ports.into(), request))
+        .map(|target| Compiled {
+            target,
+            ports: ports.into(),
+            request,
+            binaries,
+        })
+}
+
+/// `binaries` of one map target: on `allow_out`, the executables whose
+/// connections it admits, each an absolute path glob.
+fn compile_binaries(
+    spec: &raw::TargetSpec,
+    label: &str,
+    allow: bool,
+    errors: &mut Vec<CompileError>,
+) -> Option<Box<[PathPattern]>> {
+    let binaries = spec.binaries.as_ref()?;
+    let at = format!("{label}.binaries");
+    if !allow {
+        let problem = Problem::new(
+            "`binaries` on a deny_out rule",
+            "a deny_out rule refuses every program; to admit only some, give `binaries` to the allow_out rule",
+        );
+        errors.push(problem.at(at));
+        return None;
+    }
+    if binaries.is_empty() {
+        let problem = Problem::new(
+            "an empty `binaries` list would refuse every program",
+            "list the executables allowed (`/usr/bin/git`), or leave `binaries` out for any program",
+        );
+        errors.push(problem.at(at));
+        return None;
+    }
+    let mut compiled = Vec::with_capacity(binaries.len());
+    for (i, text) in binaries.iter().enumerate() {
+        match PathPattern::parse(text) {
+            Ok(pattern) => compiled.push(pattern),
+            Err(message) => errors.push(CompileError {
+                path: format!("{at}[{i}]"),
+                message,
+                hint: Some(
+                    "write an absolute path such as `/usr/bin/git` or `/usr/lib/git-core/*` (`*` one segment, `**` any)".to_owned(),
+                ),
+            }),
+        }
+    }
+    Some(compiled.into_boxed_slice())
 }
 
 /// The first of `methods`, `paths` and `access` a map target gives, where

@@ -12,6 +12,7 @@ fn full(to: &str, ports: &[u16]) -> raw::Target {
         methods: None,
         paths: None,
         access: None,
+        binaries: None,
     })
 }
 
@@ -70,6 +71,7 @@ fn tls(policy: &NetworkPolicy, to: &str, sni: &str) -> NetVerdict {
         name_addrs: Some(&[to.ip()]),
         host_address: false,
         ech: false,
+        exe: None,
     })
 }
 
@@ -402,6 +404,7 @@ fn the_hosts_own_addresses_are_refused_like_loopback() {
             name_addrs: Some(&[to.ip()]),
             host_address: true,
             ech: false,
+            exe: None,
         })
     };
     let open = policy("");
@@ -518,6 +521,7 @@ fn names_that_are_addresses() {
             name_addrs: Some(&[to.ip()]),
             host_address: false,
             ech: false,
+            exe: None,
         });
         assert_eq!(&got, want, "{to} {sni:?} {host:?}");
     }
@@ -560,6 +564,7 @@ fn name_must_resolve_to_the_destination() {
             name_addrs: *addrs,
             host_address: false,
             ech: false,
+            exe: None,
         });
         assert_eq!(&got, want, "{to} {sni} {addrs:?}");
     }
@@ -574,6 +579,7 @@ fn name_must_resolve_to_the_destination() {
         name_addrs: None,
         host_address: false,
         ech: false,
+        exe: None,
     });
     assert_eq!(got, ok(A0));
 }
@@ -605,6 +611,7 @@ fn domain_fronting() {
             name_addrs: Some(&[to.ip()]),
             host_address: false,
             ech: false,
+            exe: None,
         });
         assert_eq!(&got, want, "{sni:?} {host:?}");
     }
@@ -1292,6 +1299,7 @@ fn hostile_input_is_decided_not_crashed_on() {
                     name_addrs: None,
                     host_address: false,
                     ech: false,
+                    exe: None,
                 });
             }
         }
@@ -1391,6 +1399,7 @@ fn encrypted_client_hello_table() {
             name_addrs: Some(&[to.ip()]),
             host_address: false,
             ech: offers,
+            exe: None,
         });
         assert_eq!(got, want, "{setting:?} {sni} ech={offers}");
     }
@@ -1532,6 +1541,7 @@ fn a_request_rule_is_never_relayed_unread() {
             name_addrs: Some(&[to.ip()]),
             host_address: false,
             ech: false,
+            exe: None,
         })
     };
     let unread = no(NetDenyReason::RequestRuleUnread, A0);
@@ -1556,4 +1566,71 @@ fn a_request_rule_is_never_relayed_unread() {
         NetDenyReason::RequestRuleUnread.as_str(),
         "request_rule_unread"
     );
+}
+
+/// `binaries`: the winner admits only the programs whose executable
+/// matches; an unknown executable (a process gone, renamed, or a
+/// connection with no process: the explicit proxy) is not admitted; a rule
+/// without `binaries` admits any; a more specific rule decides alone.
+#[test]
+fn binaries_admit_only_their_programs() {
+    let raw: raw::Network = serde_yaml::from_str(
+        "allow_out:\n  - {to: git.test, binaries: [/usr/bin/git, '/usr/lib/git-core/*']}\n  - {to: '*.tools.test', binaries: ['/opt/**']}\n  - '*.test'\nssrf_guard: false\n",
+    )
+    .expect("network");
+    let policy = compile(&raw);
+    let connect = |sni: &str, exe: Option<&str>| {
+        let to = dst("192.0.2.1:443");
+        policy.decide(&ConnRequest {
+            dst: to,
+            sni: Some(sni),
+            host: None,
+            name_addrs: Some(&[to.ip()]),
+            host_address: false,
+            ech: false,
+            exe,
+        })
+    };
+    let refused = |rule: &str| no(NetDenyReason::BinaryNotAllowed, rule);
+    let a = |i: usize| format!("network.allow_out[{i}]");
+    #[rustfmt::skip]
+    let cases = [
+        ("git.test", Some("/usr/bin/git"), ok(&a(0))),
+        ("git.test", Some("/usr/lib/git-core/git-remote-https"), ok(&a(0))),
+        ("git.test", Some("/usr/bin/curl"), refused(&a(0))),
+        ("git.test", Some("/usr/bin/git2"), refused(&a(0))),
+        ("git.test", Some("/usr/lib/git-core/sub/x"), refused(&a(0))),
+        ("git.test", None, refused(&a(0))),
+        ("a.tools.test", Some("/opt/agent/bin/tool"), ok(&a(1))),
+        ("a.tools.test", Some("/tmp/opt/tool"), refused(&a(1))),
+        // The wildcard without binaries: any program, none known included.
+        ("other.test", Some("/usr/bin/curl"), ok(&a(2))),
+        ("other.test", None, ok(&a(2))),
+    ];
+    for (sni, exe, want) in cases {
+        assert_eq!(connect(sni, exe), want, "{sni} {exe:?}");
+    }
+    assert_eq!(
+        NetDenyReason::BinaryNotAllowed.as_str(),
+        "binary_not_allowed"
+    );
+}
+
+/// `binaries` written wrong: located, saying what to write.
+#[test]
+fn binaries_errors_are_located() {
+    #[rustfmt::skip]
+    let cases: &[(&str, usize, usize, &str)] = &[
+        ("  allow_out:\n    - {to: a.test, binaries: []}\n", 3, 20, "empty `binaries`"),
+        ("  allow_out:\n    - {to: a.test, binaries: [git]}\n", 3, 31, "absolute path"),
+        ("  allow_out:\n    - a.test\n  deny_out:\n    - {to: b.test, binaries: [/usr/bin/git]}\n", 5, 20, "give `binaries` to the allow_out rule"),
+    ];
+    for &(network, line, column, fragment) in cases {
+        let got = located(network);
+        let right = matches!(got.as_slice(), [(l, c, message)]
+            if (*l, *c) == (line, column) && message.contains(fragment));
+        assert!(right, "{network}: {got:?}");
+    }
+    let fine = "  allow_out:\n    - {to: a.test, binaries: [/usr/bin/git, '/usr/lib/**']}\n";
+    assert_eq!(located(fine), Vec::new());
 }
