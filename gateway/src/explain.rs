@@ -112,6 +112,10 @@ pub fn explain(
         let (verdict, detail) = match policy.network.name_verdict(name) {
             NameVerdict::Allow { rule } => ("answer", format!("{}:{rule}", policy.name)),
             NameVerdict::Deny { rule } => ("refuse", format!("{}:{rule}", policy.name)),
+            NameVerdict::WouldDeny { rule } => (
+                "answer",
+                format!("{}:{rule} would refuse it (learn mode)", policy.name),
+            ),
             NameVerdict::ByAddress => (
                 "filter",
                 "answers kept only where an address rule allows them".to_owned(),
@@ -132,12 +136,21 @@ pub fn explain(
         ech: false,
         exe: None,
     });
-    let network_allowed = matches!(verdict, NetVerdict::Allow { .. });
+    let network_allowed = !matches!(verdict, NetVerdict::Deny { .. });
     lines.push(match verdict {
         NetVerdict::Allow { rule } => Line {
             stage: "network",
             verdict: "allow".to_owned(),
             detail: format!("{}:{rule} (connect to {dst})", policy.name),
+        },
+        NetVerdict::WouldDeny { reason, rule } => Line {
+            stage: "network",
+            verdict: "would_deny".to_owned(),
+            detail: format!(
+                "{}:{rule} ({}; learn mode: connects to {dst})",
+                policy.name,
+                reason.as_str()
+            ),
         },
         NetVerdict::Deny { reason, rule } => Line {
             stage: "network",

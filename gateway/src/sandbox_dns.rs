@@ -250,6 +250,11 @@ impl SandboxDns {
                 self.tell("allow", name, RESOLVED_UNLISTED, &rule);
                 return Admission::ResolveFiltered;
             }
+            NameDecision::WouldDeny { rule } => {
+                let rule = format!("{name_of_policy}:{rule}");
+                self.tell("would_deny", name, UNLISTED, &rule);
+                return Admission::Resolve;
+            }
             NameDecision::Deny { rule } => (DENIED, rule),
             NameDecision::Unlisted { rule } => (UNLISTED, rule),
         };

@@ -586,6 +586,11 @@ impl Daemon {
         })
     }
 
+    /// The audit log's path.
+    pub fn audit_path(&self) -> &Path {
+        &self.audit_path
+    }
+
     /// Every complete audit line, parsed (a partly written last line is
     /// left for the next read).
     pub fn audit(&self) -> Vec<Value> {

@@ -67,6 +67,11 @@ pub(crate) enum Command {
         #[arg(long, default_value = DEFAULT_ADMIN_SOCKET)]
         admin_socket: PathBuf,
     },
+    /// Policies written from traffic.
+    Policy {
+        #[command(subcommand)]
+        command: policy::PolicyCommand,
+    },
     /// Run a policy's PII and secret detectors over a file or stdin and
     /// print the findings as JSON (`--jsonl` for corpus records).
     Scan(sluice::scan::cli::ScanArgs),
@@ -143,6 +148,7 @@ pub(crate) async fn dispatch(command: Command) -> anyhow::Result<()> {
             policy::explain(&config, &policy, &method, &url, address).await
         }
         Command::Ca { command, dir } => ca::ca(command, &dir),
+        Command::Policy { command } => policy::policy(command),
         Command::Scan(args) => Ok(sluice::scan::cli::run(&args)?),
         Command::Status { text, admin_socket } => {
             let status = Client::new(admin_socket).status().await?;

@@ -1,13 +1,64 @@
 //! `sluice check` (every error of a config and its policies, with
-//! file:line:column) and `sluice explain` (a request through a policy's
-//! stages, on paper).
+//! file:line:column), `sluice explain` (a request through a policy's
+//! stages, on paper) and `sluice policy suggest` (a policy from an audit
+//! log).
 
 use std::path::PathBuf;
 
 use sluice::{
     config::Config,
-    policy::load::{Against, load_paths},
+    policy::{
+        load::{Against, load_paths},
+        suggest,
+    },
 };
+
+#[derive(clap::Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// Propose a policy from an audit log: allow rules for every
+    /// destination its connections reached (run the sandbox under
+    /// `mode: learn` first), commented with counts and programs. Review
+    /// it, then `sluice check` it.
+    Suggest {
+        /// The audit log (JSON lines) to read.
+        #[arg(long)]
+        audit: PathBuf,
+        /// Only this sandbox's connections.
+        #[arg(long)]
+        sandbox: Option<String>,
+        /// Only events since then: milliseconds since the epoch, or an age
+        /// (`30m`, `2h`, `1d`).
+        #[arg(long)]
+        since: Option<String>,
+    },
+}
+
+pub(super) fn policy(command: PolicyCommand) -> anyhow::Result<()> {
+    match command {
+        PolicyCommand::Suggest {
+            audit,
+            sandbox,
+            since,
+        } => {
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            let since_ms = since
+                .map(|text| suggest::since_ms(&text, now_ms))
+                .transpose()
+                .map_err(anyhow::Error::msg)?;
+            let log = std::fs::read_to_string(&audit)
+                .map_err(|e| anyhow::anyhow!("reading {}: {e}", audit.display()))?;
+            let got = suggest::suggest(&log, &suggest::Filter { sandbox, since_ms });
+            print!("{}", got.yaml);
+            eprintln!(
+                "{} connections read; {} lines skipped (not audit events, or naming nothing usable)",
+                got.connections, got.skipped
+            );
+            Ok(())
+        }
+    }
+}
 
 /// Every diagnostic of every file, then a one-line summary.
 pub(super) fn check(config: Option<PathBuf>, mut paths: Vec<PathBuf>) -> anyhow::Result<()> {

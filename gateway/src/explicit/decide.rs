@@ -70,7 +70,8 @@ pub(super) fn carried(
             rule: Some(format!("{}:{rule}", policy.name)),
             detail: format!("what the tunnel to {name} carries is refused by the network policy"),
         }),
-        NetVerdict::Allow { .. } => Ok(()),
+        // Learn mode lets it through; the tunnel's grant was audited.
+        NetVerdict::Allow { .. } | NetVerdict::WouldDeny { .. } => Ok(()),
     }
 }
 

@@ -11,3 +11,4 @@ pub mod network;
 pub mod raw;
 pub mod ssrf;
 pub mod store;
+pub mod suggest;

@@ -34,6 +34,10 @@ pub struct Policy {
     /// GET/HEAD go on; other methods are answered 202 with a preview.
     #[serde(default)]
     pub dry_run: bool,
+    /// `enforce`, or `learn`: what only the catch-all would refuse is let
+    /// through and audited `would_deny`, to write the policy from.
+    #[serde(default)]
+    pub mode: Mode,
     #[serde(default)]
     pub audit: Audit,
 }
@@ -143,6 +147,16 @@ pub struct TargetSpec {
     /// connections this rule allows; absent: any program.
     #[serde(default)]
     pub binaries: Option<Vec<String>>,
+}
+
+/// A policy's `mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    #[default]
+    Enforce,
+    /// See `policy::network::NetworkPolicy::learning`.
+    Learn,
 }
 
 /// `access:` on an `allow_out` rule.

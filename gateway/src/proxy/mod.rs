@@ -211,15 +211,16 @@ impl Proxy {
             Sniffed::Tls { sni, ech } => (sni.as_deref(), None, *ech, true),
             Sniffed::Http { host } => (None, host.as_deref(), false, false),
             Sniffed::Unreadable(why) => {
+                let why = *why;
                 return self
-                    .refuse_unreadable(client, &who, dst, *why, reader, by_address)
+                    .unreadable(client, &who, dst, &buf, why, reader, by_address)
                     .await;
             }
             // Never returned by `first_bytes`; judged as bytes cut short.
             Sniffed::NeedMore => {
                 let why = Unreadable::cut_short(&buf);
                 return self
-                    .refuse_unreadable(client, &who, dst, why, reader, by_address)
+                    .unreadable(client, &who, dst, &buf, why, reader, by_address)
                     .await;
             }
         };
@@ -240,7 +241,7 @@ impl Proxy {
             exe: who.process.as_deref().and_then(|p| p.exe.as_deref()),
         });
         let policy = &who.policy.name;
-        let rule = match verdict {
+        match verdict {
             NetVerdict::Deny { reason, rule } => {
                 let rule = format!("{policy}:{rule}");
                 let reason = reason.as_str();
@@ -252,9 +253,13 @@ impl Proxy {
                 }
                 return;
             }
-            NetVerdict::Allow { rule } => rule,
-        };
-        self.record_allow(&who, dst, &rule, RULE_MATCHED, sni, host);
+            NetVerdict::Allow { rule } => {
+                self.record_allow(&who, dst, &rule, RULE_MATCHED, sni, host);
+            }
+            NetVerdict::WouldDeny { reason, rule } => {
+                self.record_would_deny(&who, dst, reason.as_str(), &rule, sni, host);
+            }
+        }
         let name = sni.or(host);
         // Plain HTTP has nothing to decrypt, and is always served request
         // by request: relayed, a kept-alive connection could name another
@@ -281,6 +286,29 @@ impl Proxy {
         }
     }
 
+    /// First bytes that are neither a TLS hello nor an HTTP head: relayed
+    /// in learn mode where only the catch-all would refuse the address and
+    /// nothing in the policy reads them (another protocol, one whose
+    /// server speaks first after the sniff timeout), refused otherwise.
+    #[allow(clippy::too_many_arguments)]
+    async fn unreadable(
+        &self,
+        client: TcpStream,
+        who: &Who,
+        dst: SocketAddr,
+        read: &[u8],
+        why: Unreadable,
+        reader: Option<&'static str>,
+        by_address: NetVerdict,
+    ) {
+        if let (None, NetVerdict::WouldDeny { reason, rule }) = (reader, &by_address) {
+            self.record_would_deny(who, dst, reason.as_str(), rule, None, None);
+            return self.forward(client, who, dst, read).await;
+        }
+        self.refuse_unreadable(client, who, dst, why, reader, by_address)
+            .await
+    }
+
     /// Refuses a connection whose first bytes cannot be read: where the
     /// policy reads them (`reader`, its key), with why (a 400 naming it
     /// where they are recognisably HTTP, else a reset); where only the
@@ -300,7 +328,7 @@ impl Proxy {
                 (403, reason.as_str(), format!("{policy}:{rule}"))
             }
             // Read only for `reader` when the address allows.
-            (reader, NetVerdict::Allow { .. }) => (
+            (reader, NetVerdict::Allow { .. } | NetVerdict::WouldDeny { .. }) => (
                 400,
                 why.as_str(),
                 format!("{policy}:{}", reader.unwrap_or("network")),
@@ -312,6 +340,40 @@ impl Proxy {
         } else {
             reset(&client);
         }
+    }
+
+    /// Counts and audits (always: it is what learn mode is for) a
+    /// connection let through in learn mode that `rule` would refuse.
+    fn record_would_deny(
+        &self,
+        who: &Who,
+        dst: SocketAddr,
+        reason: &str,
+        rule: &str,
+        sni: Option<&str>,
+        host: Option<&str>,
+    ) {
+        self.metrics
+            .connections
+            .with_label_values(&["would_deny", reason])
+            .inc();
+        self.metrics
+            .sandbox_connections
+            .with_label_values(&[&who.sandbox, "would_deny"])
+            .inc();
+        self.audit.record(&Event {
+            event: "connection",
+            verdict: "would_deny",
+            reason,
+            rule: Some(&format!("{}:{rule}", who.policy.name)),
+            sandbox: Some(&who.sandbox),
+            session: who.session.as_deref(),
+            dst: Some(dst.to_string()),
+            sni,
+            host,
+            process: who.process.as_deref(),
+            ..Event::default()
+        });
     }
 
     /// Counts and (where the policy logs allows) audits an allowed

@@ -161,7 +161,7 @@ impl CompiledPolicy {
         let mut errors = Vec::new();
         let (network, decrypted_for) = decryption::with_decryption_default(raw);
         let network = match NetworkPolicy::compile(&network) {
-            Ok(network) => Some(network),
+            Ok(network) => Some(network.learning(raw.mode == raw::Mode::Learn)),
             Err(network_errors) => {
                 errors.extend(network_errors);
                 None

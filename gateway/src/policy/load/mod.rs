@@ -113,6 +113,7 @@ const SECTIONS: &[&str] = &[
     "credentials",
     "apps",
     "dry_run",
+    "mode",
     "audit",
 ];
 
@@ -358,6 +359,7 @@ pub fn parse_policy(
             "credentials" => set(text, section, &mut policy.credentials, &mut take),
             "apps" => set(text, section, &mut policy.apps, &mut take),
             "dry_run" => set(text, section, &mut policy.dry_run, &mut take),
+            "mode" => set(text, section, &mut policy.mode, &mut take),
             "audit" => set(text, section, &mut policy.audit, &mut take),
             _ => {}
         }

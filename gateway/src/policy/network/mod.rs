@@ -55,6 +55,11 @@
 //!    requests could not be read.
 //! 10. Allowed by the winner.
 //!
+//! In learn mode ([`NetworkPolicy::learning`]) a denial by the catch-all
+//! (step 6, `ALL_TRAFFIC` or a `/0`) or by `binaries` is held until steps
+//! 7 (SSRF) and ECH have had their say, then returned as
+//! [`NetVerdict::WouldDeny`].
+//!
 //! Name rules cannot stop a sandbox that connects by address without a
 //! name; deny by name is enforced together with `ALL_TRAFFIC` or CIDR rules.
 
@@ -146,8 +151,19 @@ pub struct ConnRequest<'a> {
 #[must_use]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NetVerdict {
-    Allow { rule: String },
-    Deny { reason: NetDenyReason, rule: String },
+    Allow {
+        rule: String,
+    },
+    Deny {
+        reason: NetDenyReason,
+        rule: String,
+    },
+    /// Learn mode: `rule` would refuse it (`reason`), and it goes on,
+    /// audited `would_deny`.
+    WouldDeny {
+        reason: NetDenyReason,
+        rule: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,6 +215,10 @@ pub enum NameVerdict {
     /// Resolve, and keep only the answer addresses
     /// [`NetworkPolicy::address_allowed`] accepts.
     ByAddress,
+    /// Learn mode: resolved, though `rule` (the catch-all) would refuse it.
+    WouldDeny {
+        rule: String,
+    },
 }
 
 /// [`NameVerdict`] with the cases the DNS listener treats apart told
@@ -223,6 +243,9 @@ pub enum NameDecision {
     /// has address rules: resolve, and keep only the answer addresses
     /// [`NetworkPolicy::address_allowed`] accepts.
     ByAddress,
+    /// Learn mode: only the catch-all (`rule`) refuses it; resolved, so
+    /// the connection it is asked for can happen, audited `would_deny`.
+    WouldDeny { rule: String },
 }
 
 /// The rule an audit event names for a query resolved under
@@ -243,6 +266,8 @@ pub struct NetworkPolicy {
     decide_without_decryption: bool,
     /// `encrypted_client_hello: refuse`.
     refuse_ech: bool,
+    /// `mode: learn` ([`learning`](Self::learning)).
+    learn: bool,
     /// Names never decrypted: exact names and wildcard bases.
     passthrough_exact: Vec<Box<str>>,
     passthrough_wildcard: Vec<Box<str>>,
@@ -319,11 +344,27 @@ impl NetworkPolicy {
             verify_name_resolution: raw.verify_name_resolution,
             decide_without_decryption: raw.decide_without_decryption.unwrap_or(true),
             refuse_ech: raw.encrypted_client_hello == raw::EncryptedClientHello::Refuse,
+            learn: false,
             passthrough_exact,
             passthrough_wildcard,
             dns,
             rules: RuleIndex::new(rules),
         })
+    }
+
+    /// Learn mode (a policy's `mode: learn`): what only the catch-all
+    /// (`ALL_TRAFFIC` or a `/0` in `deny_out`) or a rule's `binaries` would
+    /// refuse goes on, [`NetVerdict::WouldDeny`] (and its name resolves,
+    /// [`NameDecision::WouldDeny`]); the deny rules that name something,
+    /// the SSRF guard, fronting, ECH and name verification still refuse.
+    pub fn learning(mut self, on: bool) -> NetworkPolicy {
+        self.learn = on;
+        self
+    }
+
+    /// Whether the policy is in learn mode.
+    pub fn learns(&self) -> bool {
+        self.learn
     }
 
     /// The `deny_out` entries read as all traffic: a portless `0.0.0.0/0`
@@ -394,15 +435,23 @@ impl NetworkPolicy {
             None => None,
         };
         let winner = self.rules.winner(name.as_deref(), Some(ip), port);
+        // In learn mode, what the catch-all or `binaries` refuse is only
+        // noted, and the checks below still refuse what they refuse.
+        let mut learned = None;
         if let Some(rule) = winner
             && !rule.allow
         {
-            return deny(NetDenyReason::DeniedByRule, &rule.label);
-        }
-        if let Some(rule) = winner
+            if !(self.learn && rule.is_catch_all()) {
+                return deny(NetDenyReason::DeniedByRule, &rule.label);
+            }
+            learned = Some((NetDenyReason::DeniedByRule, rule));
+        } else if let Some(rule) = winner
             && !rule.admits(req.exe)
         {
-            return deny(NetDenyReason::BinaryNotAllowed, &rule.label);
+            if !self.learn {
+                return deny(NetDenyReason::BinaryNotAllowed, &rule.label);
+            }
+            learned = Some((NetDenyReason::BinaryNotAllowed, rule));
         }
         if let Some(class) = self.ssrf_refusal(ip, port, req.host_address) {
             return deny(NetDenyReason::Ssrf(class), SSRF_GUARD);
@@ -411,6 +460,12 @@ impl NetworkPolicy {
         // inside; refused where the policy says so, before any allow.
         if req.ech && self.refuse_ech {
             return deny(NetDenyReason::EncryptedClientHello, ECH);
+        }
+        if let Some((reason, rule)) = learned {
+            return NetVerdict::WouldDeny {
+                reason,
+                rule: rule.label.to_string(),
+            };
         }
         let Some(rule) = winner else {
             return allow(DEFAULT_ALLOW);
@@ -442,6 +497,7 @@ impl NetworkPolicy {
                 NameVerdict::Deny { rule }
             }
             NameDecision::ByAddress | NameDecision::ResolveUnlisted => NameVerdict::ByAddress,
+            NameDecision::WouldDeny { rule } => NameVerdict::WouldDeny { rule },
         }
     }
 
@@ -500,7 +556,11 @@ impl NetworkPolicy {
                 rule: DEFAULT_ALLOW.into(),
             };
         };
-        if rule.is_name() || !self.allow_has_address {
+        if self.learn && rule.is_catch_all() {
+            NameDecision::WouldDeny {
+                rule: rule.label.to_string(),
+            }
+        } else if rule.is_name() || !self.allow_has_address {
             NameDecision::Deny {
                 rule: rule.label.to_string(),
             }
@@ -522,7 +582,7 @@ impl NetworkPolicy {
         port_questions(self.rules.address_rules(ip).chain(self.rules.all_rules())).any(|ports| {
             self.rules
                 .winner(None, Some(ip), ports)
-                .is_none_or(|rule| rule.allow)
+                .is_none_or(|rule| rule.allow || (self.learn && rule.is_catch_all()))
                 && self.ssrf_refusal(ip, ports, false).is_none()
         })
     }

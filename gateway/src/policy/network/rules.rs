@@ -253,6 +253,16 @@ impl Rule {
         exe.is_some_and(|exe| binaries.iter().any(|pattern| pattern.matches(exe)))
     }
 
+    /// `ALL_TRAFFIC` or a `/0`: the rule that refuses whatever no other
+    /// names (what learn mode lets through).
+    pub(super) fn is_catch_all(&self) -> bool {
+        match &self.target {
+            Target::All => true,
+            Target::Net(net) => net.prefix_len() == 0,
+            Target::Exact(_) | Target::Wildcard(_) => false,
+        }
+    }
+
     pub(super) fn is_name(&self) -> bool {
         matches!(self.target, Target::Exact(_) | Target::Wildcard(_))
     }

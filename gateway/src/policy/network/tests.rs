@@ -1634,3 +1634,65 @@ fn binaries_errors_are_located() {
     let fine = "  allow_out:\n    - {to: a.test, binaries: [/usr/bin/git, '/usr/lib/**']}\n";
     assert_eq!(located(fine), Vec::new());
 }
+
+/// Learn mode: what only the catch-all or `binaries` refuse goes on as
+/// `WouldDeny`; named deny rules, the SSRF guard and fronting still
+/// refuse; names the catch-all refuses are resolved.
+#[test]
+fn learn_mode_lets_through_only_what_the_catch_all_refuses() {
+    let raw: raw::Network = serde_yaml::from_str(
+        "allow_out:\n  - a.test\n  - {to: git.test, binaries: [/usr/bin/git]}\ndeny_out: [evil.test, ALL_TRAFFIC]\n",
+    )
+    .expect("network");
+    let policy = compile(&raw).learning(true);
+    assert!(policy.learns());
+    let connect = |to: &str, sni: &str, exe: Option<&str>| {
+        let to = dst(to);
+        policy.decide(&ConnRequest {
+            dst: to,
+            sni: Some(sni),
+            host: None,
+            name_addrs: Some(&[to.ip()]),
+            host_address: false,
+            ech: false,
+            exe,
+        })
+    };
+    let would = |reason, rule: &str| NetVerdict::WouldDeny {
+        reason,
+        rule: rule.into(),
+    };
+    let catch_all = "network.deny_out[1]";
+    #[rustfmt::skip]
+    let cases = [
+        ("93.184.216.34:443", "a.test", None, ok(A0)),
+        ("93.184.216.34:443", "other.test", None, would(NetDenyReason::DeniedByRule, catch_all)),
+        ("93.184.216.34:443", "evil.test", None, by_rule("network.deny_out[0]")),
+        ("169.254.169.254:80", "other.test", None, ssrf(IpClass::Metadata)),
+        ("10.0.0.1:443", "a.test", None, ssrf(IpClass::Private)),
+        ("93.184.216.34:443", "git.test", Some("/usr/bin/curl"), would(NetDenyReason::BinaryNotAllowed, "network.allow_out[1]")),
+        ("93.184.216.34:443", "git.test", Some("/usr/bin/git"), ok("network.allow_out[1]")),
+    ];
+    for (to, sni, exe, want) in cases {
+        assert_eq!(connect(to, sni, exe), want, "{to} {sni} {exe:?}");
+    }
+    assert_eq!(
+        policy.name_decision("other.test"),
+        NameDecision::WouldDeny {
+            rule: catch_all.into()
+        }
+    );
+    assert_eq!(
+        policy.name_decision("evil.test"),
+        NameDecision::Deny {
+            rule: "network.deny_out[0]".into()
+        }
+    );
+    // Enforcing, the same policy refuses.
+    let enforcing = compile(&raw);
+    assert!(!enforcing.learns());
+    assert_eq!(
+        tls(&enforcing, "93.184.216.34:443", "other.test"),
+        by_rule(catch_all)
+    );
+}
