@@ -342,40 +342,6 @@ impl Proxy {
         }
     }
 
-    /// Counts and audits (always: it is what learn mode is for) a
-    /// connection let through in learn mode that `rule` would refuse.
-    fn record_would_deny(
-        &self,
-        who: &Who,
-        dst: SocketAddr,
-        reason: &str,
-        rule: &str,
-        sni: Option<&str>,
-        host: Option<&str>,
-    ) {
-        self.metrics
-            .connections
-            .with_label_values(&["would_deny", reason])
-            .inc();
-        self.metrics
-            .sandbox_connections
-            .with_label_values(&[&who.sandbox, "would_deny"])
-            .inc();
-        self.audit.record(&Event {
-            event: "connection",
-            verdict: "would_deny",
-            reason,
-            rule: Some(&format!("{}:{rule}", who.policy.name)),
-            sandbox: Some(&who.sandbox),
-            session: who.session.as_deref(),
-            dst: Some(dst.to_string()),
-            sni,
-            host,
-            process: who.process.as_deref(),
-            ..Event::default()
-        });
-    }
-
     /// Counts and (where the policy logs allows) audits an allowed
     /// connection: `reason` says whether its first bytes were read.
     fn record_allow(
@@ -387,19 +353,48 @@ impl Proxy {
         sni: Option<&str>,
         host: Option<&str>,
     ) {
+        let audit = &who.policy.audit;
+        let audited = audit.enabled && audit.log_allowed;
+        self.record_admitted(who, dst, ("allow", reason), rule, audited, (sni, host));
+    }
+
+    /// Counts and audits (always: it is what learn mode is for) a
+    /// connection let through in learn mode that `rule` would refuse.
+    fn record_would_deny(
+        &self,
+        who: &Who,
+        dst: SocketAddr,
+        reason: &str,
+        rule: &str,
+        sni: Option<&str>,
+        host: Option<&str>,
+    ) {
+        self.record_admitted(who, dst, ("would_deny", reason), rule, true, (sni, host));
+    }
+
+    /// Counts a connection let through under `(verdict, reason)`, and
+    /// audits it where `audited`.
+    fn record_admitted(
+        &self,
+        who: &Who,
+        dst: SocketAddr,
+        (verdict, reason): (&str, &str),
+        rule: &str,
+        audited: bool,
+        (sni, host): (Option<&str>, Option<&str>),
+    ) {
         self.metrics
             .connections
-            .with_label_values(&["allow", reason])
+            .with_label_values(&[verdict, reason])
             .inc();
         self.metrics
             .sandbox_connections
-            .with_label_values(&[&who.sandbox, "allow"])
+            .with_label_values(&[&who.sandbox, verdict])
             .inc();
-        let audit = &who.policy.audit;
-        if audit.enabled && audit.log_allowed {
+        if audited {
             self.audit.record(&Event {
                 event: "connection",
-                verdict: "allow",
+                verdict,
                 reason,
                 rule: Some(&format!("{}:{rule}", who.policy.name)),
                 sandbox: Some(&who.sandbox),
