@@ -98,10 +98,17 @@ enum Sink {
     File(std::fs::File),
 }
 
+/// The sink, and the events it could not write since the loss was last
+/// logged.
+struct Writer {
+    sink: Sink,
+    lost: Fold,
+}
+
 /// Writes audit events; cheap to clone.
 #[derive(Clone)]
 pub struct Audit {
-    sink: Arc<Mutex<Sink>>,
+    writer: Arc<Mutex<Writer>>,
     metrics: Arc<Metrics>,
     /// The newest refusals, oldest first.
     recent: Arc<Mutex<VecDeque<RecentRefusal>>>,
@@ -121,7 +128,10 @@ impl Audit {
             )
         };
         Ok(Audit {
-            sink: Arc::new(Mutex::new(sink)),
+            writer: Arc::new(Mutex::new(Writer {
+                sink,
+                lost: Fold::default(),
+            })),
             metrics,
             recent: Arc::new(Mutex::new(VecDeque::with_capacity(RECENT_REFUSALS))),
         })
@@ -148,13 +158,24 @@ impl Audit {
             }
         };
         line.push(b'\n');
-        let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
-        let written = match &mut *sink {
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let written = match &mut writer.sink {
             Sink::Stdout => std::io::stdout().lock().write_all(&line),
             Sink::File(file) => file.write_all(&line),
         };
-        if written.is_err() {
+        // A lost event never changes the decision it records (that is
+        // made and enforced already); it is counted, and logged at most
+        // once a second with how many more were lost meanwhile.
+        if let Err(err) = written {
             self.metrics.audit_errors.inc();
+            if let Some(also_lost) = writer.lost.admit(Instant::now()) {
+                tracing::error!(
+                    %err,
+                    also_lost,
+                    event = event.event,
+                    "audit event not written (sluice_audit_errors_total counts every one)"
+                );
+            }
         }
     }
 }
@@ -217,6 +238,24 @@ mod tests {
         for (ms, want) in steps {
             assert_eq!(fold.admit(at(ms)), want, "{ms} ms");
         }
+    }
+
+    /// A full disk (here `/dev/full`): every event is lost, and counted.
+    #[test]
+    fn events_that_cannot_be_written_are_counted() {
+        let metrics = Arc::new(Metrics::new());
+        let audit = Audit::open("/dev/full", metrics.clone()).expect("open");
+        for _ in 0..3 {
+            audit.record(&Event {
+                event: "connection",
+                verdict: "deny",
+                reason: "denied_by_rule",
+                ..Event::default()
+            });
+        }
+        assert_eq!(metrics.audit_errors.get(), 3);
+        // Still counted as events, and the refusals still kept for status.
+        assert_eq!(audit.recent_refusals().len(), 3);
     }
 
     #[test]

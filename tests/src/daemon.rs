@@ -314,7 +314,23 @@ impl DaemonBuilder {
 
     /// Writes the config (JSON is YAML) and starts the daemon; returns once
     /// `sluice status` reports it ready.
-    pub fn start(mut self) -> Daemon {
+    pub fn start(self) -> Daemon {
+        let mut daemon = self.written();
+        daemon.spawn();
+        daemon
+    }
+
+    /// Writes the config and runs a daemon expected not to start: what it
+    /// printed and how it exited (killed at the start timeout otherwise).
+    pub fn start_failing(self) -> Output {
+        let daemon = self.written();
+        let bin = daemon.bin.to_string_lossy().into_owned();
+        let config = daemon.config_path.to_string_lossy().into_owned();
+        run::host(&[bin.as_str(), "run", "--config", &config], START_TIMEOUT)
+    }
+
+    /// The config and policies written, the daemon not started.
+    fn written(mut self) -> Daemon {
         let config = self.config();
         let config_path = self.dir.path().join("sluice.yaml");
         let text = serde_json::to_string_pretty(&config).expect("config JSON");
@@ -328,7 +344,7 @@ impl DaemonBuilder {
             write_policy(&policy_dir, name, doc);
         }
         let dir = self.dir.path().to_owned();
-        let mut daemon = Daemon {
+        Daemon {
             child: None,
             bin: sluice_bin(),
             config_path,
@@ -340,9 +356,7 @@ impl DaemonBuilder {
             root: Some(self.root),
             status: None,
             dir: Some(self.dir),
-        };
-        daemon.spawn();
-        daemon
+        }
     }
 }
 

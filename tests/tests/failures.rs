@@ -1,0 +1,118 @@
+//! What fails how: Sluice with one of what it depends on broken. A lost
+//! audit event never changes a decision and is never silent; what Sluice
+//! cannot start without stops the start with a message naming it.
+
+use std::time::Duration;
+
+use serde_json::json;
+use sluice_e2e::{
+    DaemonBuilder, HttpsUpstream, WAIT, eventually, in_cgroup,
+    interception::{Curl, curl_args},
+};
+
+/// The audit log on a full disk (`/dev/full`): the refusal still holds,
+/// every lost event is counted, and the loss is logged.
+#[test]
+fn an_unwritable_audit_log_loses_events_loudly_and_decisions_hold() {
+    let upstream = HttpsUpstream::plain_v4();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .policy_doc("p", json!({ "network": { "deny_out": ["ALL_TRAFFIC"] } }))
+        .sandbox("sb1", &sb1, None, "p")
+        .config_key("audit", json!("/dev/full"));
+    let daemon = builder.start();
+
+    let url = format!("http://127.0.0.1:{}/echo", upstream.port());
+    let curl = Curl::parse(in_cgroup(&sb1).run(&curl_args(None, &url, &[])));
+    assert_eq!(curl.code, 403, "{curl}");
+    assert_eq!(upstream.request_count(), 0);
+    daemon.wait_metric_at_least("sluice_audit_errors_total", 1.0);
+    eventually("the loss logged", WAIT, || {
+        let lines = daemon.stderr_lines();
+        match lines.iter().any(|l| l.contains("audit event not written")) {
+            true => Ok(()),
+            false => Err(lines.join("\n")),
+        }
+    });
+}
+
+/// The metrics address taken by another process: the daemon does not
+/// start, and says which address.
+#[test]
+fn a_taken_metrics_port_stops_the_start_naming_it() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr");
+    let mut builder = DaemonBuilder::new();
+    builder.config_key("metrics", json!(addr.to_string()));
+    let out = builder.start_failing();
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr_str()
+            .contains(&format!("binding metrics on {addr}")),
+        "{out}"
+    );
+}
+
+/// A CA key that does not parse: the daemon does not start (it would
+/// otherwise mint nothing, or mint under a new CA no sandbox trusts), and
+/// names the file.
+#[test]
+fn an_unreadable_ca_key_stops_the_start_naming_it() {
+    let builder = DaemonBuilder::new();
+    let ca = builder.dir().join("ca");
+    std::fs::create_dir_all(&ca).expect("ca dir");
+    std::fs::write(ca.join("ca.pem"), "not a certificate\n").expect("pem");
+    std::fs::write(ca.join("ca.key"), "not a key\n").expect("key");
+    let key = ca.join("ca.key");
+    let perms = std::os::unix::fs::PermissionsExt::from_mode(0o600);
+    std::fs::set_permissions(&key, perms).expect("chmod");
+    let out = builder.start_failing();
+    assert!(!out.success(), "{out}");
+    let stderr = out.stderr_str();
+    assert!(stderr.contains("ca."), "the CA file is named:\n{out}");
+}
+
+/// The resolver down (its one name server a closed loopback port): the
+/// sandbox's query for a name the policy allows is answered SERVFAIL, and
+/// a connection naming it is refused, the name's address unverifiable.
+/// Both wait out the resolver's own timeout first (5 s a try, two tries),
+/// so the sandbox's clients are given longer than that here.
+#[test]
+fn a_resolver_that_is_down_fails_closed() {
+    let closed = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let nameserver = closed.local_addr().expect("addr");
+    drop(closed);
+    let upstream = HttpsUpstream::plain_v4();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .policy_doc(
+            "p",
+            json!({ "network": {
+                "allow_out": ["down.test"],
+                "deny_out": ["ALL_TRAFFIC"],
+                "ssrf_guard": false,
+            }}),
+        )
+        .sandbox("sb1", &sb1, None, "p")
+        .config_key(
+            "resolver",
+            json!({ "nameservers": [nameserver.to_string()], "system": false }),
+        );
+    let daemon = builder.start();
+
+    let patient = in_cgroup(&sb1).timeout(Duration::from_secs(60));
+    let query = sluice_e2e::scripts::DNS_QUERY.replace("settimeout(5)", "settimeout(30)");
+    let out = patient.python(&query, &["127.0.0.1", "53", "down.test"]);
+    let answer = out.json();
+    assert_eq!(answer["rcode"], 2, "SERVFAIL: {out}");
+
+    let url = format!("http://127.0.0.1:{}/echo", upstream.port());
+    let named = ["-H", "Host: down.test", "--max-time", "30"];
+    let curl = Curl::parse(patient.run(&curl_args(None, &url, &named)));
+    assert_eq!(curl.code, 403, "{curl}");
+    assert_eq!(curl.json()["reason"], "name_address_mismatch", "{curl}");
+    assert_eq!(upstream.request_count(), 0);
+    daemon.wait_audit("the refusal", 1, |e| e["reason"] == "name_address_mismatch");
+}
