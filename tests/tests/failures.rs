@@ -116,3 +116,62 @@ fn a_resolver_that_is_down_fails_closed() {
     assert_eq!(upstream.request_count(), 0);
     daemon.wait_audit("the refusal", 1, |e| e["reason"] == "name_address_mismatch");
 }
+
+/// Unmounts on drop, whatever the test did.
+struct ReadOnly(std::path::PathBuf);
+
+impl ReadOnly {
+    /// `dir` bind-mounted over itself, read-only.
+    fn mount(dir: &std::path::Path) -> ReadOnly {
+        let path = dir.to_str().expect("utf-8 path");
+        sluice_e2e::run::host(&["mount", "--bind", path, path], WAIT).expect_success("bind mount");
+        let guard = ReadOnly(dir.to_owned());
+        sluice_e2e::run::host(&["mount", "-o", "remount,bind,ro", path, path], WAIT)
+            .expect_success("remount read-only");
+        guard
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// state_dir read-only under a running daemon: a registration that could
+/// not be saved is refused and undone (it would not survive a restart),
+/// the error naming the directory; what was registered before still works.
+#[test]
+fn a_read_only_state_dir_refuses_registrations_it_cannot_keep() {
+    let upstream = sluice_e2e::EchoServer::v4();
+    let (daemon, sb1) =
+        sluice_e2e::Daemon::with_sandbox(vec![sluice_e2e::Rule::exact(upstream.addr())]);
+    let _sb2 = daemon.root().child("sb2");
+    let state = daemon.dir().join("state");
+    let _read_only = ReadOnly::mount(&state);
+
+    let out = daemon.cli(&[
+        "sandbox", "add", "sb2", "--cgroup", "sb2", "--policy", "default",
+    ]);
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr_str().contains(&state.display().to_string()),
+        "{out}"
+    );
+    let ids: Vec<String> = daemon
+        .sandboxes()
+        .iter()
+        .filter_map(|s| s["id"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(ids, ["sb1"], "the unsaved registration was undone");
+
+    let probe = in_cgroup(&sb1).python(
+        sluice_e2e::scripts::TCP_PROBE,
+        &[
+            "127.0.0.1",
+            &upstream.port().to_string(),
+            &sluice_e2e::scripts::hex(b"still\n"),
+        ],
+    );
+    probe.expect_success("the sandbox registered before still reaches its upstream");
+}
