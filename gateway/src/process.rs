@@ -118,7 +118,7 @@ impl Processes {
     }
 
     /// The process behind `id`; `None` where the kernel recorded none.
-    /// Reads `/proc` off the async threads, at most [`READ_WITHIN`]; a
+    /// Reads `/proc` off the async threads, at most 200 ms; a
     /// process that could not be read in time is named by pid and `comm`.
     pub async fn lookup(self: &Arc<Self>, id: ProcessId) -> Option<Arc<Process>> {
         if id.tgid == 0 {
