@@ -7,11 +7,16 @@
 //! (`session`); the publication's scope decides (`scope`); all of it in
 //! `admit`, pure. The request goes on with an allowlist of its headers
 //! and the answer comes back without those acting on the apps domain,
-//! with the operator's CSP (`headers`).
+//! with the operator's CSP (`headers`). The I/O: `listener` (viewers'
+//! side) and `forward` (the app's side, dialled inside the sandbox's
+//! namespace).
 
 pub mod admit;
 pub mod config;
+pub mod forward;
 pub mod headers;
+pub mod listener;
+pub mod metrics;
 pub mod publish;
 pub mod route;
 pub mod scope;
@@ -20,3 +25,6 @@ pub mod token;
 
 #[cfg(test)]
 mod test_keys;
+
+#[cfg(test)]
+mod in_process;
