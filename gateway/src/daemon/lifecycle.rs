@@ -265,6 +265,7 @@ impl Daemon {
             }
             if let Some(sandbox) = self.forget_sandbox(id) {
                 self.audit_registration("remove", id, None, Some(&sandbox.cgroup));
+                self.unpublish_sandbox(id);
             }
         }
         self.reload_policies_switching(&plan.repolicy);
@@ -293,6 +294,7 @@ impl Daemon {
                 netns: sandbox.netns.clone(),
                 policy: Some(sandbox.policy.clone()),
                 ca_bundle: sandbox.ca_bundle.clone(),
+                owner: sandbox.owner.clone(),
             };
             match self.register_sandbox(spec, Source::Config).await {
                 Ok(_) => applied.push(sandbox),
@@ -411,6 +413,7 @@ mod tests {
             netns: None,
             policy: policy.to_owned(),
             ca_bundle: None,
+            owner: None,
         }
     }
 

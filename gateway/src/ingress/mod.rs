@@ -13,6 +13,7 @@
 
 pub mod admit;
 pub mod config;
+pub mod exposure;
 pub mod forward;
 pub mod headers;
 pub mod listener;

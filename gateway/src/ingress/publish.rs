@@ -28,6 +28,38 @@ pub struct Publication {
     pub expires: Option<u64>,
 }
 
+/// A publication as `sluice app ls` and the admin API show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppInfo {
+    pub name: String,
+    pub sandbox: String,
+    pub port: u16,
+    pub scope: Scope,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<u64>,
+    pub url: String,
+}
+
+impl AppInfo {
+    pub fn new(p: &Publication, url: String) -> AppInfo {
+        AppInfo {
+            name: p.name.clone(),
+            sandbox: p.sandbox.clone(),
+            port: p.port,
+            scope: p.scope.clone(),
+            expires: p.expires,
+            url,
+        }
+    }
+}
+
+/// `PUT /v1/apps/NAME/scope`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeRequest {
+    pub scope: Scope,
+}
+
 /// `sluice app publish` / `POST /v1/apps`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
