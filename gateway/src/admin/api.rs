@@ -108,6 +108,9 @@ pub struct Status {
     /// The newest refusals of any kind (kernel, connection, request, DNS), newest first.
     #[serde(default)]
     pub recent_refusals: Vec<RecentRefusal>,
+    /// The web-app ingress's listening addresses, when configured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ingress_addrs: Vec<String>,
     /// Apps published through the web-app ingress.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub apps: Vec<crate::ingress::publish::AppInfo>,

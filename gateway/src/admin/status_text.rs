@@ -170,6 +170,7 @@ mod tests {
             }],
             explicit_proxy_addr: None,
             apps: vec![],
+            ingress_addrs: vec![],
         };
         let text = render(&status, 25_000);
         for want in [

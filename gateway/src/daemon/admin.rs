@@ -76,6 +76,7 @@ impl Backend for Daemon {
             recent_refusals: self.audit.recent_refusals(),
             explicit_proxy_addr: self.explicit_addr.map(|a| a.to_string()),
             apps: Daemon::apps(self),
+            ingress_addrs: self.apps.addrs(),
         }
     }
 

@@ -32,6 +32,8 @@ use crate::{
 pub(super) struct Apps {
     table: Mutex<Publications>,
     ingress: OnceLock<Arc<Ingress>>,
+    /// Where the listener was bound (a `:0` in the config resolved).
+    bound: OnceLock<Vec<std::net::SocketAddr>>,
 }
 
 fn now() -> u64 {
@@ -94,11 +96,24 @@ pub(super) async fn start(
         .bind()
         .await
         .with_context(|| format!("binding the ingress on {:?}", section.listen))?;
+    let _ = apps.bound.set(
+        listeners
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .collect(),
+    );
     let _ = apps.ingress.set(Arc::new(ingress));
     Ok((apps, listeners))
 }
 
 impl Apps {
+    pub(super) fn addrs(&self) -> Vec<String> {
+        self.bound
+            .get()
+            .map(|b| b.iter().map(ToString::to_string).collect())
+            .unwrap_or_default()
+    }
+
     pub(super) fn serve(
         &self,
         listeners: Vec<tokio::net::TcpListener>,
@@ -133,7 +148,8 @@ impl Daemon {
     fn app_info(&self, p: &Publication) -> AppInfo {
         let url = match self.apps.ingress.get() {
             Some(i) => {
-                let port = i.config.listen.first().map(|a| a.port());
+                let bound = self.apps.bound.get().and_then(|b| b.first());
+                let port = bound.map(|a| a.port());
                 let port = port.filter(|p| ![443, 80].contains(p));
                 url_of(i.config.route_by, &i.config.apps_domain, port, &p.name)
             }
