@@ -261,7 +261,8 @@ fn published_apps_reach_the_viewers_their_scope_names_and_nothing_of_theirs_reac
     );
 
     // Scopes.
-    let cases: Vec<(&str, Vec<(&str, String)>, u16)> = vec![
+    type Case = (&'static str, Vec<(&'static str, String)>, u16);
+    let cases: Vec<Case> = vec![
         ("private, another org", vec![bearer(&eve)], 403),
         ("private, anonymous", vec![], 401),
         (

@@ -122,10 +122,34 @@ struct Harness {
 }
 
 async fn harness(app_port: u16, trusted: &str) -> Harness {
+    harness_with(app_port, Some(trusted)).await
+}
+
+/// Plain HTTP from `trusted`, or (`None`) TLS with a certificate for
+/// `*.apps.test` in `cert.pem`/`key.pem` of the keys' directory.
+async fn harness_with(app_port: u16, trusted: Option<&str>) -> Harness {
     let keys = TestKeys::new();
+    let reached = match trusted {
+        Some(trusted) => format!("trusted_proxies: ['{trusted}']"),
+        None => {
+            let made = rcgen::generate_simple_self_signed(vec!["*.apps.test".to_owned()])
+                .expect("certificate");
+            let (cert, key) = (
+                keys.dir.path().join("cert.pem"),
+                keys.dir.path().join("key.pem"),
+            );
+            std::fs::write(&cert, made.cert.pem()).expect("cert");
+            std::fs::write(&key, made.signing_key.serialize_pem()).expect("key");
+            format!(
+                "tls: {{cert_file: '{}', key_file: '{}'}}",
+                cert.display(),
+                key.display()
+            )
+        }
+    };
     let mut config: IngressConfig = serde_yaml::from_str(&format!(
         "listen: ['127.0.0.1:0']\napps_domain: apps.test\nviewer_tokens: {{}}\n\
-         trusted_proxies: ['{trusted}']\ncsp: {{frame_ancestors: ['https://cp.test']}}\n"
+         {reached}\ncsp: {{frame_ancestors: ['https://cp.test']}}\n"
     ))
     .expect("config");
     config.viewer_tokens = keys.config.clone();
@@ -481,4 +505,93 @@ async fn plain_http_from_an_unlisted_peer_is_closed_unread() {
     assert_eq!(h.count("-", "deny", "untrusted_peer"), 1);
     assert!(h.audited().iter().any(|e| e["reason"] == "untrusted_peer"));
     drop(h.ingress);
+}
+
+#[tokio::test]
+async fn tls_viewers_get_http2_with_the_operator_certificate() {
+    let app = app().await;
+    let h = harness_with(app.port(), None).await;
+    let pem = std::fs::read(h.keys.dir.path().join("cert.pem")).expect("cert");
+    use rustls::pki_types::pem::PemObject as _;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
+        roots.add(cert.expect("pem")).expect("root");
+    }
+    let mut tls = rustls::ClientConfig::builder_with_provider(crate::tls::provider())
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let stream = TcpStream::connect(h.addr).await.expect("connect");
+    let name = rustls::pki_types::ServerName::try_from("open.apps.test").expect("name");
+    let stream = tokio_rustls::TlsConnector::from(Arc::new(tls))
+        .connect(name, stream)
+        .await
+        .expect("the operator's certificate verifies");
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (mut sender, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+            .await
+            .expect("h2 handshake");
+    tokio::spawn(conn);
+    let req = Request::builder()
+        .uri("https://open.apps.test/over-tls")
+        .body(Empty::<Bytes>::new())
+        .expect("request");
+    let response = sender.send_request(req).await.expect("response");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.headers().get("set-cookie").is_none());
+}
+
+#[tokio::test]
+async fn event_streams_arrive_as_they_are_sent() {
+    // An app whose event stream sends one event and then holds on: the
+    // viewer must get it while the stream is still open.
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.expect("accept");
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut byte = [0u8; 1];
+            stream.read_exact(&mut byte).await.expect("head");
+            head.push(byte[0]);
+        }
+        stream
+            .write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                  transfer-encoding: chunked\r\n\r\nb\r\ndata: one\n\n\r\n",
+            )
+            .await
+            .expect("first event");
+        let _ = done_rx.await;
+    });
+    let h = harness(port, "127.0.0.1/32").await;
+    let stream = TcpStream::connect(h.addr).await.expect("connect");
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .expect("handshake");
+    tokio::spawn(conn);
+    let response = sender
+        .send_request(get(
+            "open.apps.test",
+            "/events",
+            &[("accept", "text/event-stream")],
+        ))
+        .await
+        .expect("response");
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let frame = tokio::time::timeout(std::time::Duration::from_secs(10), body.frame())
+        .await
+        .expect("the first event arrives while the stream is open")
+        .expect("a frame")
+        .expect("data");
+    assert_eq!(
+        frame.into_data().expect("data"),
+        Bytes::from_static(b"data: one\n\n")
+    );
+    let _ = done_tx.send(());
 }
