@@ -95,7 +95,7 @@ pub(super) fn plan_sandboxes(old: &[SandboxConfig], new: &[SandboxConfig]) -> Sa
 pub(super) fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
     // Debug text is enough to tell "changed"; none of these prints a secret
     // (credentials name their source, never its value).
-    let fields: [(&'static str, String, String); 13] = [
+    let fields: [(&'static str, String, String); 14] = [
         (
             "listen",
             format!("{:?}", old.listen),
@@ -156,6 +156,11 @@ pub(super) fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
             "policy_dir",
             format!("{:?}", old.policy_dir),
             format!("{:?}", new.policy_dir),
+        ),
+        (
+            "ingress",
+            format!("{:?}", old.ingress),
+            format!("{:?}", new.ingress),
         ),
     ];
     fields

@@ -37,6 +37,9 @@ pub struct IngressConfig {
     /// How long dialling an app may take.
     #[serde(default = "default_connect_timeout_ms")]
     pub connect_timeout_ms: u64,
+    /// A signed `x-sluice-viewer` header toward the apps; off when absent.
+    #[serde(default)]
+    pub viewer_header: Option<super::viewer_header::ViewerHeaderConfig>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

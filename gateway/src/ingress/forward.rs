@@ -89,6 +89,7 @@ pub async fn exchange(
     mut request: Request<Incoming>,
     path: &str,
     csp: &HeaderValue,
+    viewer_header: Option<HeaderValue>,
 ) -> Result<Response<Body>, ForwardError> {
     let viewer_upgrade = requested_upgrade(request.headers())
         .is_some()
@@ -101,6 +102,9 @@ pub async fn exchange(
         .parse()
         .unwrap_or_else(|_| hyper::Uri::from_static("/"));
     *out.headers_mut() = toward_app(&parts.headers, &format!("127.0.0.1:{port}"));
+    if let Some(signed) = viewer_header {
+        out.headers_mut().insert(super::viewer_header::NAME, signed);
+    }
 
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await

@@ -122,12 +122,12 @@ struct Harness {
 }
 
 async fn harness(app_port: u16, trusted: &str) -> Harness {
-    harness_with(app_port, Some(trusted)).await
+    harness_with(app_port, Some(trusted), false).await
 }
 
 /// Plain HTTP from `trusted`, or (`None`) TLS with a certificate for
 /// `*.apps.test` in `cert.pem`/`key.pem` of the keys' directory.
-async fn harness_with(app_port: u16, trusted: Option<&str>) -> Harness {
+async fn harness_with(app_port: u16, trusted: Option<&str>, viewer_header: bool) -> Harness {
     let keys = TestKeys::new();
     let reached = match trusted {
         Some(trusted) => format!("trusted_proxies: ['{trusted}']"),
@@ -153,6 +153,14 @@ async fn harness_with(app_port: u16, trusted: Option<&str>) -> Harness {
     ))
     .expect("config");
     config.viewer_tokens = keys.config.clone();
+    if viewer_header {
+        let key_file = keys.dir.path().join("viewer-header.key");
+        std::fs::write(&key_file, keys.ed_private_pem()).expect("key");
+        config.viewer_header = Some(super::viewer_header::ViewerHeaderConfig {
+            key_file,
+            ttl_secs: 60,
+        });
+    }
     let target = |name: &str, scope: &str, port: u16| Target {
         name: name.into(),
         sandbox: "sb".into(),
@@ -510,7 +518,7 @@ async fn plain_http_from_an_unlisted_peer_is_closed_unread() {
 #[tokio::test]
 async fn tls_viewers_get_http2_with_the_operator_certificate() {
     let app = app().await;
-    let h = harness_with(app.port(), None).await;
+    let h = harness_with(app.port(), None, false).await;
     let pem = std::fs::read(h.keys.dir.path().join("cert.pem")).expect("cert");
     use rustls::pki_types::pem::PemObject as _;
     let mut roots = rustls::RootCertStore::empty();
@@ -594,4 +602,31 @@ async fn event_streams_arrive_as_they_are_sent() {
         Bytes::from_static(b"data: one\n\n")
     );
     let _ = done_tx.send(());
+}
+
+#[tokio::test]
+async fn a_signed_viewer_header_reaches_the_app_when_turned_on() {
+    let app = app().await;
+    let h = harness_with(app.port(), Some("127.0.0.1/32"), true).await;
+    let bearer = format!("Bearer {}", h.keys.viewer("ann", Some("acme"), now()));
+    let forged = ("x-sluice-viewer", "forged");
+    let answer = h
+        .send(get(
+            "demo.apps.test",
+            "/",
+            &[("authorization", &bearer), forged],
+        ))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let echo = answer.echoed();
+    let signed = echo["headers"]["x-sluice-viewer"]
+        .as_array()
+        .expect("one signed header");
+    assert_eq!(signed.len(), 1, "the viewer's own never passes");
+    let claims = h.keys.verify_own(signed[0].as_str().expect("text"));
+    assert_eq!(claims["sub"], "ann");
+    assert_eq!(claims["app"], "demo");
+    // Anonymous viewers of a public app have no header.
+    let answer = h.send(get("open.apps.test", "/", &[])).await;
+    assert!(answer.echoed()["headers"].get("x-sluice-viewer").is_none());
 }

@@ -50,6 +50,7 @@ pub struct Ingress {
     metrics: IngressMetrics,
     audit: Audit,
     tls: Option<TlsAcceptor>,
+    viewer_header: Option<super::viewer_header::Signer>,
     /// Connections from peers that are not trusted proxies, audited at
     /// most once a second.
     untrusted: Mutex<Fold>,
@@ -63,6 +64,8 @@ pub enum StartError {
     Keys(#[from] super::token::KeyError),
     #[error("ingress.tls: {0}")]
     Tls(String),
+    #[error("ingress.viewer_header: {0}")]
+    ViewerHeader(String),
 }
 
 impl Ingress {
@@ -80,6 +83,12 @@ impl Ingress {
             .header()
             .map_err(super::config::ConfigError::from)?;
         let tls = config.tls.as_ref().map(tls_acceptor).transpose()?;
+        let viewer_header = config
+            .viewer_header
+            .as_ref()
+            .map(super::viewer_header::Signer::load)
+            .transpose()
+            .map_err(StartError::ViewerHeader)?;
         Ok(Ingress {
             settings: Settings {
                 apps_domain: config.apps_domain.clone(),
@@ -93,6 +102,7 @@ impl Ingress {
             metrics,
             audit,
             tls,
+            viewer_header,
             untrusted: Mutex::new(Fold::default()),
             config,
         })
@@ -234,7 +244,10 @@ impl Ingress {
             } => {
                 let request = Request::from_parts(parts, body);
                 let reason = if viewer.is_some() { "viewer" } else { "public" };
-                match self.forward(&target, request, &path).await {
+                match self
+                    .forward(&target, request, &path, viewer.as_ref(), now)
+                    .await
+                {
                     Ok(response) => {
                         self.count(&target.name, "allow", reason);
                         response
@@ -256,10 +269,17 @@ impl Ingress {
         target: &Target,
         request: Request<Incoming>,
         path: &str,
+        viewer: Option<&super::token::Viewer>,
+        now: u64,
     ) -> Result<Response<Body>, forward::ForwardError> {
         let timeout = Duration::from_millis(self.config.connect_timeout_ms);
         let stream = forward::dial(target.netns.as_deref(), target.port, timeout).await?;
-        forward::exchange(stream, target.port, request, path, &self.csp).await
+        let signed = self
+            .viewer_header
+            .as_ref()
+            .zip(viewer)
+            .and_then(|(signer, viewer)| signer.sign(viewer, &target.name, now));
+        forward::exchange(stream, target.port, request, path, &self.csp, signed).await
     }
 
     fn count(&self, app: &str, verdict: &str, reason: &str) {

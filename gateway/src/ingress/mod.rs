@@ -23,6 +23,7 @@ pub mod route;
 pub mod scope;
 pub mod session;
 pub mod token;
+pub mod viewer_header;
 
 #[cfg(test)]
 mod test_keys;

@@ -26,28 +26,35 @@ pub const RSA_JWKS: &str = concat!(
 pub struct TestKeys {
     pub dir: tempfile::TempDir,
     ed: EncodingKey,
+    ed_pkcs8: Vec<u8>,
+    ed_spki: Vec<u8>,
     /// Another Ed25519 key, not configured: its tokens are badly signed.
     pub stranger: EncodingKey,
     pub config: ViewerTokenConfig,
 }
 
-fn ed_pair() -> (EncodingKey, Vec<u8>) {
+/// A key, its PKCS#8 and its SubjectPublicKeyInfo.
+fn ed_pair() -> (EncodingKey, Vec<u8>, Vec<u8>) {
     let rng = ring::rand::SystemRandom::new();
     let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).expect("generate");
     let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).expect("pair");
     let mut spki = ED25519_SPKI_PREFIX.to_vec();
     spki.extend_from_slice(pair.public_key().as_ref());
-    (EncodingKey::from_ed_der(pkcs8.as_ref()), spki)
+    (
+        EncodingKey::from_ed_der(pkcs8.as_ref()),
+        pkcs8.as_ref().to_vec(),
+        spki,
+    )
 }
 
 impl TestKeys {
     /// An Ed25519 key (kid `ed-1`) and the RSA key (no kid) in PEM files.
     pub fn new() -> TestKeys {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (ed, spki) = ed_pair();
+        let (ed, ed_pkcs8, ed_spki) = ed_pair();
         let pem = format!(
             "-----BEGIN PUBLIC KEY-----\n{}\n-----END PUBLIC KEY-----\n",
-            STANDARD.encode(spki)
+            STANDARD.encode(&ed_spki)
         );
         let ed_file = dir.path().join("ed.pem");
         std::fs::write(&ed_file, pem).expect("write key");
@@ -69,6 +76,8 @@ impl TestKeys {
         TestKeys {
             dir,
             ed,
+            ed_pkcs8,
+            ed_spki,
             stranger: ed_pair().0,
             config,
         }
@@ -90,5 +99,24 @@ impl TestKeys {
     /// A viewer's token valid for an hour after `now`.
     pub fn viewer(&self, sub: &str, org: Option<&str>, now: u64) -> String {
         self.ed(&serde_json::json!({"sub": sub, "org": org, "exp": now + 3600}))
+    }
+
+    /// The Ed25519 private key in PKCS#8 PEM (to sign viewer headers with).
+    pub fn ed_private_pem(&self) -> String {
+        format!(
+            "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+            STANDARD.encode(&self.ed_pkcs8)
+        )
+    }
+
+    /// The claims of an EdDSA JWT signed with the Ed25519 key.
+    pub fn verify_own(&self, jwt: &str) -> serde_json::Value {
+        let key =
+            jsonwebtoken::DecodingKey::from_ed_der(&self.ed_spki[ED25519_SPKI_PREFIX.len()..]);
+        let mut validation = jsonwebtoken::Validation::new(Algorithm::EdDSA);
+        validation.validate_exp = false;
+        jsonwebtoken::decode::<serde_json::Value>(jwt, &key, &validation)
+            .expect("verifies")
+            .claims
     }
 }
