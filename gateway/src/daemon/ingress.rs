@@ -19,7 +19,6 @@ use crate::{
     ingress::{
         admit::{Lookup, Target},
         listener::Ingress,
-        metrics::IngressMetrics,
         publish::{AppInfo, Publication, Publications, PublishError, PublishRequest},
         route::url_of,
         scope::Scope,
@@ -89,7 +88,7 @@ pub(super) async fn start(
     let ingress = Ingress::new(
         section.clone(),
         lookup,
-        IngressMetrics::register(&metrics.registry)?,
+        metrics.ingress.clone(),
         audit.clone(),
     )?;
     let listeners = ingress

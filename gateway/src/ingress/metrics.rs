@@ -1,5 +1,6 @@
-//! The ingress's metrics, registered in the daemon's registry when the
-//! listener starts (so a daemon without `ingress:` exports none of them).
+//! The ingress's metrics, registered in the daemon's registry with the
+//! others (`crate::metrics::Metrics::ingress`); they stay at zero while
+//! no `ingress:` is configured.
 
 use prometheus::{Histogram, HistogramOpts, IntCounterVec, Opts, Registry};
 
@@ -34,6 +35,16 @@ impl IngressMetrics {
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(duration.clone()))?;
         Ok(IngressMetrics { requests, duration })
+    }
+
+    /// The families' names.
+    pub fn names(&self) -> Vec<String> {
+        use prometheus::core::Collector as _;
+        [self.requests.desc(), self.duration.desc()]
+            .into_iter()
+            .flatten()
+            .map(|d| d.fq_name.clone())
+            .collect()
     }
 
     /// Metrics in a registry of their own (tests).
