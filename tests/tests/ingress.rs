@@ -161,6 +161,18 @@ fn bearer(t: &str) -> (&'static str, String) {
     ("Authorization", format!("Bearer {t}"))
 }
 
+/// The ingress's listening address, from `sluice status`.
+fn ingress_addr(daemon: &sluice_e2e::Daemon) -> SocketAddr {
+    let status = daemon.cli(&["status"]);
+    status.expect_success("sluice status");
+    let status: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
+    status["ingress_addrs"][0]
+        .as_str()
+        .expect("the ingress's address in the status")
+        .parse()
+        .expect("an address")
+}
+
 #[test]
 fn published_apps_reach_the_viewers_their_scope_names_and_nothing_of_theirs_reaches_them() {
     require_root();
@@ -198,15 +210,8 @@ fn published_apps_reach_the_viewers_their_scope_names_and_nothing_of_theirs_reac
                 "csp": {"frame_ancestors": ["https://cp.test"]},
             }),
         );
-    let daemon = builder.start();
-    let status = daemon.cli(&["status"]);
-    status.expect_success("sluice status");
-    let status: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
-    let addr: SocketAddr = status["ingress_addrs"][0]
-        .as_str()
-        .expect("the ingress's address in the status")
-        .parse()
-        .expect("an address");
+    let mut daemon = builder.start();
+    let addr = ingress_addr(&daemon);
 
     let port_file = daemon.dir().join("app.port");
     let _app = in_cgroup(&sb1)
@@ -366,6 +371,13 @@ fn published_apps_reach_the_viewers_their_scope_names_and_nothing_of_theirs_reac
         ])
         .expect_success("publish again");
     assert_eq!(get(addr, host, "/", &[]).status, 200);
+
+    // Publications survive a restart (the listener's :0 port is new).
+    daemon.restart();
+    let addr = ingress_addr(&daemon);
+    wait_until("the app answers after a restart", WAIT, || {
+        get(addr, host, "/", &[]).status == 200
+    });
     let apps = daemon.cli(&["app", "ls", "--json"]);
     let apps: Value = serde_json::from_slice(&apps.stdout).expect("apps JSON");
     assert_eq!(
