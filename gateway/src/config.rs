@@ -68,6 +68,9 @@ pub struct Config {
     /// (capability tokens); off when absent.
     #[serde(default)]
     pub explicit_proxy: Option<crate::explicit::ExplicitProxyConfig>,
+    /// The web-app ingress (published sandbox apps); off when absent.
+    #[serde(default)]
+    pub ingress: Option<crate::ingress::config::IngressConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -196,6 +199,10 @@ pub struct SandboxConfig {
     /// inside the sandbox's filesystem).
     #[serde(default)]
     pub ca_bundle: Option<PathBuf>,
+    /// Who owns the sandbox (`{sub, org}`): the viewer a `private`
+    /// published app admits, and whose org an `org` one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<crate::ingress::scope::OwnerId>,
 }
 
 /// A configuration that could not be loaded; the message names the file and,
@@ -265,6 +272,9 @@ impl Config {
         }
         if let Some(explicit) = &self.explicit_proxy {
             explicit.validate()?;
+        }
+        if let Some(ingress) = &self.ingress {
+            ingress.check().map_err(|e| e.to_string())?;
         }
         if self.tls.max_mints_per_second == 0 {
             return Err(

@@ -27,6 +27,7 @@ pub mod dns_guard;
 pub mod drain;
 pub mod explain;
 pub mod explicit;
+pub mod ingress;
 pub mod intercept;
 pub mod metrics;
 pub mod netns;

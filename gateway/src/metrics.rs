@@ -75,6 +75,8 @@ pub struct Metrics {
     pub sandbox_connections: IntCounterVec,
     /// Audited security decisions, by event, verdict, reason and sandbox.
     pub audit_events: IntCounterVec,
+    /// The web-app ingress's requests and latency.
+    pub ingress: crate::ingress::metrics::IngressMetrics,
 }
 
 impl Metrics {
@@ -306,6 +308,11 @@ impl Metrics {
             names.extend(collector.desc().iter().map(|d| d.fq_name.clone()));
             registry.register(collector).expect("unique metric names");
         }
+        // Registered whether or not the ingress is configured, so the
+        // dashboard's queries always resolve.
+        let ingress = crate::ingress::metrics::IngressMetrics::register(&registry)
+            .expect("unique metric names");
+        names.extend(ingress.names());
         Metrics {
             registry,
             names,
@@ -337,6 +344,7 @@ impl Metrics {
             build_info,
             sandbox_connections,
             audit_events,
+            ingress,
         }
     }
 

@@ -50,6 +50,8 @@ pub struct Sandbox {
     pub ca_bundle: Option<PathBuf>,
     pub source: Source,
     pub sessions: BTreeMap<String, Session>,
+    /// Its owner, for the web-app ingress's scopes.
+    pub owner: Option<crate::ingress::scope::OwnerId>,
 }
 
 /// Who a registered cgroup id belongs to.
@@ -287,6 +289,7 @@ impl Registry {
                     netns: sandbox.netns.clone(),
                     policy: sandbox.policy.clone(),
                     ca_bundle: sandbox.ca_bundle.clone(),
+                    owner: sandbox.owner.clone(),
                 });
             }
             for session in sandbox.sessions.values() {
@@ -352,6 +355,8 @@ pub struct StateSandbox {
     pub policy: String,
     #[serde(default)]
     pub ca_bundle: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<crate::ingress::scope::OwnerId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -478,6 +483,7 @@ mod tests {
             netns: None,
             policy: "default".to_owned(),
             ca_bundle: None,
+            owner: None,
             source: Source::Api,
             sessions: BTreeMap::new(),
         }

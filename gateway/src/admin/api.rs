@@ -28,6 +28,10 @@ pub struct SandboxSpec {
     /// inside the sandbox's filesystem): Sluice's CA, then the system roots.
     #[serde(default)]
     pub ca_bundle: Option<PathBuf>,
+    /// Who owns the sandbox (`{sub, org}`): the viewer a `private`
+    /// published app admits, and whose org an `org` one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<crate::ingress::scope::OwnerId>,
 }
 
 /// A session to register under a sandbox: a child cgroup of the sandbox's.
@@ -72,6 +76,8 @@ pub struct SandboxInfo {
     /// Where the registration came from: `"config"` or `"api"`.
     pub source: String,
     pub sessions: Vec<SessionInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<crate::ingress::scope::OwnerId>,
 }
 
 /// What `GET /v1/status` reports. Fields added after the first release
@@ -102,6 +108,12 @@ pub struct Status {
     /// The newest refusals of any kind (kernel, connection, request, DNS), newest first.
     #[serde(default)]
     pub recent_refusals: Vec<RecentRefusal>,
+    /// The web-app ingress's listening addresses, when configured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ingress_addrs: Vec<String>,
+    /// Apps published through the web-app ingress.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<crate::ingress::publish::AppInfo>,
     /// The explicit-proxy listener (capability tokens), when configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explicit_proxy_addr: Option<String>,
@@ -280,6 +292,28 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<crate::approvals::ApprovalCard, AdminError> {
         let _ = spec;
         Err(AdminError::NotFound(format!("no parked request `{id}`")))
+    }
+    /// Published apps (the web-app ingress).
+    fn apps(&self) -> Vec<crate::ingress::publish::AppInfo> {
+        Vec::new()
+    }
+    fn publish(
+        &self,
+        req: crate::ingress::publish::PublishRequest,
+    ) -> Result<crate::ingress::publish::AppInfo, AdminError> {
+        let _ = req;
+        Err(AdminError::NotFound("the ingress is off".into()))
+    }
+    fn unpublish(&self, name: &str) -> Result<(), AdminError> {
+        Err(AdminError::NotFound(format!("no app `{name}`")))
+    }
+    fn set_scope(
+        &self,
+        name: &str,
+        scope: crate::ingress::scope::Scope,
+    ) -> Result<crate::ingress::publish::AppInfo, AdminError> {
+        let _ = scope;
+        Err(AdminError::NotFound(format!("no app `{name}`")))
     }
 }
 

@@ -27,6 +27,8 @@ const MAX_RESPONSE: usize = 16 * 1024 * 1024;
 /// Longest slice of an unparseable error body quoted back to the user.
 const MAX_QUOTED: usize = 512;
 
+mod apps;
+
 /// Why an admin call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {

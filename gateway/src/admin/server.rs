@@ -101,6 +101,10 @@ pub(crate) enum Route<'a> {
     Env(&'a str),
     ListApprovals,
     DecideApproval(&'a str),
+    ListApps,
+    Publish,
+    Unpublish(&'a str),
+    SetScope(&'a str),
     NotFound,
     /// The path exists but not for this method; carries the `Allow` header.
     MethodNotAllowed(&'static str),
@@ -139,6 +143,13 @@ pub(crate) fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         ["v1", "sandboxes", id, "sessions", session] => {
             only(&Method::DELETE, "DELETE", Route::RemoveSession(id, session))
         }
+        ["v1", "apps"] => match *method {
+            Method::GET => Route::ListApps,
+            Method::POST => Route::Publish,
+            _ => Route::MethodNotAllowed("GET, POST"),
+        },
+        ["v1", "apps", name] => only(&Method::DELETE, "DELETE", Route::Unpublish(name)),
+        ["v1", "apps", name, "scope"] => only(&Method::PUT, "PUT", Route::SetScope(name)),
         _ => Route::NotFound,
     }
 }
@@ -348,6 +359,20 @@ async fn dispatch<B: Backend>(
             super::api::validate_id("approval id", id)?;
             let spec: crate::approvals::DecisionSpec = read_json(body).await?;
             Ok(json(StatusCode::OK, &backend.decide(id, spec)?))
+        }
+        Route::ListApps => Ok(json(StatusCode::OK, &backend.apps())),
+        Route::Publish => {
+            let req: crate::ingress::publish::PublishRequest = read_json(body).await?;
+            super::api::validate_id("sandbox id", &req.sandbox)?;
+            Ok(json(StatusCode::CREATED, &backend.publish(req)?))
+        }
+        Route::Unpublish(name) => {
+            backend.unpublish(name)?;
+            Ok(empty(StatusCode::NO_CONTENT))
+        }
+        Route::SetScope(name) => {
+            let req: crate::ingress::publish::ScopeRequest = read_json(body).await?;
+            Ok(json(StatusCode::OK, &backend.set_scope(name, req.scope)?))
         }
         Route::NotFound => Err(RequestError::NoRoute(format!("{method} {path}"))),
         Route::MethodNotAllowed(allow) => Err(RequestError::Method {

@@ -112,6 +112,16 @@ pub fn render(status: &Status, now_ms: u64) -> String {
             let _ = writeln!(out, "{text}");
         }
     }
+    if !status.apps.is_empty() {
+        let _ = writeln!(out, "published apps:");
+        for app in &status.apps {
+            let _ = writeln!(
+                out,
+                "  {:<20} {}:{:<6} {:<14} {}",
+                app.name, app.sandbox, app.port, app.scope, app.url
+            );
+        }
+    }
     out
 }
 
@@ -159,6 +169,8 @@ mod tests {
                 name: Some("example.com".into()),
             }],
             explicit_proxy_addr: None,
+            apps: vec![],
+            ingress_addrs: vec![],
         };
         let text = render(&status, 25_000);
         for want in [

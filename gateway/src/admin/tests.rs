@@ -86,6 +86,7 @@ impl Backend for FakeBackend {
             policy: spec.policy.unwrap_or_else(|| "default".into()),
             source: "api".into(),
             sessions: Vec::new(),
+            owner: spec.owner,
         };
         state.sandboxes.insert(spec.id, info.clone());
         Ok(info)
@@ -203,6 +204,7 @@ fn sandbox(id: &str) -> SandboxSpec {
         cgroup: PathBuf::from(format!("/sluice/{id}")),
         netns: None,
         policy: None,
+        owner: None,
     }
 }
 

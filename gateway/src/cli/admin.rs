@@ -48,6 +48,10 @@ pub(crate) enum SandboxCommand {
         /// (inside the sandbox's filesystem).
         #[arg(long)]
         ca_bundle: Option<PathBuf>,
+        /// Who owns it, `SUB` or `SUB@ORG` (viewer-token subject and org):
+        /// whom its published apps admit under `private` and `org`.
+        #[arg(long, value_parser = parse_owner)]
+        owner: Option<sluice::ingress::scope::OwnerId>,
     },
     /// Remove a sandbox: its sockets are refused from now on.
     Rm { id: String },
@@ -89,6 +93,7 @@ pub(super) async fn sandbox(client: Client, command: SandboxCommand) -> anyhow::
             netns,
             policy,
             ca_bundle,
+            owner,
         } => {
             let spec = SandboxSpec {
                 id,
@@ -96,6 +101,7 @@ pub(super) async fn sandbox(client: Client, command: SandboxCommand) -> anyhow::
                 netns,
                 policy,
                 ca_bundle,
+                owner,
             };
             let info = client.add_sandbox(&spec).await?;
             println!(
@@ -242,4 +248,8 @@ pub(super) async fn approvals(client: Client, command: ApprovalsCommand) -> anyh
         card.sandbox
     );
     Ok(())
+}
+
+fn parse_owner(s: &str) -> Result<sluice::ingress::scope::OwnerId, String> {
+    sluice::ingress::scope::OwnerId::parse(s).map_err(|e| e.to_string())
 }

@@ -4,6 +4,7 @@
 //! is the daemon, `scan` the scanners' command.
 
 mod admin;
+mod app;
 mod ca;
 mod policy;
 mod token;
@@ -112,6 +113,13 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// Publish what a sandbox serves through the web-app ingress.
+    App {
+        #[command(subcommand)]
+        command: app::AppCommand,
+        #[arg(long, global = true, default_value = DEFAULT_ADMIN_SOCKET)]
+        admin_socket: PathBuf,
+    },
     /// List and decide requests parked for an approval.
     Approvals {
         #[command(subcommand)]
@@ -175,5 +183,9 @@ pub(crate) async fn dispatch(command: Command) -> anyhow::Result<()> {
             admin_socket,
         } => admin::approvals(Client::new(admin_socket), command).await,
         Command::Token { command } => token::token(command),
+        Command::App {
+            command,
+            admin_socket,
+        } => app::app(Client::new(admin_socket), command).await,
     }
 }

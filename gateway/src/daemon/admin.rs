@@ -75,7 +75,32 @@ impl Backend for Daemon {
                 .collect(),
             recent_refusals: self.audit.recent_refusals(),
             explicit_proxy_addr: self.explicit_addr.map(|a| a.to_string()),
+            apps: Daemon::apps(self),
+            ingress_addrs: self.apps.addrs(),
         }
+    }
+
+    fn apps(&self) -> Vec<crate::ingress::publish::AppInfo> {
+        Daemon::apps(self)
+    }
+
+    fn publish(
+        &self,
+        req: crate::ingress::publish::PublishRequest,
+    ) -> Result<crate::ingress::publish::AppInfo, AdminError> {
+        Daemon::publish(self, req)
+    }
+
+    fn unpublish(&self, name: &str) -> Result<(), AdminError> {
+        Daemon::unpublish(self, name)
+    }
+
+    fn set_scope(
+        &self,
+        name: &str,
+        scope: crate::ingress::scope::Scope,
+    ) -> Result<crate::ingress::publish::AppInfo, AdminError> {
+        Daemon::set_scope(self, name, scope)
     }
 
     fn list(&self) -> Vec<SandboxInfo> {
@@ -137,6 +162,7 @@ impl Backend for Daemon {
             .forget_sandbox(id)
             .ok_or_else(|| AdminError::NotFound(format!("no sandbox `{id}`")))?;
         self.audit_registration("remove", id, None, Some(&sandbox.cgroup));
+        self.unpublish_sandbox(id);
         self.persist()
     }
 

@@ -95,7 +95,7 @@ pub(super) fn plan_sandboxes(old: &[SandboxConfig], new: &[SandboxConfig]) -> Sa
 pub(super) fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
     // Debug text is enough to tell "changed"; none of these prints a secret
     // (credentials name their source, never its value).
-    let fields: [(&'static str, String, String); 13] = [
+    let fields: [(&'static str, String, String); 14] = [
         (
             "listen",
             format!("{:?}", old.listen),
@@ -156,6 +156,11 @@ pub(super) fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
             "policy_dir",
             format!("{:?}", old.policy_dir),
             format!("{:?}", new.policy_dir),
+        ),
+        (
+            "ingress",
+            format!("{:?}", old.ingress),
+            format!("{:?}", new.ingress),
         ),
     ];
     fields
@@ -265,6 +270,7 @@ impl Daemon {
             }
             if let Some(sandbox) = self.forget_sandbox(id) {
                 self.audit_registration("remove", id, None, Some(&sandbox.cgroup));
+                self.unpublish_sandbox(id);
             }
         }
         self.reload_policies_switching(&plan.repolicy);
@@ -293,6 +299,7 @@ impl Daemon {
                 netns: sandbox.netns.clone(),
                 policy: Some(sandbox.policy.clone()),
                 ca_bundle: sandbox.ca_bundle.clone(),
+                owner: sandbox.owner.clone(),
             };
             match self.register_sandbox(spec, Source::Config).await {
                 Ok(_) => applied.push(sandbox),
@@ -411,6 +418,7 @@ mod tests {
             netns: None,
             policy: policy.to_owned(),
             ca_bundle: None,
+            owner: None,
         }
     }
 

@@ -13,6 +13,7 @@
 mod admin;
 mod ca_bundle;
 mod explicit;
+mod ingress;
 mod kernel;
 mod lifecycle;
 mod registrations;
@@ -183,6 +184,8 @@ pub struct Daemon {
     /// Remote sessions `session rm` ended: the explicit proxy refuses
     /// their tokens.
     ended_sessions: Arc<crate::explicit::token::EndedSessions>,
+    /// Published apps and the ingress listener, when configured.
+    apps: Arc<ingress::Apps>,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT, then drains.
@@ -277,6 +280,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let explicit_addr = explicit
         .as_ref()
         .and_then(|(listener, _)| listener.local_addr().ok());
+    let (apps, ingress_listeners) = ingress::start(&config, &directory, &metrics, &audit).await?;
     let proxy = Arc::new(Proxy {
         orig: steering.clone(),
         interceptor: Some(interceptor),
@@ -317,6 +321,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         approvals,
         explicit_addr,
         ended_sessions,
+        apps,
         config,
     });
     // Probes answer from here on: live at once, ready once restored.
@@ -340,6 +345,9 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let host_tasks = daemon.serve_steering(host);
     lock(&daemon.host_tasks).extend(host_tasks);
     daemon.restore_registrations().await?;
+    // Apps answer once their sandboxes are back.
+    let ingress_tasks = daemon.apps.serve(ingress_listeners);
+    lock(&daemon.host_tasks).extend(ingress_tasks);
     daemon
         .restored
         .store(true, std::sync::atomic::Ordering::SeqCst);

@@ -38,6 +38,7 @@ impl Daemon {
                 netns: sandbox.netns,
                 policy: Some(sandbox.policy),
                 ca_bundle: sandbox.ca_bundle,
+                owner: sandbox.owner,
             };
             self.register_sandbox(spec, Source::Config)
                 .await
@@ -52,6 +53,7 @@ impl Daemon {
                 netns: saved.netns.clone(),
                 policy: Some(saved.policy.clone()),
                 ca_bundle: saved.ca_bundle.clone(),
+                owner: saved.owner.clone(),
             };
             if let Err(err) = self.register_sandbox(spec, Source::Api).await {
                 // A cgroup that is gone is a sandbox torn down meanwhile.
@@ -133,6 +135,7 @@ impl Daemon {
             ca_bundle: spec.ca_bundle.clone(),
             source,
             sessions: BTreeMap::new(),
+            owner: spec.owner.clone(),
         };
         self.write_registry()
             .insert_sandbox(sandbox.clone())
@@ -521,6 +524,7 @@ pub(super) fn info(sandbox: &Sandbox) -> SandboxInfo {
                 task: s.task.clone(),
             })
             .collect(),
+        owner: sandbox.owner.clone(),
     }
 }
 
