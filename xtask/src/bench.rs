@@ -12,8 +12,11 @@ use std::{
 
 use anyhow::{Context as _, bail};
 
-/// Debian packages the peers need: Squid built with OpenSSL (ssl-bump).
-const PEER_PACKAGES: &[&str] = &["squid-openssl", "python3-venv"];
+/// Debian packages the peers need: Squid built with OpenSSL (ssl-bump),
+/// nginx (the reference reverse proxy).
+const PEER_PACKAGES: &[&str] = &["squid-openssl", "nginx", "python3-venv"];
+/// Packaged services Debian starts on install; the bench runs its own.
+const PEER_SERVICES: &[&str] = &["squid", "nginx"];
 /// mitmproxy, and matplotlib for the chart, in a venv of their own.
 const VENV: &str = "/opt/sluice-bench-venv";
 const PIP_PACKAGES: &[&str] = &["mitmproxy", "matplotlib"];
@@ -89,8 +92,10 @@ pub fn install_peers() -> anyhow::Result<()> {
                 .args(&missing)
                 .env("DEBIAN_FRONTEND", "noninteractive"),
         )?;
-        // Debian starts the packaged service; the bench runs its own.
-        let _ = Command::new("service").args(["squid", "stop"]).status();
+        // Debian starts the packaged services; the bench runs its own.
+        for service in PEER_SERVICES {
+            let _ = Command::new("service").args([service, "stop"]).status();
+        }
     }
     let venv = Path::new(VENV);
     let ready = venv.join("bin/mitmdump").is_file()

@@ -44,7 +44,7 @@ enum Task {
     },
     /// Run the demo: a sandbox cgroup, the daemon, requests steered, allowed and refused.
     Demo,
-    /// Benchmark against a direct connection, mitmproxy and Squid (bench/README.md).
+    /// Benchmark against a direct connection, mitmproxy, Squid and nginx (bench/README.md).
     Bench {
         /// Seconds instead of minutes: every path exercised, figures meaningless.
         #[arg(long)]

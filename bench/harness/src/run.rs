@@ -31,6 +31,8 @@ pub struct Options {
     pub only: Vec<String>,
     /// Overrides the closed-loop measurement length.
     pub secs: Option<f64>,
+    /// Overrides the idle connections of the memory figure.
+    pub idle_conns: Option<usize>,
     /// The command line that reproduces the run, for the report.
     pub command: String,
 }
@@ -50,6 +52,13 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     if let Some(secs) = options.secs {
         sizes.secs = secs;
     }
+    if let Some(n) = options.idle_conns {
+        sizes.idle_conns = n;
+    }
+    // Before anything starts, so all inherit it: n idle connections take n
+    // descriptors in the client, 2n in the daemon (both sides) and n in the
+    // upstream (this process).
+    crate::raise_fd_limit(fd_budget(sizes.idle_conns));
     std::fs::create_dir_all(&options.out)?;
     let load_before = loadavg();
     let work = tempfile::Builder::new().prefix("sluice-bench-").tempdir()?;
@@ -67,7 +76,11 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         upstream.plain, upstream.tls
     ));
 
-    let sluice = Sluice::start(&upstream_ca, &[upstream.plain.port(), upstream.tls.port()])?;
+    let sluice = Sluice::start(
+        &upstream_ca,
+        &[upstream.plain.port(), upstream.tls.port()],
+        sizes.idle_conns,
+    )?;
     progress(&format!("sluice: pid {}", sluice.daemon.pid()));
     let peer_ca = PeerCa::new()?;
     let peer_ca_file = dir.join("peer-ca.pem");
@@ -76,6 +89,8 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     progress(&format!("mitmproxy: {}", mitmproxy.addr));
     let squid = peers::squid::start(dir, &peer_ca, &upstream_ca_file)?;
     progress(&format!("squid: {}", squid.addr));
+    let nginx = peers::nginx::start(dir, &upstream_ca, &upstream_ca_file, upstream.tls)?;
+    progress(&format!("nginx: {}", nginx.addr));
 
     let tls = |ca: &Path| {
         Some(TlsDial {
@@ -105,27 +120,44 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     let mut full = steered(intercepted.clone(), sluice.full.path());
     full.headers
         .push(("authorization".to_owned(), sluice.bearer.clone()));
+    let daemon = Some(sluice.daemon.pid());
     let all = vec![
-        target("direct-tcp", false, dial(upstream.plain, None)),
-        target("direct-tls", true, direct_tls.clone()),
+        target("direct-tcp", false, dial(upstream.plain, None), None),
+        target("direct-tls", true, direct_tls.clone(), None),
         target(
             "sluice-http",
             false,
             steered(dial(upstream.plain, None), sluice.pass.path()),
+            daemon,
         ),
         target(
             "passthrough-tls",
             true,
             steered(direct_tls, sluice.pass.path()),
+            daemon,
         ),
         target(
             "sluice-empty",
             true,
             steered(intercepted, sluice.empty.path()),
+            daemon,
         ),
-        target("sluice-full", true, full),
-        target("mitmproxy", true, proxied(mitmproxy.addr)),
-        target("squid", true, proxied(squid.addr)),
+        target("sluice-full", true, full, daemon),
+        target(
+            "mitmproxy",
+            true,
+            proxied(mitmproxy.addr),
+            Some(mitmproxy.child.id()),
+        ),
+        target("squid", true, proxied(squid.addr), Some(squid.child.id())),
+        // A reverse proxy: dialled directly, its own certificate under the
+        // upstream CA (no CONNECT).
+        target(
+            "nginx",
+            true,
+            dial(nginx.addr, tls(&upstream_ca_file)),
+            Some(nginx.child.id()),
+        ),
     ];
     let targets: Vec<Target> = all
         .into_iter()
@@ -142,23 +174,26 @@ pub fn run(options: Options) -> anyhow::Result<()> {
                 let work = metric.work(&sizes);
                 let limit = Duration::from_secs_f64(sizes.latency_secs + sizes.secs + 180.0);
                 let result = figures.entry((target.name, metric)).or_default();
-                match plan::run_client(&target.dial, &work, limit) {
-                    Ok(outcome) => {
+                match plan::run_client(&target.dial, &work, limit, target.proxy) {
+                    Ok(plan::Measured { outcome, usage }) => {
                         progress(&format!(
-                            "round {} {:<15} {:<14} ok {:>7} errors {:>4} {:.2}{}",
+                            "round {} {:<15} {:<14} ok {:>7} errors {:>4} {:.2}{}{}",
                             round + 1,
                             target.name,
                             metric.key(),
                             outcome.ok,
                             outcome.errors,
                             metric.value(&outcome),
+                            usage
+                                .map(|u| format!(" cpu {:.0} µs rss {} KiB", u.cpu_us, u.rss_kib))
+                                .unwrap_or_default(),
                             outcome
                                 .first_error
                                 .as_ref()
                                 .map(|e| format!(" ({e})"))
                                 .unwrap_or_default()
                         ));
-                        result.add(metric, outcome);
+                        result.add(metric, outcome, usage);
                     }
                     Err(e) => {
                         progress(&format!("{} {}: {e:#}", target.name, metric.key()));
@@ -201,12 +236,26 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             .collect(),
         memory,
     };
-    drop((mitmproxy, squid, sluice, upstream));
+    drop((mitmproxy, squid, nginx, sluice, upstream));
     write_outputs(&results, &options)
 }
 
-fn target(name: &'static str, tls: bool, dial: Dial) -> Target {
-    Target { name, tls, dial }
+/// The most idle connections the memory figure may hold.
+pub const MAX_IDLE_CONNS: usize = 100_000;
+
+/// Descriptors a run holding `idle` connections needs in its busiest
+/// process (the daemon: both sides of each), with room for the rest.
+fn fd_budget(idle: usize) -> u64 {
+    (2 * idle as u64 + 16_384).max(1 << 17)
+}
+
+fn target(name: &'static str, tls: bool, dial: Dial, proxy: Option<u32>) -> Target {
+    Target {
+        name,
+        tls,
+        dial,
+        proxy,
+    }
 }
 
 /// Daemon RSS with `n` idle intercepted connections held, minus before.

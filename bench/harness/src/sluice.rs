@@ -35,7 +35,8 @@ pub struct Sluice {
 }
 
 impl Sluice {
-    pub fn start(upstream_ca: &TestCa, ports: &[u16]) -> anyhow::Result<Sluice> {
+    /// `idle_conns`: connections the memory figure holds in one sandbox.
+    pub fn start(upstream_ca: &TestCa, ports: &[u16], idle_conns: usize) -> anyhow::Result<Sluice> {
         let mut builder = DaemonBuilder::new();
         let pass = builder.cgroup("pass");
         let empty = builder.cgroup("empty");
@@ -45,9 +46,13 @@ impl Sluice {
         builder
             .host(NAME, &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
             .trust_upstream_ca(upstream_ca)
-            // The memory figure holds 10,000 idle connections of one
-            // sandbox; the default cap (4,096 a sandbox) would stop it short.
-            .limit("max_connections_per_sandbox", json!(65_536))
+            // The memory figure holds up to 100,000 idle connections of
+            // one sandbox; the default cap (4,096 a sandbox) would stop it
+            // short.
+            .limit(
+                "max_connections_per_sandbox",
+                json!(65_536.max(idle_conns + 1_024)),
+            )
             .credential(json!({
                 "name": CREDENTIAL,
                 "source": { "file": secret },

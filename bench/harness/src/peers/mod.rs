@@ -1,9 +1,12 @@
-//! The peer proxies Sluice is compared with, each configured for the same
-//! job: an explicit proxy that intercepts TLS (`CONNECT`, a certificate
-//! minted under the peers' CA) and verifies the upstream against the
-//! bench's upstream CA. Each runs as a child process killed on drop.
+//! The peer proxies Sluice is compared with. mitmproxy and Squid do the
+//! same job as Sluice: an explicit proxy that intercepts TLS (`CONNECT`, a
+//! certificate minted under the peers' CA) and verifies the upstream
+//! against the bench's upstream CA. nginx is the reference that inspects
+//! nothing: a TLS-terminating reverse proxy, dialled directly. Each runs
+//! as a child process killed on drop.
 
 pub mod mitmproxy;
+pub mod nginx;
 pub mod squid;
 
 use std::{
