@@ -14,7 +14,7 @@ use tokio::{
     task::JoinSet,
 };
 
-use super::dial::Dialer;
+use super::dial::{Dialer, idle_source};
 use crate::spec::{MEASURING, Outcome};
 
 /// After the schedule ends, how long answers are still waited for.
@@ -222,7 +222,8 @@ pub async fn latency(
     out
 }
 
-/// Opens `n` connections (64 at a time), one request on each, reports
+/// Opens `n` connections (64 at a time, from loopback sources in turn so
+/// 100,000 fit in the ephemeral ports), one request on each, reports
 /// `READY <ok>` on stdout and holds them until stdin closes.
 pub async fn idle(dialer: Arc<Dialer>, n: usize, size: u64) {
     const PARALLEL: usize = 64;
@@ -233,9 +234,10 @@ pub async fn idle(dialer: Arc<Dialer>, n: usize, size: u64) {
         tasks.spawn(async move {
             let mut held = Vec::with_capacity(mine);
             let mut out = Outcome::default();
-            for _ in 0..mine {
+            for j in 0..mine {
+                let source = idle_source(dialer.dial.addr, w + j * PARALLEL);
                 let opened = async {
-                    let mut sender = dialer.http().await?;
+                    let mut sender = dialer.http_from(source).await?;
                     dialer.get(&mut sender, size).await?;
                     anyhow::Ok(sender)
                 };
