@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--smoke] [--out DIR]`: installs the peer proxies,
+//! `cargo xtask bench [--smoke] [--out DIR] [--idle-conns N,...]`: installs the peer proxies,
 //! builds the release daemon and the harness, and runs the harness
 //! (`bench/harness`, binary `sluice-bench`). A full run into the default
 //! `bench/results` also copies the report into README.md's performance
@@ -24,7 +24,7 @@ const PIP_PACKAGES: &[&str] = &["mitmproxy", "matplotlib"];
 const README_BEGIN: &str = "<!-- bench:begin -->";
 const README_END: &str = "<!-- bench:end -->";
 
-pub fn run(smoke: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn run(smoke: bool, out: Option<PathBuf>, idle_conns: Option<&str>) -> anyhow::Result<()> {
     install_peers()?;
     let root = super::workspace();
     // The daemon as it ships, and the harness with the same flags.
@@ -42,6 +42,9 @@ pub fn run(smoke: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
     if smoke {
         command.push_str(" --smoke");
     }
+    if let Some(counts) = idle_conns {
+        command.push_str(&format!(" --idle-conns {counts}"));
+    }
     let mut cmd = Command::new(root.join("target/release/sluice-bench"));
     cmd.arg("run")
         .arg("--out")
@@ -52,6 +55,9 @@ pub fn run(smoke: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
         .current_dir(&root);
     if smoke {
         cmd.arg("--smoke");
+    }
+    if let Some(counts) = idle_conns {
+        cmd.args(["--idle-conns", counts]);
     }
     super::run(&mut cmd)?;
     if !smoke && out == default_out {

@@ -47,11 +47,14 @@ enum Cmd {
         /// Seconds per closed-loop measurement instead of the mode's (for profiling).
         #[arg(long)]
         secs: Option<f64>,
-        /// Idle intercepted connections held for the memory figure instead
-        /// of the mode's (up to 100,000; needs a per-source-port budget: see
-        /// bench/README.md).
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=run::MAX_IDLE_CONNS as i64))]
-        idle_conns: Option<u32>,
+        /// Idle intercepted connections the memory figure is taken at
+        /// (comma-separated, each up to 100,000) instead of the mode's.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            value_parser = clap::value_parser!(u32).range(1..=run::MAX_IDLE_CONNS as i64)
+        )]
+        idle_conns: Vec<u32>,
         /// The command line to print in the report.
         #[arg(long, default_value = "cargo xtask bench")]
         command: String,
@@ -75,7 +78,7 @@ fn main() -> anyhow::Result<()> {
             out,
             only,
             secs,
-            idle_conns: idle_conns.map(|n| n as usize),
+            idle_conns: idle_conns.into_iter().map(|n| n as usize).collect(),
             command,
         }),
         Cmd::Client { dial, work } => client::run(

@@ -127,8 +127,11 @@ pub struct Sizes {
     pub rate: u64,
     /// Concurrent connections of the request and handshake loops.
     pub conns: usize,
-    /// Idle intercepted connections held for the memory figure.
+    /// The most idle intercepted connections held for the memory figure.
     pub idle_conns: usize,
+    /// Every count the memory figure is taken at, smallest first (the
+    /// memory a larger step frees is not what a smaller one then reuses).
+    pub idle_steps: Vec<usize>,
 }
 
 impl Sizes {
@@ -140,7 +143,8 @@ impl Sizes {
             latency_secs: 8.0,
             rate: 1000,
             conns: 16,
-            idle_conns: 10_000,
+            idle_conns: 100_000,
+            idle_steps: vec![10_000, 100_000],
         }
     }
 
@@ -154,7 +158,20 @@ impl Sizes {
             rate: 200,
             conns: 4,
             idle_conns: 100,
+            idle_steps: vec![100],
         }
+    }
+
+    /// Takes the memory figure at these counts instead (none: unchanged).
+    pub fn with_idle_steps(mut self, steps: &[usize]) -> Sizes {
+        let mut steps: Vec<usize> = steps.iter().copied().filter(|&n| n > 0).collect();
+        steps.sort_unstable();
+        steps.dedup();
+        if let Some(&most) = steps.last() {
+            self.idle_conns = most;
+            self.idle_steps = steps;
+        }
+        self
     }
 }
 
@@ -288,4 +305,24 @@ fn spawn_client(dial: &Dial, work: &Work, stdin: Stdio) -> anyhow::Result<Child>
 pub fn progress(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_steps_run_smallest_first_up_to_the_largest() {
+        let full = Sizes::full();
+        assert_eq!(full.idle_steps, [10_000, 100_000]);
+        assert_eq!(full.idle_conns, 100_000);
+        let asked = Sizes::full().with_idle_steps(&[50_000, 0, 1_000, 50_000]);
+        assert_eq!(asked.idle_steps, [1_000, 50_000]);
+        assert_eq!(asked.idle_conns, 50_000);
+        let unchanged = Sizes::smoke().with_idle_steps(&[]);
+        assert_eq!(
+            (unchanged.idle_steps, unchanged.idle_conns),
+            (vec![100], 100)
+        );
+    }
 }

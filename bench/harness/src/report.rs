@@ -360,7 +360,12 @@ fn verdicts(results: &Results) -> Vec<(String, String, String)> {
     );
     let what = "≤ 32 KiB per idle intercepted connection".to_owned();
     rows.push(
-        match results.memory.iter().find(|m| m.target == "sluice-full") {
+        match results
+            .memory
+            .iter()
+            .filter(|m| m.target == "sluice-full")
+            .max_by_key(|m| m.connections)
+        {
             Some(m) => (
                 what,
                 format!("{:.1} KiB at {} connections", m.per_conn_kib, m.connections),

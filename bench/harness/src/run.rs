@@ -31,8 +31,8 @@ pub struct Options {
     pub only: Vec<String>,
     /// Overrides the closed-loop measurement length.
     pub secs: Option<f64>,
-    /// Overrides the idle connections of the memory figure.
-    pub idle_conns: Option<usize>,
+    /// Overrides the idle connection counts of the memory figure.
+    pub idle_conns: Vec<usize>,
     /// The command line that reproduces the run, for the report.
     pub command: String,
 }
@@ -52,9 +52,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     if let Some(secs) = options.secs {
         sizes.secs = secs;
     }
-    if let Some(n) = options.idle_conns {
-        sizes.idle_conns = n;
-    }
+    let sizes = sizes.with_idle_steps(&options.idle_conns);
     // Before anything starts, so all inherit it: n idle connections take n
     // descriptors in the client, 2n in the daemon (both sides) and n in the
     // upstream (this process).
@@ -207,9 +205,11 @@ pub fn run(options: Options) -> anyhow::Result<()> {
 
     let mut memory = Vec::new();
     if let Some(full) = targets.iter().find(|t| t.name == "sluice-full") {
-        match idle_memory(&sluice, full, sizes.idle_conns) {
-            Ok(m) => memory.push(m),
-            Err(e) => progress(&format!("memory: {e:#}")),
+        for &n in &sizes.idle_steps {
+            match idle_memory(&sluice, full, n) {
+                Ok(m) => memory.push(m),
+                Err(e) => progress(&format!("memory at {n}: {e:#}")),
+            }
         }
     }
 
