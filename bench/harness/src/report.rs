@@ -380,3 +380,88 @@ fn verdicts(results: &Results) -> Vec<(String, String, String)> {
     );
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        plan::Sizes,
+        results::{Machine, MetricResult},
+    };
+
+    /// A target whose keep-alive figure is `rps`, with the proxy's CPU µs
+    /// per request and RSS KiB when it has a proxy.
+    fn target(name: &str, rps: f64, proxy: Option<(f64, u64)>) -> TargetResult {
+        let mut result = MetricResult {
+            values: vec![rps],
+            ..MetricResult::default()
+        };
+        if let Some((cpu, rss)) = proxy {
+            result.cpu_us_per_request = vec![cpu];
+            result.rss_after_kib = vec![rss];
+        }
+        result.finish();
+        TargetResult {
+            name: name.to_owned(),
+            baseline: "direct-tls".to_owned(),
+            metrics: [(Metric::RpsKeepAlive, result)].into_iter().collect(),
+        }
+    }
+
+    fn results(targets: Vec<TargetResult>) -> Results {
+        Results {
+            date: "today".to_owned(),
+            smoke: true,
+            machine: Machine {
+                cpu: "cpu".to_owned(),
+                cores: 2,
+                memory_gib: 1.0,
+                kernel: "6".to_owned(),
+                load_before: 0.0,
+                load_after: 0.0,
+            },
+            sizes: Sizes::smoke(),
+            stages: "stages".to_owned(),
+            targets,
+            memory: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn proxies_cpu_per_request_sits_beside_throughput_against_nginx() {
+        let md = markdown(
+            &results(vec![
+                target("direct-tls", 20_000.0, None),
+                target("sluice-full", 12_000.0, Some((39.0, 47_104))),
+                target("nginx", 10_000.0, Some((29.0, 20_480))),
+            ]),
+            "cmd",
+        );
+        assert!(md.contains("## CPU and memory of the proxy"), "{md}");
+        assert!(
+            md.contains("| sluice-full | 12000 | 39.0 (1.34× nginx) | — | — | — | 46.0 MiB |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| nginx | 10000 | 29.0 | — | — | — | 20.0 MiB |"),
+            "{md}"
+        );
+        // Direct has no proxy, so no row.
+        assert!(!md.contains("| direct-tls | 20000 |"), "{md}");
+        assert!(
+            md.contains("| CPU per keep-alive request ≤ nginx's | sluice-full 39.0 µs / nginx 29.0 µs = 1.34× | missed by 34% |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("sluice-full / nginx rps_keepalive = 1.20× | met |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn no_proxy_no_cpu_table() {
+        let md = markdown(&results(vec![target("direct-tls", 1.0, None)]), "cmd");
+        assert!(!md.contains("CPU and memory"), "{md}");
+        assert!(md.contains("| CPU per keep-alive request ≤ nginx's | no figure | not measured |"));
+    }
+}
