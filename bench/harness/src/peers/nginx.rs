@@ -145,7 +145,8 @@ pub fn start(
         .spawn()
         .context("starting nginx")?;
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, conf.port));
-    wait_listening(&mut child, addr, &log).context("nginx")?;
+    // What keeps nginx from starting goes to its error log (`-e`).
+    wait_listening(&mut child, addr, &dir.join("error.log")).context("nginx")?;
     Ok(Peer { addr, child })
 }
 
