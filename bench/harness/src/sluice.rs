@@ -22,6 +22,8 @@ use crate::upstream::NAME;
 /// The credential the `full` sandbox uses.
 const CREDENTIAL: &str = "bench-api";
 const SECRET: &str = "sk-bench-REAL-SECRET-0123456789abcdef";
+/// Longer than any memory step takes to open and read.
+const IDLE_TIMEOUT_MS: u64 = 3_600_000;
 
 pub struct Sluice {
     pub daemon: Daemon,
@@ -53,6 +55,10 @@ impl Sluice {
                 "max_connections_per_sandbox",
                 json!(65_536.max(idle_conns + 1_024)),
             )
+            // Opening 100,000 connections takes longer than the default
+            // idle timeout (90 s): the first would be closed before the
+            // memory is read, and the figure would count only the rest.
+            .idle_timeout_ms(IDLE_TIMEOUT_MS)
             .credential(json!({
                 "name": CREDENTIAL,
                 "source": { "file": secret },
