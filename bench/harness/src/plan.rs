@@ -282,6 +282,21 @@ pub fn hold_idle(dial: &Dial, n: usize, limit: Duration) -> anyhow::Result<Held>
 }
 
 impl Held {
+    /// The client's sockets still open: its held connections, less any the
+    /// daemon has closed meanwhile (an idle timeout), give or take the
+    /// runtime's own (none or two).
+    pub fn sockets_open(&self) -> u64 {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", self.child.id())) else {
+            return 0;
+        };
+        fds.filter_map(Result::ok)
+            .filter(|fd| {
+                std::fs::read_link(fd.path())
+                    .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
+            })
+            .count() as u64
+    }
+
     pub fn release(mut self) {
         drop(self.child.stdin.take());
         let _ = self.child.wait();

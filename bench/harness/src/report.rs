@@ -157,13 +157,14 @@ pub fn markdown(results: &Results, command: &str) -> String {
         let _ = writeln!(md, "| {what} | {measured} | {verdict} |");
     }
     if !results.memory.is_empty() {
-        md.push_str("\n## Memory per idle intercepted connection\n\n| target | connections | RSS before | RSS after | per connection |\n| --- | ---: | ---: | ---: | ---: |\n");
+        md.push_str("\n## Memory per idle intercepted connection\n\n| target | connections | open at reading | RSS before | RSS after | per connection |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
         for mem in &results.memory {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} KiB | {} KiB | {:.1} KiB |",
+                "| {} | {} | {} | {} KiB | {} KiB | {:.1} KiB |",
                 mem.target,
                 mem.connections,
+                mem.open_at_reading,
                 mem.rss_before_kib,
                 mem.rss_after_kib,
                 mem.per_conn_kib

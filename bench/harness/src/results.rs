@@ -86,7 +86,11 @@ pub struct Latency {
 #[derive(Debug, Serialize)]
 pub struct Memory {
     pub target: String,
+    /// Connections opened (one request each).
     pub connections: u64,
+    /// Of those, still open when the RSS was read (what `per_conn_kib`
+    /// divides by).
+    pub open_at_reading: u64,
     pub rss_before_kib: u64,
     pub rss_after_kib: u64,
     pub per_conn_kib: f64,

@@ -261,18 +261,29 @@ fn target(name: &'static str, tls: bool, dial: Dial, proxy: Option<u32>) -> Targ
 /// Daemon RSS with `n` idle intercepted connections held, minus before.
 fn idle_memory(sluice: &Sluice, target: &Target, n: usize) -> anyhow::Result<Memory> {
     let before = settled_rss(sluice);
-    let held = plan::hold_idle(&target.dial, n, Duration::from_secs(300))?;
+    // Opening takes about a millisecond a connection on a loaded machine.
+    let limit = Duration::from_secs(300 + n as u64 / 100);
+    let held = plan::hold_idle(&target.dial, n, limit)?;
     let after = settled_rss(sluice);
     let opened = held.opened;
+    // What the daemon closed before the reading is not in its RSS.
+    let open = held.sockets_open().min(opened);
     held.release();
     let memory = Memory {
         target: target.name.to_owned(),
         connections: opened,
+        open_at_reading: open,
         rss_before_kib: before,
         rss_after_kib: after,
-        per_conn_kib: after.saturating_sub(before) as f64 / opened.max(1) as f64,
+        per_conn_kib: after.saturating_sub(before) as f64 / open.max(1) as f64,
     };
     progress(&format!("memory: {memory:?}"));
+    if open < opened {
+        progress(&format!(
+            "memory: {} of {opened} connections were closed before the reading",
+            opened - open
+        ));
+    }
     Ok(memory)
 }
 

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Empty};
 use hyper::{Request, client::conn::http1::SendRequest};
 use hyper_util::rt::TokioIo;
+use nix::sys::socket::{setsockopt, sockopt};
 use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject as _};
 use tokio::{
     io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _},
@@ -65,6 +66,12 @@ impl Dialer {
                 None => TcpStream::connect(self.dial.addr).await,
                 Some(ip) => {
                     let socket = TcpSocket::new_v4()?;
+                    // The port is chosen at connect, per 4-tuple: a bind
+                    // would reserve one per source address out of the same
+                    // range, and could land on the port of Sluice's
+                    // listener, whose bind hook refuses it (EPERM).
+                    setsockopt(&socket, sockopt::IpBindAddressNoPort, &true)
+                        .map_err(std::io::Error::from)?;
                     socket.bind(SocketAddr::from((ip, 0)))?;
                     socket.connect(self.dial.addr).await
                 }
