@@ -55,10 +55,12 @@ impl Sluice {
                 "max_connections_per_sandbox",
                 json!(65_536.max(idle_conns + 1_024)),
             )
-            // Opening 100,000 connections takes longer than the default
-            // idle timeout (90 s): the first would be closed before the
-            // memory is read, and the figure would count only the rest.
+            // Opening 100,000 connections takes longer than the idle
+            // timeout (90 s) and than the wait for a keep-alive
+            // connection's next request head (header_read_timeout_ms,
+            // 10 s): the first would be closed before the memory is read.
             .idle_timeout_ms(IDLE_TIMEOUT_MS)
+            .limit("header_read_timeout_ms", json!(IDLE_TIMEOUT_MS))
             .credential(json!({
                 "name": CREDENTIAL,
                 "source": { "file": secret },
