@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--smoke] [--out DIR]`: installs the peer proxies,
+//! `cargo xtask bench [--smoke] [--out DIR] [--idle-conns N,...]`: installs the peer proxies,
 //! builds the release daemon and the harness, and runs the harness
 //! (`bench/harness`, binary `sluice-bench`). A full run into the default
 //! `bench/results` also copies the report into README.md's performance
@@ -12,8 +12,11 @@ use std::{
 
 use anyhow::{Context as _, bail};
 
-/// Debian packages the peers need: Squid built with OpenSSL (ssl-bump).
-const PEER_PACKAGES: &[&str] = &["squid-openssl", "python3-venv"];
+/// Debian packages the peers need: Squid built with OpenSSL (ssl-bump),
+/// nginx (the reference reverse proxy).
+const PEER_PACKAGES: &[&str] = &["squid-openssl", "nginx", "python3-venv"];
+/// Packaged services Debian starts on install; the bench runs its own.
+const PEER_SERVICES: &[&str] = &["squid", "nginx"];
 /// mitmproxy, and matplotlib for the chart, in a venv of their own.
 const VENV: &str = "/opt/sluice-bench-venv";
 const PIP_PACKAGES: &[&str] = &["mitmproxy", "matplotlib"];
@@ -21,7 +24,7 @@ const PIP_PACKAGES: &[&str] = &["mitmproxy", "matplotlib"];
 const README_BEGIN: &str = "<!-- bench:begin -->";
 const README_END: &str = "<!-- bench:end -->";
 
-pub fn run(smoke: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn run(smoke: bool, out: Option<PathBuf>, idle_conns: Option<&str>) -> anyhow::Result<()> {
     install_peers()?;
     let root = super::workspace();
     // The daemon as it ships, and the harness with the same flags.
@@ -39,6 +42,9 @@ pub fn run(smoke: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
     if smoke {
         command.push_str(" --smoke");
     }
+    if let Some(counts) = idle_conns {
+        command.push_str(&format!(" --idle-conns {counts}"));
+    }
     let mut cmd = Command::new(root.join("target/release/sluice-bench"));
     cmd.arg("run")
         .arg("--out")
@@ -49,6 +55,9 @@ pub fn run(smoke: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
         .current_dir(&root);
     if smoke {
         cmd.arg("--smoke");
+    }
+    if let Some(counts) = idle_conns {
+        cmd.args(["--idle-conns", counts]);
     }
     super::run(&mut cmd)?;
     if !smoke && out == default_out {
@@ -89,8 +98,10 @@ pub fn install_peers() -> anyhow::Result<()> {
                 .args(&missing)
                 .env("DEBIAN_FRONTEND", "noninteractive"),
         )?;
-        // Debian starts the packaged service; the bench runs its own.
-        let _ = Command::new("service").args(["squid", "stop"]).status();
+        // Debian starts the packaged services; the bench runs its own.
+        for service in PEER_SERVICES {
+            let _ = Command::new("service").args([service, "stop"]).status();
+        }
     }
     let venv = Path::new(VENV);
     let ready = venv.join("bin/mitmdump").is_file()

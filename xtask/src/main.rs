@@ -44,7 +44,7 @@ enum Task {
     },
     /// Run the demo: a sandbox cgroup, the daemon, requests steered, allowed and refused.
     Demo,
-    /// Benchmark against a direct connection, mitmproxy and Squid (bench/README.md).
+    /// Benchmark against a direct connection, mitmproxy, Squid and nginx (bench/README.md).
     Bench {
         /// Seconds instead of minutes: every path exercised, figures meaningless.
         #[arg(long)]
@@ -52,9 +52,13 @@ enum Task {
         /// Where the report goes (default bench/results; smoke: target/bench-smoke).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Idle connections the memory figure is taken at, comma-separated,
+        /// each up to 100,000 (default 10,000 and 100,000; smoke: 100).
+        #[arg(long)]
+        idle_conns: Option<String>,
         /// The content scanner's criterion benchmark instead (bench/benches/scan.rs),
         /// built as a release daemon is; extra arguments go to criterion.
-        #[arg(long, conflicts_with_all = ["smoke", "out"])]
+        #[arg(long, conflicts_with_all = ["smoke", "out", "idle_conns"])]
         scan: bool,
         #[arg(last = true)]
         args: Vec<String>,
@@ -97,6 +101,7 @@ fn main() -> anyhow::Result<()> {
         Task::Bench {
             smoke,
             out,
+            idle_conns,
             scan,
             args,
         } => {
@@ -104,7 +109,7 @@ fn main() -> anyhow::Result<()> {
             if scan {
                 return bench::scan(&args);
             }
-            bench::run(smoke, out)
+            bench::run(smoke, out, idle_conns.as_deref())
         }
         Task::Pgo => {
             setup::run()?;

@@ -17,6 +17,7 @@ mod run;
 mod sluice;
 mod spec;
 mod upstream;
+mod usage;
 
 use std::path::PathBuf;
 
@@ -46,6 +47,14 @@ enum Cmd {
         /// Seconds per closed-loop measurement instead of the mode's (for profiling).
         #[arg(long)]
         secs: Option<f64>,
+        /// Idle intercepted connections the memory figure is taken at
+        /// (comma-separated, each up to 100,000) instead of the mode's.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            value_parser = clap::value_parser!(u32).range(1..=run::MAX_IDLE_CONNS as i64)
+        )]
+        idle_conns: Vec<u32>,
         /// The command line to print in the report.
         #[arg(long, default_value = "cargo xtask bench")]
         command: String,
@@ -55,19 +64,21 @@ enum Cmd {
 }
 
 fn main() -> anyhow::Result<()> {
-    raise_fd_limit();
+    raise_fd_limit(1 << 17);
     match Cli::parse().command {
         Cmd::Run {
             smoke,
             out,
             only,
             secs,
+            idle_conns,
             command,
         } => run::run(run::Options {
             smoke,
             out,
             only,
             secs,
+            idle_conns: idle_conns.into_iter().map(|n| n as usize).collect(),
             command,
         }),
         Cmd::Client { dial, work } => client::run(
@@ -77,15 +88,24 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-/// 10,000 idle connections take 10,000 descriptors in the client, twice
-/// that in Sluice (client and upstream side) and as many in the upstream;
-/// children inherit the limit.
-fn raise_fd_limit() {
-    const WANT: u64 = 1 << 17;
+/// Raises this process's descriptor limit to `want` (or as far as the
+/// hard limit allows when it cannot be raised); children (the daemon, the
+/// peers, the clients) inherit it. Root may raise the hard limit up to
+/// `fs.nr_open`.
+pub fn raise_fd_limit(want: u64) {
+    let want = want.min(nr_open());
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
-        && soft < WANT
-        && setrlimit(Resource::RLIMIT_NOFILE, WANT, WANT.max(hard)).is_err()
+        && soft < want
+        && setrlimit(Resource::RLIMIT_NOFILE, want, want.max(hard)).is_err()
     {
         let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
     }
+}
+
+/// The kernel's ceiling on a process's descriptors.
+fn nr_open() -> u64 {
+    std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(1 << 20)
 }

@@ -4,15 +4,18 @@
 //! caches) spreads over all targets instead of favouring one.
 
 use std::{
-    io::{BufRead as _, BufReader, Read as _, Write as _},
-    process::{Child, Command, Stdio},
+    io::{BufRead as _, BufReader, Write as _},
+    process::{Child, ChildStdout, Command, Stdio},
     time::{Duration, Instant},
 };
 
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 
-use crate::spec::{Dial, Outcome, Work};
+use crate::{
+    spec::{Dial, MEASURING, Outcome, Work},
+    usage::{self, Sample, Usage},
+};
 
 /// A way of reaching the upstream.
 #[derive(Debug, Clone)]
@@ -21,6 +24,9 @@ pub struct Target {
     /// Compared with `direct-tls` (true) or `direct-tcp` (false).
     pub tls: bool,
     pub dial: Dial,
+    /// The process whose tree serves this target (Sluice's daemon, a
+    /// peer), whose CPU and memory are measured; none for direct.
+    pub proxy: Option<u32>,
 }
 
 impl Target {
@@ -121,8 +127,11 @@ pub struct Sizes {
     pub rate: u64,
     /// Concurrent connections of the request and handshake loops.
     pub conns: usize,
-    /// Idle intercepted connections held for the memory figure.
+    /// The most idle intercepted connections held for the memory figure.
     pub idle_conns: usize,
+    /// Every count the memory figure is taken at, smallest first (the
+    /// memory a larger step frees is not what a smaller one then reuses).
+    pub idle_steps: Vec<usize>,
 }
 
 impl Sizes {
@@ -134,7 +143,8 @@ impl Sizes {
             latency_secs: 8.0,
             rate: 1000,
             conns: 16,
-            idle_conns: 10_000,
+            idle_conns: 100_000,
+            idle_steps: vec![10_000, 100_000],
         }
     }
 
@@ -148,19 +158,43 @@ impl Sizes {
             rate: 200,
             conns: 4,
             idle_conns: 100,
+            idle_steps: vec![100],
         }
+    }
+
+    /// Takes the memory figure at these counts instead (none: unchanged).
+    pub fn with_idle_steps(mut self, steps: &[usize]) -> Sizes {
+        let mut steps: Vec<usize> = steps.iter().copied().filter(|&n| n > 0).collect();
+        steps.sort_unstable();
+        steps.dedup();
+        if let Some(&most) = steps.last() {
+            self.idle_conns = most;
+            self.idle_steps = steps;
+        }
+        self
     }
 }
 
-/// Runs one client process to completion (or kills it after `limit`).
-pub fn run_client(dial: &Dial, work: &Work, limit: Duration) -> anyhow::Result<Outcome> {
+/// A client's outcome and, for a target with a proxy, what the proxy's
+/// process tree spent over the client's measured phase.
+#[derive(Debug)]
+pub struct Measured {
+    pub outcome: Outcome,
+    pub usage: Option<Usage>,
+}
+
+/// Runs one client process to completion (or kills it after `limit`),
+/// sampling `proxy`'s process tree when the client starts its measured
+/// phase and when it reports.
+pub fn run_client(
+    dial: &Dial,
+    work: &Work,
+    limit: Duration,
+    proxy: Option<u32>,
+) -> anyhow::Result<Measured> {
     let mut child = spawn_client(dial, work, Stdio::null())?;
-    let mut stdout = child.stdout.take().context("client stdout")?;
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
+    let stdout = child.stdout.take().context("client stdout")?;
+    let reader = std::thread::spawn(move || read_phases(stdout, proxy));
     let deadline = Instant::now() + limit;
     let status = loop {
         if let Some(status) = child.try_wait()? {
@@ -173,12 +207,46 @@ pub fn run_client(dial: &Dial, work: &Work, limit: Duration) -> anyhow::Result<O
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let text = reader.join().unwrap_or_default();
+    let phases = reader.join().unwrap_or_default();
     if !status.success() {
-        bail!("the client failed ({status}):\n{text}");
+        bail!("the client failed ({status}):\n{}", phases.text);
     }
-    let line = text.lines().last().unwrap_or_default();
-    serde_json::from_str(line).with_context(|| format!("client output: {text}"))
+    let line = phases.text.lines().last().unwrap_or_default();
+    let outcome =
+        serde_json::from_str(line).with_context(|| format!("client output: {}", phases.text))?;
+    let usage = match (phases.start, phases.end) {
+        (Some(start), Some(end)) => Some(usage::between(start, end, usage::ticks_per_sec())),
+        _ => None,
+    };
+    Ok(Measured { outcome, usage })
+}
+
+/// A client's output, and the proxy samples taken as it went.
+#[derive(Debug, Default)]
+struct Phases {
+    text: String,
+    start: Option<Sample>,
+    end: Option<Sample>,
+}
+
+/// Reads the client's stdout as it comes: [`MEASURING`] starts the phase,
+/// the outcome (the JSON line) ends it, before the client closes its
+/// connections, so neither warm-up nor teardown is counted.
+fn read_phases(stdout: ChildStdout, proxy: Option<u32>) -> Phases {
+    let mut phases = Phases::default();
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        if line == MEASURING {
+            phases.start = proxy.and_then(usage::sample);
+            continue;
+        }
+        if line.starts_with('{') {
+            phases.end = proxy.and_then(usage::sample);
+        }
+        phases.text.push_str(&line);
+        phases.text.push('\n');
+    }
+    phases
 }
 
 /// A client holding idle connections: created by [`hold_idle`], released
@@ -214,6 +282,21 @@ pub fn hold_idle(dial: &Dial, n: usize, limit: Duration) -> anyhow::Result<Held>
 }
 
 impl Held {
+    /// The client's sockets still open: its held connections, less any the
+    /// daemon has closed meanwhile (an idle timeout), give or take the
+    /// runtime's own (none or two).
+    pub fn sockets_open(&self) -> u64 {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", self.child.id())) else {
+            return 0;
+        };
+        fds.filter_map(Result::ok)
+            .filter(|fd| {
+                std::fs::read_link(fd.path())
+                    .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
+            })
+            .count() as u64
+    }
+
     pub fn release(mut self) {
         drop(self.child.stdin.take());
         let _ = self.child.wait();
@@ -237,4 +320,24 @@ fn spawn_client(dial: &Dial, work: &Work, stdin: Stdio) -> anyhow::Result<Child>
 pub fn progress(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_steps_run_smallest_first_up_to_the_largest() {
+        let full = Sizes::full();
+        assert_eq!(full.idle_steps, [10_000, 100_000]);
+        assert_eq!(full.idle_conns, 100_000);
+        let asked = Sizes::full().with_idle_steps(&[50_000, 0, 1_000, 50_000]);
+        assert_eq!(asked.idle_steps, [1_000, 50_000]);
+        assert_eq!(asked.idle_conns, 50_000);
+        let unchanged = Sizes::smoke().with_idle_steps(&[]);
+        assert_eq!(
+            (unchanged.idle_steps, unchanged.idle_conns),
+            (vec![100], 100)
+        );
+    }
 }

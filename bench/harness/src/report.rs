@@ -4,7 +4,10 @@
 
 use std::fmt::Write as _;
 
-use crate::{plan::Metric, results::Results};
+use crate::{
+    plan::Metric,
+    results::{Results, TargetResult},
+};
 
 /// The column headers, in table order.
 fn header(metric: Metric, results: &Results) -> String {
@@ -146,6 +149,7 @@ pub fn markdown(results: &Results, command: &str) -> String {
             errors.join("\n")
         );
     }
+    proxy_costs(&mut md, results);
     md.push_str(
         "\n## Against the design targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n",
     );
@@ -153,13 +157,14 @@ pub fn markdown(results: &Results, command: &str) -> String {
         let _ = writeln!(md, "| {what} | {measured} | {verdict} |");
     }
     if !results.memory.is_empty() {
-        md.push_str("\n## Memory per idle intercepted connection\n\n| target | connections | RSS before | RSS after | per connection |\n| --- | ---: | ---: | ---: | ---: |\n");
+        md.push_str("\n## Memory per idle intercepted connection\n\n| target | connections | open at reading | RSS before | RSS after | per connection |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
         for mem in &results.memory {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} KiB | {} KiB | {:.1} KiB |",
+                "| {} | {} | {} | {} KiB | {} KiB | {:.1} KiB |",
                 mem.target,
                 mem.connections,
+                mem.open_at_reading,
                 mem.rss_before_kib,
                 mem.rss_after_kib,
                 mem.per_conn_kib
@@ -167,6 +172,87 @@ pub fn markdown(results: &Results, command: &str) -> String {
         }
     }
     md
+}
+
+/// The reference every proxy's CPU is compared with.
+const REFERENCE: &str = "nginx";
+
+/// What each proxy spent: CPU per request beside its throughput, CPU per
+/// MB of bodies, and its memory right after the keep-alive load.
+fn proxy_costs(md: &mut String, results: &Results) {
+    let proxies: Vec<&TargetResult> = results
+        .targets
+        .iter()
+        .filter(|t| t.metrics.values().any(|r| !r.rss_after_kib.is_empty()))
+        .collect();
+    if proxies.is_empty() {
+        return;
+    }
+    let reference = results.cpu_per_request(REFERENCE, Metric::RpsKeepAlive);
+    let _ = writeln!(
+        md,
+        "\n## CPU and memory of the proxy\n\n\
+         | target | 1 KiB req/s, keep-alive | CPU µs / keep-alive request | \
+         CPU µs / new-conn request | CPU µs / MB, 1 MiB bodies | CPU µs / MB, bulk | \
+         RSS after keep-alive load |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for t in proxies {
+        let rps = t
+            .metrics
+            .get(&Metric::RpsKeepAlive)
+            .and_then(|r| r.median)
+            .map_or("—".to_owned(), |v| format!("{v:.0}"));
+        let keepalive = t
+            .metrics
+            .get(&Metric::RpsKeepAlive)
+            .and_then(|r| r.cpu_us_per_request_median)
+            .map_or("—".to_owned(), |v| match reference {
+                Some(n) if t.name != REFERENCE && n > 0.0 => {
+                    format!("{} ({:.2}× {REFERENCE})", micros(v), v / n)
+                }
+                _ => micros(v),
+            });
+        let new_conn = t
+            .metrics
+            .get(&Metric::RpsNewConn)
+            .and_then(|r| r.cpu_us_per_request_median)
+            .map_or("—".to_owned(), micros);
+        let per_mb = |metric: Metric| {
+            t.metrics
+                .get(&metric)
+                .and_then(|r| r.cpu_us_per_mb_median)
+                .map_or("—".to_owned(), micros)
+        };
+        let rss = t
+            .metrics
+            .get(&Metric::RpsKeepAlive)
+            .and_then(|r| r.rss_after_kib_median)
+            .map_or("—".to_owned(), |k| format!("{:.1} MiB", k / 1024.0));
+        let _ = writeln!(
+            md,
+            "| {} | {rps} | {keepalive} | {new_conn} | {} | {} | {rss} |",
+            t.name,
+            per_mb(Metric::Bodies1m),
+            per_mb(Metric::Bulk),
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nCPU is the proxy's whole process tree (threads, workers, helpers): utime + stime \
+         from `/proc/PID/stat` between the start of the client's measured phase and its \
+         report, over the requests (or MB of body) completed in it; clock-tick resolution. \
+         The three Sluice targets share one daemon. RSS sums the tree's processes. \
+         `{REFERENCE}` is a TLS-terminating reverse proxy with a pooled upstream that \
+         inspects nothing, dialled directly (no `CONNECT`)."
+    );
+}
+
+fn micros(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
 }
 
 /// (target, measured, verdict) rows.
@@ -219,6 +305,35 @@ fn verdicts(results: &Results) -> Vec<(String, String, String)> {
         ("squid", Metric::RpsKeepAlive),
         2.0,
     ));
+    rows.push(ratio_row(
+        "requests/s ≥ nginx's (keep-alive)",
+        ("sluice-full", Metric::RpsKeepAlive),
+        (REFERENCE, Metric::RpsKeepAlive),
+        1.0,
+    ));
+    let what = "CPU per keep-alive request ≤ nginx's".to_owned();
+    rows.push(
+        match (
+            results.cpu_per_request("sluice-full", Metric::RpsKeepAlive),
+            results.cpu_per_request(REFERENCE, Metric::RpsKeepAlive),
+        ) {
+            (Some(s), Some(n)) if n > 0.0 => (
+                what,
+                format!(
+                    "sluice-full {} µs / {REFERENCE} {} µs = {:.2}×",
+                    micros(s),
+                    micros(n),
+                    s / n
+                ),
+                if s <= n {
+                    "met".to_owned()
+                } else {
+                    format!("missed by {:.0}%", (s / n - 1.0) * 100.0)
+                },
+            ),
+            _ => (what, "no figure".to_owned(), "not measured".to_owned()),
+        },
+    );
     let rate = results.sizes.rate;
     let what = format!("added p99 ≤ 1 ms at {rate} req/s, keep-alive");
     rows.push(
@@ -246,7 +361,12 @@ fn verdicts(results: &Results) -> Vec<(String, String, String)> {
     );
     let what = "≤ 32 KiB per idle intercepted connection".to_owned();
     rows.push(
-        match results.memory.iter().find(|m| m.target == "sluice-full") {
+        match results
+            .memory
+            .iter()
+            .filter(|m| m.target == "sluice-full")
+            .max_by_key(|m| m.connections)
+        {
             Some(m) => (
                 what,
                 format!("{:.1} KiB at {} connections", m.per_conn_kib, m.connections),
@@ -260,4 +380,89 @@ fn verdicts(results: &Results) -> Vec<(String, String, String)> {
         },
     );
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        plan::Sizes,
+        results::{Machine, MetricResult},
+    };
+
+    /// A target whose keep-alive figure is `rps`, with the proxy's CPU µs
+    /// per request and RSS KiB when it has a proxy.
+    fn target(name: &str, rps: f64, proxy: Option<(f64, u64)>) -> TargetResult {
+        let mut result = MetricResult {
+            values: vec![rps],
+            ..MetricResult::default()
+        };
+        if let Some((cpu, rss)) = proxy {
+            result.cpu_us_per_request = vec![cpu];
+            result.rss_after_kib = vec![rss];
+        }
+        result.finish();
+        TargetResult {
+            name: name.to_owned(),
+            baseline: "direct-tls".to_owned(),
+            metrics: [(Metric::RpsKeepAlive, result)].into_iter().collect(),
+        }
+    }
+
+    fn results(targets: Vec<TargetResult>) -> Results {
+        Results {
+            date: "today".to_owned(),
+            smoke: true,
+            machine: Machine {
+                cpu: "cpu".to_owned(),
+                cores: 2,
+                memory_gib: 1.0,
+                kernel: "6".to_owned(),
+                load_before: 0.0,
+                load_after: 0.0,
+            },
+            sizes: Sizes::smoke(),
+            stages: "stages".to_owned(),
+            targets,
+            memory: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn proxies_cpu_per_request_sits_beside_throughput_against_nginx() {
+        let md = markdown(
+            &results(vec![
+                target("direct-tls", 20_000.0, None),
+                target("sluice-full", 12_000.0, Some((39.0, 47_104))),
+                target("nginx", 10_000.0, Some((29.0, 20_480))),
+            ]),
+            "cmd",
+        );
+        assert!(md.contains("## CPU and memory of the proxy"), "{md}");
+        assert!(
+            md.contains("| sluice-full | 12000 | 39.0 (1.34× nginx) | — | — | — | 46.0 MiB |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| nginx | 10000 | 29.0 | — | — | — | 20.0 MiB |"),
+            "{md}"
+        );
+        // Direct has no proxy, so no row.
+        assert!(!md.contains("| direct-tls | 20000 |"), "{md}");
+        assert!(
+            md.contains("| CPU per keep-alive request ≤ nginx's | sluice-full 39.0 µs / nginx 29.0 µs = 1.34× | missed by 34% |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("sluice-full / nginx rps_keepalive = 1.20× | met |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn no_proxy_no_cpu_table() {
+        let md = markdown(&results(vec![target("direct-tls", 1.0, None)]), "cmd");
+        assert!(!md.contains("CPU and memory"), "{md}");
+        assert!(md.contains("| CPU per keep-alive request ≤ nginx's | no figure | not measured |"));
+    }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::{
     plan::{Metric, Sizes},
     spec::Outcome,
+    usage::{self, Usage},
 };
 
 #[derive(Debug, Serialize)]
@@ -51,6 +52,18 @@ pub struct MetricResult {
     pub errors: u64,
     pub first_error: Option<String>,
     pub latency: Option<Latency>,
+    /// The proxy's CPU (its process tree's utime + stime) over each
+    /// round's measured phase per request (or handshake) completed in it,
+    /// µs; empty for direct targets.
+    pub cpu_us_per_request: Vec<f64>,
+    pub cpu_us_per_request_median: Option<f64>,
+    /// The same CPU per MB of body received, µs (what bulk transfers cost).
+    pub cpu_us_per_mb: Vec<f64>,
+    pub cpu_us_per_mb_median: Option<f64>,
+    /// The proxy tree's resident memory at the end of each round's
+    /// measured phase (right after the load), KiB.
+    pub rss_after_kib: Vec<u64>,
+    pub rss_after_kib_median: Option<f64>,
     #[serde(skip)]
     pub samples_us: Vec<u64>,
     #[serde(skip)]
@@ -73,14 +86,29 @@ pub struct Latency {
 #[derive(Debug, Serialize)]
 pub struct Memory {
     pub target: String,
+    /// Connections opened (one request each).
     pub connections: u64,
+    /// Of those, still open when the RSS was read (what `per_conn_kib`
+    /// divides by).
+    pub open_at_reading: u64,
     pub rss_before_kib: u64,
     pub rss_after_kib: u64,
     pub per_conn_kib: f64,
 }
 
 impl MetricResult {
-    pub fn add(&mut self, metric: Metric, outcome: Outcome) {
+    pub fn add(&mut self, metric: Metric, outcome: Outcome, usage: Option<Usage>) {
+        // Less than one clock tick of CPU is below what /proc can tell (a
+        // tiny smoke phase): no CPU figure rather than a false zero.
+        if let Some(usage) = usage.filter(|u| u.cpu_us > 0.0) {
+            self.cpu_us_per_request
+                .extend(usage::per_unit(usage.cpu_us, outcome.ok as f64));
+            self.cpu_us_per_mb
+                .extend(usage::per_unit(usage.cpu_us, outcome.bytes as f64 / 1e6));
+        }
+        if let Some(usage) = usage {
+            self.rss_after_kib.push(usage.rss_kib);
+        }
         self.errors += outcome.errors;
         if self.first_error.is_none() {
             self.first_error = outcome.first_error.clone();
@@ -98,6 +126,10 @@ impl MetricResult {
     /// Fills in the median and the pooled latency percentiles.
     pub fn finish(&mut self) {
         self.median = median(&self.values);
+        self.cpu_us_per_request_median = median(&self.cpu_us_per_request);
+        self.cpu_us_per_mb_median = median(&self.cpu_us_per_mb);
+        let rss: Vec<f64> = self.rss_after_kib.iter().map(|&k| k as f64).collect();
+        self.rss_after_kib_median = median(&rss);
         if !self.samples_us.is_empty() {
             self.samples_us.sort_unstable();
             let ms = |q: f64| percentile(&self.samples_us, q) as f64 / 1000.0;
@@ -142,6 +174,14 @@ impl Results {
         self.target(target)?.metrics.get(&metric)?.median
     }
 
+    /// The proxy's median CPU µs per request for a metric.
+    pub fn cpu_per_request(&self, target: &str, metric: Metric) -> Option<f64> {
+        self.target(target)?
+            .metrics
+            .get(&metric)?
+            .cpu_us_per_request_median
+    }
+
     pub fn latency(&self, target: &str) -> Option<&Latency> {
         self.target(target)?
             .metrics
@@ -163,6 +203,55 @@ mod tests {
                 serde_json::json!(metric.key())
             );
         }
+    }
+
+    #[test]
+    fn proxy_usage_becomes_cpu_per_request_and_per_mb() {
+        let mut result = MetricResult::default();
+        let outcome = |ok, bytes| Outcome {
+            ok,
+            bytes,
+            secs: 1.0,
+            ..Outcome::default()
+        };
+        let usage = |cpu_us, rss_kib| Some(Usage { cpu_us, rss_kib });
+        // 2,000 requests of 1 KiB on 0.1 s of CPU: 50 µs a request.
+        result.add(
+            Metric::RpsKeepAlive,
+            outcome(2_000, 2_048_000),
+            usage(100_000.0, 20_000),
+        );
+        result.add(
+            Metric::RpsKeepAlive,
+            outcome(1_000, 1_024_000),
+            usage(70_000.0, 22_000),
+        );
+        result.add(
+            Metric::RpsKeepAlive,
+            outcome(4_000, 4_096_000),
+            usage(160_000.0, 21_000),
+        );
+        // A direct target has no proxy: figures, no usage.
+        result.add(Metric::RpsKeepAlive, outcome(9_000, 0), None);
+        // Under one clock tick: memory, but no CPU figure.
+        result.add(
+            Metric::RpsKeepAlive,
+            outcome(10, 10_240),
+            usage(0.0, 23_000),
+        );
+        result.finish();
+        assert_eq!(result.cpu_us_per_request, [50.0, 70.0, 40.0]);
+        assert_eq!(result.cpu_us_per_request_median, Some(50.0));
+        assert_eq!(result.rss_after_kib_median, Some(21_500.0));
+        let per_mb = result.cpu_us_per_mb_median.expect("per MB");
+        assert!((per_mb - 100_000.0 / 2.048).abs() < 1e-6, "{per_mb}");
+        assert_eq!(result.values.len(), 5);
+
+        let mut direct = MetricResult::default();
+        direct.add(Metric::Bulk, outcome(1, 1 << 30), None);
+        direct.finish();
+        assert_eq!(direct.cpu_us_per_request_median, None);
+        assert!(direct.cpu_us_per_mb.is_empty());
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub struct Options {
     pub only: Vec<String>,
     /// Overrides the closed-loop measurement length.
     pub secs: Option<f64>,
+    /// Overrides the idle connection counts of the memory figure.
+    pub idle_conns: Vec<usize>,
     /// The command line that reproduces the run, for the report.
     pub command: String,
 }
@@ -50,6 +52,11 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     if let Some(secs) = options.secs {
         sizes.secs = secs;
     }
+    let sizes = sizes.with_idle_steps(&options.idle_conns);
+    // Before anything starts, so all inherit it: n idle connections take n
+    // descriptors in the client, 2n in the daemon (both sides) and n in the
+    // upstream (this process).
+    crate::raise_fd_limit(fd_budget(sizes.idle_conns));
     std::fs::create_dir_all(&options.out)?;
     let load_before = loadavg();
     let work = tempfile::Builder::new().prefix("sluice-bench-").tempdir()?;
@@ -67,7 +74,11 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         upstream.plain, upstream.tls
     ));
 
-    let sluice = Sluice::start(&upstream_ca, &[upstream.plain.port(), upstream.tls.port()])?;
+    let sluice = Sluice::start(
+        &upstream_ca,
+        &[upstream.plain.port(), upstream.tls.port()],
+        sizes.idle_conns,
+    )?;
     progress(&format!("sluice: pid {}", sluice.daemon.pid()));
     let peer_ca = PeerCa::new()?;
     let peer_ca_file = dir.join("peer-ca.pem");
@@ -76,6 +87,8 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     progress(&format!("mitmproxy: {}", mitmproxy.addr));
     let squid = peers::squid::start(dir, &peer_ca, &upstream_ca_file)?;
     progress(&format!("squid: {}", squid.addr));
+    let nginx = peers::nginx::start(dir, &upstream_ca, &upstream_ca_file, upstream.tls)?;
+    progress(&format!("nginx: {}", nginx.addr));
 
     let tls = |ca: &Path| {
         Some(TlsDial {
@@ -105,27 +118,44 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     let mut full = steered(intercepted.clone(), sluice.full.path());
     full.headers
         .push(("authorization".to_owned(), sluice.bearer.clone()));
+    let daemon = Some(sluice.daemon.pid());
     let all = vec![
-        target("direct-tcp", false, dial(upstream.plain, None)),
-        target("direct-tls", true, direct_tls.clone()),
+        target("direct-tcp", false, dial(upstream.plain, None), None),
+        target("direct-tls", true, direct_tls.clone(), None),
         target(
             "sluice-http",
             false,
             steered(dial(upstream.plain, None), sluice.pass.path()),
+            daemon,
         ),
         target(
             "passthrough-tls",
             true,
             steered(direct_tls, sluice.pass.path()),
+            daemon,
         ),
         target(
             "sluice-empty",
             true,
             steered(intercepted, sluice.empty.path()),
+            daemon,
         ),
-        target("sluice-full", true, full),
-        target("mitmproxy", true, proxied(mitmproxy.addr)),
-        target("squid", true, proxied(squid.addr)),
+        target("sluice-full", true, full, daemon),
+        target(
+            "mitmproxy",
+            true,
+            proxied(mitmproxy.addr),
+            Some(mitmproxy.child.id()),
+        ),
+        target("squid", true, proxied(squid.addr), Some(squid.child.id())),
+        // A reverse proxy: dialled directly, its own certificate under the
+        // upstream CA (no CONNECT).
+        target(
+            "nginx",
+            true,
+            dial(nginx.addr, tls(&upstream_ca_file)),
+            Some(nginx.child.id()),
+        ),
     ];
     let targets: Vec<Target> = all
         .into_iter()
@@ -142,23 +172,26 @@ pub fn run(options: Options) -> anyhow::Result<()> {
                 let work = metric.work(&sizes);
                 let limit = Duration::from_secs_f64(sizes.latency_secs + sizes.secs + 180.0);
                 let result = figures.entry((target.name, metric)).or_default();
-                match plan::run_client(&target.dial, &work, limit) {
-                    Ok(outcome) => {
+                match plan::run_client(&target.dial, &work, limit, target.proxy) {
+                    Ok(plan::Measured { outcome, usage }) => {
                         progress(&format!(
-                            "round {} {:<15} {:<14} ok {:>7} errors {:>4} {:.2}{}",
+                            "round {} {:<15} {:<14} ok {:>7} errors {:>4} {:.2}{}{}",
                             round + 1,
                             target.name,
                             metric.key(),
                             outcome.ok,
                             outcome.errors,
                             metric.value(&outcome),
+                            usage
+                                .map(|u| format!(" cpu {:.0} µs rss {} KiB", u.cpu_us, u.rss_kib))
+                                .unwrap_or_default(),
                             outcome
                                 .first_error
                                 .as_ref()
                                 .map(|e| format!(" ({e})"))
                                 .unwrap_or_default()
                         ));
-                        result.add(metric, outcome);
+                        result.add(metric, outcome, usage);
                     }
                     Err(e) => {
                         progress(&format!("{} {}: {e:#}", target.name, metric.key()));
@@ -172,9 +205,11 @@ pub fn run(options: Options) -> anyhow::Result<()> {
 
     let mut memory = Vec::new();
     if let Some(full) = targets.iter().find(|t| t.name == "sluice-full") {
-        match idle_memory(&sluice, full, sizes.idle_conns) {
-            Ok(m) => memory.push(m),
-            Err(e) => progress(&format!("memory: {e:#}")),
+        for &n in &sizes.idle_steps {
+            match idle_memory(&sluice, full, n) {
+                Ok(m) => memory.push(m),
+                Err(e) => progress(&format!("memory at {n}: {e:#}")),
+            }
         }
     }
 
@@ -201,29 +236,54 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             .collect(),
         memory,
     };
-    drop((mitmproxy, squid, sluice, upstream));
+    drop((mitmproxy, squid, nginx, sluice, upstream));
     write_outputs(&results, &options)
 }
 
-fn target(name: &'static str, tls: bool, dial: Dial) -> Target {
-    Target { name, tls, dial }
+/// The most idle connections the memory figure may hold.
+pub const MAX_IDLE_CONNS: usize = 100_000;
+
+/// Descriptors a run holding `idle` connections needs in its busiest
+/// process (the daemon: both sides of each), with room for the rest.
+fn fd_budget(idle: usize) -> u64 {
+    (2 * idle as u64 + 16_384).max(1 << 17)
+}
+
+fn target(name: &'static str, tls: bool, dial: Dial, proxy: Option<u32>) -> Target {
+    Target {
+        name,
+        tls,
+        dial,
+        proxy,
+    }
 }
 
 /// Daemon RSS with `n` idle intercepted connections held, minus before.
 fn idle_memory(sluice: &Sluice, target: &Target, n: usize) -> anyhow::Result<Memory> {
     let before = settled_rss(sluice);
-    let held = plan::hold_idle(&target.dial, n, Duration::from_secs(300))?;
+    // Opening takes about a millisecond a connection on a loaded machine.
+    let limit = Duration::from_secs(300 + n as u64 / 100);
+    let held = plan::hold_idle(&target.dial, n, limit)?;
     let after = settled_rss(sluice);
     let opened = held.opened;
+    // What the daemon closed before the reading is not in its RSS.
+    let open = held.sockets_open().min(opened);
     held.release();
     let memory = Memory {
         target: target.name.to_owned(),
         connections: opened,
+        open_at_reading: open,
         rss_before_kib: before,
         rss_after_kib: after,
-        per_conn_kib: after.saturating_sub(before) as f64 / opened.max(1) as f64,
+        per_conn_kib: after.saturating_sub(before) as f64 / open.max(1) as f64,
     };
     progress(&format!("memory: {memory:?}"));
+    if open < opened {
+        progress(&format!(
+            "memory: {} of {opened} connections were closed before the reading",
+            opened - open
+        ));
+    }
     Ok(memory)
 }
 

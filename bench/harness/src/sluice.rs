@@ -22,6 +22,8 @@ use crate::upstream::NAME;
 /// The credential the `full` sandbox uses.
 const CREDENTIAL: &str = "bench-api";
 const SECRET: &str = "sk-bench-REAL-SECRET-0123456789abcdef";
+/// Longer than any memory step takes to open and read.
+const IDLE_TIMEOUT_MS: u64 = 3_600_000;
 
 pub struct Sluice {
     pub daemon: Daemon,
@@ -35,7 +37,8 @@ pub struct Sluice {
 }
 
 impl Sluice {
-    pub fn start(upstream_ca: &TestCa, ports: &[u16]) -> anyhow::Result<Sluice> {
+    /// `idle_conns`: connections the memory figure holds in one sandbox.
+    pub fn start(upstream_ca: &TestCa, ports: &[u16], idle_conns: usize) -> anyhow::Result<Sluice> {
         let mut builder = DaemonBuilder::new();
         let pass = builder.cgroup("pass");
         let empty = builder.cgroup("empty");
@@ -45,9 +48,19 @@ impl Sluice {
         builder
             .host(NAME, &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
             .trust_upstream_ca(upstream_ca)
-            // The memory figure holds 10,000 idle connections of one
-            // sandbox; the default cap (4,096 a sandbox) would stop it short.
-            .limit("max_connections_per_sandbox", json!(65_536))
+            // The memory figure holds up to 100,000 idle connections of
+            // one sandbox; the default cap (4,096 a sandbox) would stop it
+            // short.
+            .limit(
+                "max_connections_per_sandbox",
+                json!(65_536.max(idle_conns + 1_024)),
+            )
+            // Opening 100,000 connections takes longer than the idle
+            // timeout (90 s) and than the wait for a keep-alive
+            // connection's next request head (header_read_timeout_ms,
+            // 10 s): the first would be closed before the memory is read.
+            .idle_timeout_ms(IDLE_TIMEOUT_MS)
+            .limit("header_read_timeout_ms", json!(IDLE_TIMEOUT_MS))
             .credential(json!({
                 "name": CREDENTIAL,
                 "source": { "file": secret },

@@ -6,6 +6,10 @@ use std::{net::SocketAddr, path::PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// The line a client prints on stdout as its measured phase starts (its
+/// connections opened and warmed), so the harness can sample the proxy.
+pub const MEASURING: &str = "MEASURING";
+
 /// How a client reaches the upstream.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Dial {

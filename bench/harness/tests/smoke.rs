@@ -1,5 +1,5 @@
 //! The benchmark's smoke run, so the harness never rots: every target
-//! (direct, Sluice passthrough and intercepting, mitmproxy, Squid) and
+//! (direct, Sluice passthrough and intercepting, mitmproxy, Squid, nginx) and
 //! every metric is exercised with tiny sizes, and the report, the figures
 //! and the chart come out. Nothing is timed or compared: figures from a
 //! smoke run mean nothing. Root, the release daemon (`SLUICE_BIN`) and the
@@ -45,7 +45,8 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
             "sluice-empty",
             "sluice-full",
             "mitmproxy",
-            "squid"
+            "squid",
+            "nginx"
         ]
     );
     for target in targets {
@@ -63,6 +64,19 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
                 target["name"]
             );
         }
+        // Every proxy's memory after load is read; direct has no proxy.
+        let keepalive = &target["metrics"]["rps_keepalive"];
+        let proxied = !target["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("direct"));
+        assert_eq!(
+            keepalive["rss_after_kib_median"]
+                .as_f64()
+                .is_some_and(|k| k > 0.0),
+            proxied,
+            "{target}"
+        );
+        assert!(keepalive["cpu_us_per_request"].is_array(), "{target}");
         assert!(
             target["metrics"]["latency"]["latency"]["samples"]
                 .as_u64()
@@ -77,6 +91,11 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
         "{memory}"
     );
     assert!(report.contains("## Against the design targets"), "{report}");
+    assert!(
+        report.contains("## CPU and memory of the proxy"),
+        "{report}"
+    );
+    assert!(report.contains("CPU µs / keep-alive request"), "{report}");
     let png = std::fs::read(out.path().join("chart.png")).expect("chart.png");
     assert!(png.starts_with(b"\x89PNG"), "chart.png is not a PNG");
 }

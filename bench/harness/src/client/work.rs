@@ -4,6 +4,7 @@
 //! its tail by slowing the generator down (coordinated omission).
 
 use std::{
+    io::Write as _,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -13,11 +14,19 @@ use tokio::{
     task::JoinSet,
 };
 
-use super::dial::Dialer;
-use crate::spec::Outcome;
+use super::dial::{Dialer, idle_source};
+use crate::spec::{MEASURING, Outcome};
 
 /// After the schedule ends, how long answers are still waited for.
 const GRACE: Duration = Duration::from_secs(5);
+
+/// Tells the harness the measured phase starts now (it samples the
+/// proxy's CPU on this line); written through at once.
+fn measuring() {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{MEASURING}");
+    let _ = stdout.flush();
+}
 
 pub async fn bulk(dialer: Arc<Dialer>, bytes: u64) -> Outcome {
     let mut out = Outcome::default();
@@ -28,6 +37,7 @@ pub async fn bulk(dialer: Arc<Dialer>, bytes: u64) -> Outcome {
             return out;
         }
     };
+    measuring();
     let start = Instant::now();
     match dialer.get(&mut sender, bytes).await {
         Ok(n) => {
@@ -69,6 +79,7 @@ pub async fn requests(
     } else {
         senders.resize_with(conns, || None);
     }
+    measuring();
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(secs);
     let mut tasks = JoinSet::new();
@@ -114,6 +125,7 @@ pub async fn requests(
 }
 
 pub async fn handshakes(dialer: Arc<Dialer>, conns: usize, secs: f64) -> Outcome {
+    measuring();
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(secs);
     let mut tasks = JoinSet::new();
@@ -167,6 +179,7 @@ pub async fn latency(
         }
     }
     let total = (rate as f64 * secs) as u64;
+    measuring();
     let start = tokio::time::Instant::now() + Duration::from_millis(10);
     let hard_deadline = start + Duration::from_secs_f64(secs) + GRACE;
     let mut tasks = JoinSet::new();
@@ -209,7 +222,8 @@ pub async fn latency(
     out
 }
 
-/// Opens `n` connections (64 at a time), one request on each, reports
+/// Opens `n` connections (64 at a time, from loopback sources in turn so
+/// 100,000 fit in the ephemeral ports), one request on each, reports
 /// `READY <ok>` on stdout and holds them until stdin closes.
 pub async fn idle(dialer: Arc<Dialer>, n: usize, size: u64) {
     const PARALLEL: usize = 64;
@@ -220,9 +234,10 @@ pub async fn idle(dialer: Arc<Dialer>, n: usize, size: u64) {
         tasks.spawn(async move {
             let mut held = Vec::with_capacity(mine);
             let mut out = Outcome::default();
-            for _ in 0..mine {
+            for j in 0..mine {
+                let source = idle_source(dialer.dial.addr, w + j * PARALLEL);
                 let opened = async {
-                    let mut sender = dialer.http().await?;
+                    let mut sender = dialer.http_from(source).await?;
                     dialer.get(&mut sender, size).await?;
                     anyhow::Ok(sender)
                 };

@@ -1,9 +1,12 @@
-//! The peer proxies Sluice is compared with, each configured for the same
-//! job: an explicit proxy that intercepts TLS (`CONNECT`, a certificate
-//! minted under the peers' CA) and verifies the upstream against the
-//! bench's upstream CA. Each runs as a child process killed on drop.
+//! The peer proxies Sluice is compared with. mitmproxy and Squid do the
+//! same job as Sluice: an explicit proxy that intercepts TLS (`CONNECT`, a
+//! certificate minted under the peers' CA) and verifies the upstream
+//! against the bench's upstream CA. nginx is the reference that inspects
+//! nothing: a TLS-terminating reverse proxy, dialled directly. Each runs
+//! as a child process killed on drop.
 
 pub mod mitmproxy;
+pub mod nginx;
 pub mod squid;
 
 use std::{
@@ -14,6 +17,10 @@ use std::{
 };
 
 use anyhow::{Context as _, bail};
+use nix::{
+    sys::signal::{Signal, kill},
+    unistd::Pid,
+};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
 
 /// Where `cargo xtask setup` puts mitmproxy (and matplotlib for the chart).
@@ -53,7 +60,19 @@ pub struct Peer {
 }
 
 impl Drop for Peer {
+    /// SIGTERM first, so a master takes its workers down with it (nginx's
+    /// worker outlives a SIGKILLed master); SIGKILL after 5 s.
     fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if matches!(self.child.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
