@@ -6,14 +6,15 @@
 //! ([`FREQUENCY`]), and the fragments are searched together with
 //! aho-corasick's packed searcher (Teddy: a SIMD table test of each
 //! fragment's bytes, 32 text bytes a step where the CPU has AVX2), which
-//! compares a fragment only where its bytes may all be there. A fragment found at
-//! `p` proposes the starts `p - offset` of the needles it anchors, and the
-//! trie tells the longest needle at each.
+//! compares a fragment only where its bytes may all be there. A fragment
+//! found at `p` proposes the starts `p - offset` of the needles it
+//! anchors, and the trie tells the longest needle at each.
 //!
 //! Why not the automaton alone: aho-corasick's own prefilter looks for the
-//! needles' first bytes, which are the secret's and its encodings' (`sk-`,
-//! `c2st`, hex digits): common in text, they stop it every few bytes, and
-//! the search ran at 166-400 MB/s or more depending on the secret. The
+//! needles' first or "rare" bytes by its own table, which for a secret's
+//! forms (`sk-`, `c2st`, hex digits) are common in response text: it
+//! stopped every few bytes, and the search ran at 135 MiB/s to 1.4 GiB/s
+//! by the secret (`cargo bench -p sluice-scan-bench --bench redact`). The
 //! rarest bytes of each needle make the speed depend on the text instead.
 //!
 //! Nothing is missed: every occurrence of a needle holds its fragment at
