@@ -8,6 +8,8 @@
 
 use serde_json::{Value, json};
 
+pub mod responses;
+
 /// Which API's request shape.
 #[derive(Debug, Clone, Copy)]
 pub enum Api {

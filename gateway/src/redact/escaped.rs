@@ -15,7 +15,9 @@
 //! search: leftmost start, then longest end, as the aho-corasick path has.
 //!
 //! Only where an escape can start does this run (`\`, `%`, `&`, found with
-//! memchr); text without them goes through aho-corasick alone. An escape
+//! memchr; in a body only those beginning an escape of a byte the needles
+//! hold, found with SIMD: [`starts`]); text without them goes through the
+//! literal search alone. An escape
 //! is passed over at once unless it stands for bytes some needle holds,
 //! and the first of them starts a needle or follows the byte before it in
 //! one ([`Pairs`]): the `\n`, `\"`, `%20` and `&amp;` of ordinary text
@@ -45,9 +47,13 @@ use std::collections::BinaryHeap;
 
 use super::{ROOT, Trie};
 
+#[path = "escape_starts.rs"]
+mod starts;
 #[cfg(test)]
 #[path = "escaped_tests.rs"]
 mod tests;
+
+use starts::{EscapeStarts, Introducers};
 
 /// The bytes an escape starts with.
 const INTRODUCERS: [u8; 3] = [b'\\', b'%', b'&'];
@@ -85,14 +91,21 @@ pub(super) struct Pairs {
     slot: [Option<u8>; 256],
     /// 256-bit sets of the bytes that follow one byte.
     follows: Vec<[u64; 4]>,
+    /// Where escapes of the needles' bytes may start, searched with SIMD.
+    escapes: Option<EscapeStarts>,
 }
 
 impl Pairs {
     pub(super) fn new(needles: &[&[u8]]) -> Pairs {
+        let mut holds = [false; 256];
+        for &byte in needles.iter().copied().flatten() {
+            holds[usize::from(byte)] = true;
+        }
         let mut pairs = Pairs {
             starts: [false; 256],
             slot: [None; 256],
             follows: Vec::new(),
+            escapes: EscapeStarts::new(&holds),
         };
         for needle in needles {
             if let Some(&first) = needle.first() {
@@ -153,7 +166,7 @@ pub(super) fn find(
     let mut scratch = Scratch::default();
     // Starts below `lo` are ruled out: the escapes before it were tried.
     let mut lo = 0;
-    for i in introducers(hay) {
+    for i in introducers(hay, pairs) {
         if let Some(lit) = literal
             && lit.0 + trie.max_depth <= i
         {
@@ -208,7 +221,7 @@ pub(super) fn open_start(
     let mut walk = RawWalk::default();
     let mut scratch = Scratch::default();
     let mut lo_start = lo;
-    for i in introducers(&buf[lo..]).map(|i| lo + i) {
+    for i in introducers(&buf[lo..], Some(pairs)).map(|i| lo + i) {
         if i >= until.saturating_add(trie.max_depth) {
             break;
         }
@@ -233,9 +246,10 @@ pub(super) fn open_start(
     None
 }
 
-fn introducers(hay: &[u8]) -> memchr::Memchr3<'_> {
-    let [a, b, c] = INTRODUCERS;
-    memchr::memchr3_iter(a, b, c, hay)
+/// Where escapes worth reading may start: every introducer, or, with the
+/// needles' [`Pairs`], those of escapes of their bytes ([`starts`]).
+fn introducers<'a>(hay: &'a [u8], pairs: Option<&'a Pairs>) -> Introducers<'a> {
+    Introducers::new(hay, pairs.and_then(|p| p.escapes.as_ref()))
 }
 
 /// Whether an escape at `at` could be the first in a match: the text ends

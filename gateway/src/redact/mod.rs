@@ -14,6 +14,7 @@
 //! everything else is emitted at once (SSE streams must not stall on the
 //! redactor).
 
+mod anchors;
 mod body;
 mod decoding;
 mod escaped;
@@ -44,9 +45,14 @@ pub const REPLACEMENT: &[u8] = b"[redacted:credential]";
 /// Holds the secrets themselves (inside the automata); never logged: the
 /// `Debug` output shows only counts.
 pub struct Needles {
-    /// `None` when there are no needles, or (in theory) when the automaton
-    /// exceeds aho-corasick's size limits; the trie then does the searching,
-    /// so a credential set never goes unredacted.
+    /// The literal search: each needle anchored at its rarest bytes, found
+    /// with SIMD ([`anchors`]), whatever the secret. `None` for needles too
+    /// short to anchor or too many for it; the automaton searches then.
+    anchors: Option<anchors::Anchors>,
+    /// Built where `anchors` is `None`. `None` also when there are no
+    /// needles, or (in theory) when the automaton exceeds aho-corasick's
+    /// size limits; the trie then does the searching, so a credential set
+    /// never goes unredacted.
     automaton: Option<AhoCorasick>,
     /// Answers "could this tail still grow into a needle", which the
     /// aho-corasick crate does not expose.
@@ -107,15 +113,14 @@ impl Needles {
 
     fn build(needles: Vec<&[u8]>, replacements: Vec<Vec<u8>>) -> Needles {
         let max_len = needles.iter().map(|n| n.len()).max().unwrap_or(0);
-        let automaton = if needles.is_empty() {
+        let anchors = anchors::Anchors::new(&needles);
+        let automaton = if needles.is_empty() || anchors.is_some() {
             None
         } else {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(&needles)
-                .ok()
+            automaton(&needles)
         };
         Needles {
+            anchors,
             automaton,
             names: None,
             folded: None,
@@ -218,6 +223,9 @@ impl Needles {
 
     /// Leftmost-longest match of the needles as written.
     fn find_literal(&self, hay: &[u8]) -> Option<(usize, usize, usize)> {
+        if let Some(anchors) = &self.anchors {
+            return anchors.find(&self.trie, hay);
+        }
         match &self.automaton {
             Some(ac) => ac
                 .find(hay)
@@ -278,6 +286,14 @@ impl Needles {
         out.extend_from_slice(&buf[pos..hold]);
         hold
     }
+}
+
+/// The automaton over `needles`, leftmost-longest.
+fn automaton(needles: &[&[u8]]) -> Option<AhoCorasick> {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(needles)
+        .ok()
 }
 
 impl fmt::Debug for Needles {
@@ -377,6 +393,9 @@ struct Trie {
     nodes: Vec<Node>,
     /// Whether any needle holds the byte.
     holds: [bool; 256],
+    /// Whether a needle starts with the byte: most places in text are
+    /// ruled out as a needle's start by this one look-up.
+    starts: [bool; 256],
     /// The longest needle's length.
     max_depth: usize,
 }
@@ -426,9 +445,14 @@ impl Trie {
         for &byte in needles.iter().copied().flatten() {
             holds[usize::from(byte)] = true;
         }
+        let mut starts = [false; 256];
+        for &byte in needles.iter().filter_map(|n| n.first()) {
+            starts[usize::from(byte)] = true;
+        }
         let mut trie = Trie {
             nodes,
             holds,
+            starts,
             max_depth: needles.iter().map(|n| n.len()).max().unwrap_or(0),
         };
         trie.link();
@@ -486,12 +510,21 @@ impl Trie {
 
     /// Length of the longest suffix of `window` that is a proper prefix of
     /// some needle (one that more bytes could still complete or extend).
+    ///
+    /// Each suffix is walked down from the root, longest first, rather than
+    /// the whole window through the failure links: most bytes start no
+    /// needle and end their walk at once, where a failure-link step costs
+    /// a few searches per byte (this runs on every chunk).
     fn open_suffix(&self, window: &[u8]) -> usize {
-        let mut at = window.iter().fold(ROOT, |at, &b| self.step(at, b));
-        while at != ROOT && self.nodes[at].edges.is_empty() {
-            at = self.nodes[at].fail;
-        }
-        self.nodes[at].depth
+        (0..window.len())
+            .find(|&j| {
+                self.starts[usize::from(window[j])]
+                    && window[j..]
+                        .iter()
+                        .try_fold(ROOT, |at, &b| self.child(at, b))
+                        .is_some_and(|at| !self.nodes[at].edges.is_empty())
+            })
+            .map_or(0, |j| window.len() - j)
     }
 
     /// Length and index of the longest needle that `hay` starts with.

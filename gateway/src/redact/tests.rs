@@ -260,6 +260,7 @@ fn random_streams_match_one_shot(trie_only: bool) {
         }
         let mut needles = Needles::new(&raw, R);
         if trie_only {
+            needles.anchors = None;
             needles.automaton = None;
         }
         let needles = Arc::new(needles);
@@ -279,6 +280,91 @@ fn random_streams_match_one_shot_automaton() {
 #[test]
 fn random_streams_match_one_shot_trie_fallback() {
     random_streams_match_one_shot(true);
+}
+
+/// A needle's bytes with one of them escaped, as JSON, percent or HTML.
+fn one_escaped(rng: &mut Rng, form: &[u8]) -> Vec<u8> {
+    let at = rng.below(form.len());
+    let escape = match rng.below(3) {
+        0 => format!("\\u{:04x}", form[at]),
+        1 => format!("%{:02X}", form[at]),
+        _ => format!("&#{};", form[at]),
+    };
+    [&form[..at], escape.as_bytes(), &form[at + 1..]].concat()
+}
+
+/// Response-like text around a real secret's forms (whole, one byte
+/// escaped, cut short, pieces of them, back to back), split at random:
+/// the anchored search finds what the automaton finds, and every
+/// chunking streams to the one-shot output.
+#[test]
+fn random_chunkings_of_bodies_with_forms_match_one_shot() {
+    const ALPHABET: &[u8] = b"ABCXYZQabcxyzq0123456789-_+/";
+    const TEXT: &[&[u8]] = &[
+        b"{\"id\": \"",
+        b"\", ",
+        b"\\n",
+        b"\\\"",
+        b"&amp;",
+        b"%20",
+        b"<p class=\"x\">",
+        b"the ",
+        b"7f3a09 ",
+        b"sk-",
+        b"c2st",
+        b"==",
+        b" ",
+    ];
+    let mut rng = Rng(0x0dd_ba11_5eed_f00d);
+    for round in 0..400 {
+        let secret: Vec<u8> = (0..12 + rng.below(36))
+            .map(|_| ALPHABET[rng.below(ALPHABET.len())])
+            .collect();
+        let owned = forms(&secret);
+        let raw: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+        let needles = Arc::new(Needles::new(&raw, R));
+        assert!(needles.anchors.is_some(), "{secret:?} is anchored");
+        let mut automaton = Needles::new(&raw, R);
+        automaton.anchors = None;
+        automaton.automaton = super::automaton(&raw);
+        let mut body = Vec::new();
+        for _ in 0..rng.below(24) {
+            let form = raw[rng.below(raw.len())];
+            match rng.below(6) {
+                0 => body.extend_from_slice(form),
+                1 => body.extend(one_escaped(&mut rng, form)),
+                2 => body.extend_from_slice(&form[..rng.below(form.len())]),
+                3 => {
+                    let from = rng.below(form.len());
+                    body.extend_from_slice(&form[from..form.len().min(from + 4 + rng.below(8))]);
+                }
+                _ => body.extend_from_slice(TEXT[rng.below(TEXT.len())]),
+            }
+        }
+        let oneshot = needles.replace_all(&body).unwrap_or_else(|| body.clone());
+        let automaton = automaton.replace_all(&body).unwrap_or_else(|| body.clone());
+        assert_eq!(
+            String::from_utf8_lossy(&oneshot),
+            String::from_utf8_lossy(&automaton),
+            "round {round}: {:?}",
+            String::from_utf8_lossy(&body)
+        );
+        for _ in 0..4 {
+            let mut chunks: Vec<&[u8]> = Vec::new();
+            let mut rest = body.as_slice();
+            while !rest.is_empty() {
+                let (chunk, tail) = rest.split_at(rng.below(rest.len().min(64) + 1));
+                chunks.push(chunk);
+                rest = tail;
+            }
+            let got = stream(&needles, &raw, &chunks);
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&oneshot),
+                "round {round}: chunks {chunks:?}"
+            );
+        }
+    }
 }
 
 #[test]
