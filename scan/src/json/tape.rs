@@ -176,6 +176,13 @@ impl<'a> Tape<'a> {
         Tape::parse_with(body, Avx512::detect())
     }
 
+    /// [`Tape::parse`] decoding escape by escape whatever the CPU: the
+    /// scalar twin the fuzzer holds the block decoder to.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn parse_scalar(body: &'a [u8]) -> Option<Tape<'a>> {
+        Tape::parse_with(body, None)
+    }
+
     /// [`Tape::parse`], decoding strings a block at a time when given
     /// `blocks`, else escape by escape.
     fn parse_with(body: &'a [u8], blocks: Option<Avx512>) -> Option<Tape<'a>> {
