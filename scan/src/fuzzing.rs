@@ -22,7 +22,10 @@ pub fn json_paths(body: &[u8]) -> Result<(), String> {
     let chosen = Tape::parse(body);
     let scalar = Tape::parse_scalar(body);
     let unmarked = body.strip_prefix(crate::BOM).unwrap_or(body);
-    let serde = serde_json::from_slice::<serde::de::IgnoredAny>(unmarked).is_ok();
+    // Into a `Value`: serde_json skips an ignored string's bytes without
+    // checking their UTF-8, which the tape (and any server reading the
+    // body into values) does not.
+    let serde = serde_json::from_slice::<serde_json::Value>(unmarked).is_ok();
     let (chosen, scalar) = match (chosen, scalar) {
         (None, None) if !serde => return Ok(()),
         (Some(chosen), Some(scalar)) if serde => (chosen, scalar),
@@ -119,4 +122,19 @@ pub fn class_scans(text: &[u8]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The `json_reader` target's first crash was this check's own: it
+    /// read the body as serde_json's `IgnoredAny`, which takes a string
+    /// that is not UTF-8. Both decoders refuse it, as serde_json does when
+    /// it reads values.
+    #[test]
+    fn a_string_that_is_not_utf8_is_refused_by_every_reader() {
+        let mut body =
+            format!("[\"{}\\n{}\\u0040\\\"xc", "a".repeat(62), "b".repeat(70)).into_bytes();
+        body.extend_from_slice(b"\xff\xff\xff\"]");
+        assert_eq!(super::json_paths(&body), Ok(()));
+    }
 }

@@ -992,6 +992,21 @@ mod tests {
         }
     }
 
+    /// Found by the `json_reader` fuzz target, whose oracle read the body
+    /// as serde_json's `IgnoredAny`, which skips a string's bytes unchecked:
+    /// bytes that are not UTF-8 after escapes decoded by blocks are refused
+    /// by both decoders, as serde_json refuses them when it reads values.
+    #[test]
+    fn bytes_not_utf8_after_block_decoded_escapes_are_refused() {
+        let mut body =
+            format!("[\"{}\\n{}\\u0040\\\"xc", "a".repeat(62), "b".repeat(70)).into_bytes();
+        body.extend_from_slice(b"\xff\xff\xff\"]");
+        assert!(serde_json::from_slice::<serde_json::Value>(&body).is_err());
+        for blocks in [Avx512::detect(), None] {
+            assert!(Tape::parse_with(&body, blocks).is_none());
+        }
+    }
+
     #[test]
     fn a_leading_byte_order_mark_is_passed_over() {
         let body = b"\xEF\xBB\xBF {\"a\": \"x\\ny\"}";
