@@ -165,9 +165,18 @@ fn run_one(dir: &Path, toolchain: &str, target: &str, seconds: u64) -> anyhow::R
     let log = String::from_utf8_lossy(&out.stderr);
     let crashed = !out.status.success();
     if crashed {
-        // The finding, its stack and the reproducer's path.
-        let tail: Vec<&str> = log.lines().rev().take(60).collect();
-        for line in tail.into_iter().rev() {
+        // What broke (a panic's message, a sanitizer's report) with the
+        // top of its stack, then the input and where it was saved.
+        let lines: Vec<&str> = log.lines().collect();
+        let start = lines
+            .iter()
+            .position(|l| l.contains("panicked at") || l.contains("ERROR:"))
+            .unwrap_or(lines.len().saturating_sub(40));
+        for line in lines.iter().skip(start).take(30) {
+            eprintln!("{line}");
+        }
+        eprintln!("...");
+        for line in lines.iter().skip(lines.len().saturating_sub(6).max(start + 30)) {
             eprintln!("{line}");
         }
     }
