@@ -176,7 +176,10 @@ fn run_one(dir: &Path, toolchain: &str, target: &str, seconds: u64) -> anyhow::R
             eprintln!("{line}");
         }
         eprintln!("...");
-        for line in lines.iter().skip(lines.len().saturating_sub(6).max(start + 30)) {
+        for line in lines
+            .iter()
+            .skip(lines.len().saturating_sub(6).max(start + 30))
+        {
             eprintln!("{line}");
         }
     }
