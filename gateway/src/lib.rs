@@ -27,6 +27,8 @@ pub mod dns_guard;
 pub mod drain;
 pub mod explain;
 pub mod explicit;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod ingress;
 pub mod intercept;
 pub mod metrics;

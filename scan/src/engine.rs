@@ -112,7 +112,12 @@ impl Engine {
     /// starts again inside the word: a hash, an id). A value moves the scan
     /// on to its end, which may be inside a word: that word is then read
     /// on byte by byte ([`Engine::finish_word`]).
-    fn scan_classes(&self, text: &[u8], stretches: &[Range<usize>], out: &mut Vec<Candidate>) {
+    pub(crate) fn scan_classes(
+        &self,
+        text: &[u8],
+        stretches: &[Range<usize>],
+        out: &mut Vec<Candidate>,
+    ) {
         #[cfg(target_arch = "x86_64")]
         if let Some(vbmi) = Vbmi::detect() {
             return self.scan_classes_vbmi(vbmi, text, stretches, out);
@@ -133,7 +138,7 @@ impl Engine {
     /// ([`eight`]), with no branch per block but for the blocks with a
     /// stop.
     #[cfg(target_arch = "x86_64")]
-    fn scan_classes_vbmi(
+    pub(crate) fn scan_classes_vbmi(
         &self,
         vbmi: Vbmi,
         text: &[u8],
@@ -165,7 +170,7 @@ impl Engine {
     /// The class scan compiled for AVX-512BW, which `avx512` proves the
     /// CPU has.
     #[cfg(target_arch = "x86_64")]
-    fn scan_classes_avx512(
+    pub(crate) fn scan_classes_avx512(
         &self,
         avx512: Avx512,
         text: &[u8],
@@ -188,7 +193,7 @@ impl Engine {
 
     /// The class scan compiled for AVX2, which `avx2` proves the CPU has.
     #[cfg(target_arch = "x86_64")]
-    fn scan_classes_avx2(
+    pub(crate) fn scan_classes_avx2(
         &self,
         avx2: Avx2,
         text: &[u8],
@@ -215,7 +220,7 @@ impl Engine {
     /// separators (in no class, so no run nor word goes through one); at
     /// each stop the validators get the stop's stretch alone.
     #[inline(always)]
-    fn scan_classes_with(
+    pub(crate) fn scan_classes_with(
         &self,
         how: impl Classify,
         text: &[u8],

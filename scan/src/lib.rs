@@ -35,6 +35,8 @@
 //! `injection::encoded`). Callers see only safe functions.
 
 pub mod decode;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod injection;
 pub mod switch;
 

@@ -1,4 +1,4 @@
-//! Project tasks: `cargo xtask setup | build | test | demo | bench | pgo`.
+//! Project tasks: `cargo xtask setup | build | test | demo | bench | pgo | fuzz`.
 //!
 //! Orchestration only: the eBPF programs build from the daemon's build.rs,
 //! the tests are ordinary cargo tests. Every task runs `setup` first, which
@@ -7,6 +7,7 @@
 
 mod bench;
 mod demo;
+mod fuzz;
 mod pgo;
 mod setup;
 
@@ -63,6 +64,14 @@ enum Task {
         #[arg(last = true)]
         args: Vec<String>,
     },
+    /// Fuzz the parsers (fuzz/README.md): every target, or one, for a while each.
+    Fuzz {
+        /// One target (`cargo fuzz list` in fuzz/ names them); all when absent.
+        target: Option<String>,
+        /// Seconds each target runs.
+        #[arg(long, default_value_t = 20)]
+        time: u64,
+    },
     /// Make the profile of profile-guided release builds (target/pgo/scan.profdata)
     /// and print the RUSTFLAGS that build with it.
     Pgo,
@@ -110,6 +119,10 @@ fn main() -> anyhow::Result<()> {
                 return bench::scan(&args);
             }
             bench::run(smoke, out, idle_conns.as_deref())
+        }
+        Task::Fuzz { target, time } => {
+            setup::run()?;
+            fuzz::run(target.as_deref(), time)
         }
         Task::Pgo => {
             setup::run()?;

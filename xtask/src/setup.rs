@@ -85,7 +85,7 @@ fn installed(package: &str) -> bool {
 /// same file): its LLVM must be the one bpf-linker is built against, and
 /// the plain `nightly` channel moved on to LLVM 23, whose bitcode
 /// bpf-linker's LLVM 22 refuses ("Invalid record").
-const EBPF_TOOLCHAIN: &str = include_str!("../../gateway-ebpf/toolchain");
+pub const EBPF_TOOLCHAIN: &str = include_str!("../../gateway-ebpf/toolchain");
 
 fn nightly_rust_src() -> anyhow::Result<()> {
     let toolchain = EBPF_TOOLCHAIN.trim();

@@ -163,6 +163,52 @@ impl SigV4Scheme {
     }
 }
 
+/// [`SigV4Scheme::sign`] for the fuzz targets (feature `fuzzing`, through
+/// `sluice::fuzzing`): the scheme compiled from `service` and `region`
+/// (`signed`: `payload: signed`), fixed keys and time, one request. The
+/// signer's inputs stay private to the schemes otherwise.
+#[cfg(feature = "fuzzing")]
+pub fn sign_for_fuzzing(
+    service: &str,
+    region: &str,
+    signed: bool,
+    request: (&Method, &str, &Uri, Option<&[u8]>),
+    headers: &mut HeaderMap,
+) -> Result<(), String> {
+    let (method, authority, uri, body) = request;
+    let payload = if signed {
+        SigV4Payload::Signed
+    } else {
+        SigV4Payload::Unsigned
+    };
+    let config = SigV4Config {
+        access_key_id: super::Source::Env {
+            var: "AWS_ACCESS_KEY_ID".to_owned(),
+        },
+        session_token: None,
+        region: region.to_owned(),
+        service: service.to_owned(),
+        payload,
+    };
+    let scheme = SigV4Scheme::compile(&config).map_err(|e| e.to_string())?;
+    let secret = Secret::new(b"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".to_vec());
+    let access_key_id = Secret::new(b"AKIDEXAMPLE".to_vec());
+    let keys = Keys {
+        access_key_id: &access_key_id,
+        session_token: None,
+    };
+    let inputs = Inputs {
+        method,
+        authority,
+        uri,
+        body,
+        now: SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000),
+    };
+    scheme
+        .sign(&secret, &keys, &inputs, headers)
+        .map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 #[path = "sigv4_tests.rs"]
 mod tests;

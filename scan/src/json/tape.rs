@@ -176,6 +176,13 @@ impl<'a> Tape<'a> {
         Tape::parse_with(body, Avx512::detect())
     }
 
+    /// [`Tape::parse`] decoding escape by escape whatever the CPU: the
+    /// scalar twin the fuzzer holds the block decoder to.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn parse_scalar(body: &'a [u8]) -> Option<Tape<'a>> {
+        Tape::parse_with(body, None)
+    }
+
     /// [`Tape::parse`], decoding strings a block at a time when given
     /// `blocks`, else escape by escape.
     fn parse_with(body: &'a [u8], blocks: Option<Avx512>) -> Option<Tape<'a>> {
@@ -982,6 +989,21 @@ mod tests {
             assert_eq!(at(first + 133), (136, 142));
             assert_eq!(at(first + 134), (142, 144));
             assert_eq!(at(first + 135), (144, 145));
+        }
+    }
+
+    /// Found by the `json_reader` fuzz target, whose oracle read the body
+    /// as serde_json's `IgnoredAny`, which skips a string's bytes unchecked:
+    /// bytes that are not UTF-8 after escapes decoded by blocks are refused
+    /// by both decoders, as serde_json refuses them when it reads values.
+    #[test]
+    fn bytes_not_utf8_after_block_decoded_escapes_are_refused() {
+        let mut body =
+            format!("[\"{}\\n{}\\u0040\\\"xc", "a".repeat(62), "b".repeat(70)).into_bytes();
+        body.extend_from_slice(b"\xff\xff\xff\"]");
+        assert!(serde_json::from_slice::<serde_json::Value>(&body).is_err());
+        for blocks in [Avx512::detect(), None] {
+            assert!(Tape::parse_with(&body, blocks).is_none());
         }
     }
 
