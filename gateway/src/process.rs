@@ -1,8 +1,12 @@
 //! Which program opened a steered socket. The connect program records the
 //! caller's pid, thread and `comm` with the destination; this module adds
-//! the executable's path and the start of its command line, read from
-//! `/proc` once per process and cached, so that audit events, refusals and
-//! approval cards say "curl (pid 412)" rather than only a sandbox's name.
+//! the executable's path, read from `/proc` once per process and cached, so
+//! that audit events, refusals and approval cards say "curl (pid 412)"
+//! rather than only a sandbox's name.
+//!
+//! Not the command line: it carries what the program was given (`curl -d`
+//! with a body, a token in a URL), and nothing Sluice writes down may hold
+//! a payload byte or a secret.
 //!
 //! What it is worth: `comm` is whatever the process named itself, and a
 //! sandbox that can write and run executables can give any of them any
@@ -23,17 +27,12 @@ use std::{
 use gateway_common::ProcessId;
 use serde::{Deserialize, Serialize};
 
-/// Bytes of the command line kept: enough to tell `pip install x` from
-/// `pip download y`, bounded for the audit line.
-pub const CMDLINE_BYTES: usize = 256;
-
 /// How long a process's executable and command line are reused for its
 /// later connections. Short: a process may run another program (with the
 /// same name) in place.
 const FRESH_FOR: Duration = Duration::from_secs(5);
 
-/// How long a lookup may take before the connection goes on without it
-/// (a `/proc/PID/cmdline` read waits on the process's memory map).
+/// How long a lookup may take before the connection goes on without it.
 const READ_WITHIN: Duration = Duration::from_millis(200);
 
 /// Processes remembered at once.
@@ -50,21 +49,6 @@ pub struct Process {
     /// matched what the kernel recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exe: Option<Box<str>>,
-    /// The first [`CMDLINE_BYTES`] of its arguments, separated by spaces.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cmdline: Option<Box<str>>,
-}
-
-impl Process {
-    /// Without its command line, for what leaves the audit log (approval
-    /// cards go to a webhook): arguments may carry values (a header, a
-    /// token) that a card, made of names, never does.
-    pub fn without_cmdline(&self) -> Process {
-        Process {
-            cmdline: None,
-            ..self.clone()
-        }
-    }
 }
 
 impl std::fmt::Display for Process {
@@ -79,15 +63,6 @@ impl std::fmt::Display for Process {
 pub fn comm_text(raw: &[u8]) -> Box<str> {
     let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
     printable(&String::from_utf8_lossy(&raw[..end]))
-}
-
-/// `/proc/PID/cmdline` (NUL-separated, maybe NUL-terminated) as one line of
-/// at most [`CMDLINE_BYTES`] bytes.
-pub fn cmdline_text(raw: &[u8]) -> Box<str> {
-    let raw = &raw[..raw.len().min(CMDLINE_BYTES)];
-    let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
-    let joined: Vec<u8> = raw.iter().map(|&b| if b == 0 { b' ' } else { b }).collect();
-    printable(&String::from_utf8_lossy(&joined))
 }
 
 fn printable(text: &str) -> Box<str> {
@@ -140,7 +115,6 @@ impl Processes {
                     pid: id.tgid,
                     comm: comm_text(&id.comm),
                     exe: None,
-                    cmdline: None,
                 }));
             }
         };
@@ -168,15 +142,10 @@ fn read(proc_root: &Path, id: ProcessId) -> Process {
         .then(|| std::fs::read_link(dir.join("exe")).ok())
         .flatten()
         .map(|path| printable(&path.to_string_lossy()));
-    let cmdline = std::fs::read(dir.join("cmdline"))
-        .ok()
-        .filter(|raw| !raw.is_empty())
-        .map(|raw| cmdline_text(&raw));
     Process {
         pid: id.tgid,
         comm,
         exe,
-        cmdline,
     }
 }
 
@@ -202,16 +171,6 @@ mod tests {
         for (raw, want) in cases {
             assert_eq!(&*comm_text(raw), *want, "{raw:?}");
         }
-        let cmdlines: &[(&[u8], &str)] = &[
-            (b"curl\0-s\0http://x/\0", "curl -s http://x/"),
-            (b"python3\0-c\0print(1)", "python3 -c print(1)"),
-            (b"sh\0-c\0a\tb\0", "sh -c a\u{fffd}b"),
-        ];
-        for (raw, want) in cmdlines {
-            assert_eq!(&*cmdline_text(raw), *want, "{raw:?}");
-        }
-        let long = vec![b'a'; 1000];
-        assert_eq!(cmdline_text(&long).len(), CMDLINE_BYTES);
     }
 
     #[test]
@@ -220,7 +179,6 @@ mod tests {
             pid: 412,
             comm: "curl".into(),
             exe: Some("/usr/bin/curl".into()),
-            cmdline: None,
         };
         assert_eq!(process.to_string(), "curl (pid 412)");
         let json = serde_json::to_value(&process).expect("json");
@@ -237,7 +195,6 @@ mod tests {
         std::fs::create_dir_all(&task).expect("dirs");
         std::fs::write(task.join("comm"), format!("{thread_comm}\n")).expect("comm");
         std::fs::write(dir.join("comm"), "main\n").expect("comm");
-        std::fs::write(dir.join("cmdline"), b"prog\0--flag\0").expect("cmdline");
         std::os::unix::fs::symlink(exe, dir.join("exe")).expect("exe");
     }
 
@@ -270,7 +227,7 @@ mod tests {
             .lookup(id(10, 11, "worker"))
             .await
             .expect("cached");
-        assert_eq!(first.cmdline.as_deref(), Some("prog --flag"));
+        assert_eq!(first.exe.as_deref(), Some("/usr/bin/git"));
         // Nothing recorded (a socket from before the programs knew processes).
         assert!(processes.lookup(ProcessId::default()).await.is_none());
     }

@@ -72,7 +72,7 @@ fn refused_naming(world: &World, body: &Value, program: &str, pid: u32) {
                 && e["process"]["pid"] == pid
                 && e["process"]["comm"] == program
                 && e["process"]["exe"].is_string()
-                && e["process"]["cmdline"].is_string()
+                && e["process"].get("cmdline").is_none()
         });
 }
 

@@ -29,8 +29,7 @@ pub struct ApprovalCard {
     pub parked_at_ms: u64,
     /// When the request fails closed unless decided.
     pub expires_at_ms: u64,
-    /// The program that sent it, where the kernel saw which (never its
-    /// command line: a card carries names, not values).
+    /// The program that sent it, where the kernel saw which.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process: Option<Process>,
 }

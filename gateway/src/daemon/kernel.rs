@@ -72,7 +72,6 @@ impl Daemon {
             pid: event.process.tgid,
             comm: comm_text(&event.process.comm),
             exe: None,
-            cmdline: None,
         });
         self.audit.record(&Event {
             event: "kernel_refusal",

@@ -18,7 +18,6 @@ use crate::{
         respond,
     },
     policy::raw::Approval,
-    process::Process,
 };
 
 /// The reasons this stage refuses with.
@@ -247,7 +246,7 @@ fn card(conn: &Conn, parts: &Parts, decision: &Decision, path: &str) -> Approval
             .collect(),
         parked_at_ms: 0,
         expires_at_ms: 0,
-        process: conn.who.process.as_deref().map(Process::without_cmdline),
+        process: conn.who.process.as_deref().cloned(),
     }
 }
 
