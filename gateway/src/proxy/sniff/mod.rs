@@ -200,6 +200,12 @@ fn client_hello(prefix: &[u8]) -> Result<Option<Vec<u8>>, Unreadable> {
         let take = len.min(body.len());
         spans.push(&body[..take]);
         have += take;
+        // Judged where the walk first has the handshake type, not where the
+        // data happened to end: the answer must not depend on how the
+        // sandbox cut its bytes.
+        if have > 0 && first_byte(&spans) != HANDSHAKE_CLIENT_HELLO {
+            return Err(Unreadable::TlsMalformed);
+        }
         if need.is_none() && have >= HANDSHAKE_HEADER {
             need = Some(hello_len(&gather(&spans, HANDSHAKE_HEADER))?);
         }
@@ -211,17 +217,15 @@ fn client_hello(prefix: &[u8]) -> Result<Option<Vec<u8>>, Unreadable> {
         }
         if take < len || body.len() == len {
             // Within a record, or at the end of what arrived: read more.
-            if have > 0
-                && spans[0]
-                    .first()
-                    .is_some_and(|&b| b != HANDSHAKE_CLIENT_HELLO)
-            {
-                return Err(Unreadable::TlsMalformed);
-            }
             return Ok(None);
         }
         rest = &body[len..];
     }
+}
+
+/// The first byte of the handshake stream `spans` holds (at least one).
+fn first_byte(spans: &[&[u8]]) -> u8 {
+    spans.iter().find_map(|span| span.first().copied()).unwrap_or_default()
 }
 
 /// The first `n` bytes of the handshake stream `spans` holds.

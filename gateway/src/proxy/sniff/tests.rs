@@ -149,6 +149,9 @@ fn tls_table() {
         ("duplicate sni extension", records(&hello(Some(dup_ext)), 999), bad(Unreadable::TlsBadServerName)),
         ("alert between records", alert_between, bad(Unreadable::TlsMalformed)),
         ("not a client hello", records(&[0x02, 0, 0, 1, 0], 99), bad(Unreadable::TlsMalformed)),
+        // Found by fuzzing: decided at the first record, undecided once a
+        // second record's header had started.
+        ("not a hello, next record begun", vec![TLS_HANDSHAKE, 3, 1, 0, 1, 0x02, TLS_HANDSHAKE, 3, 1, 0], bad(Unreadable::TlsMalformed)),
         ("bad record version", vec![TLS_HANDSHAKE, 0x02], bad(Unreadable::TlsMalformed)),
         ("tls 1.5 record", vec![TLS_HANDSHAKE, 0x03, 0x05], bad(Unreadable::TlsMalformed)),
         ("oversized record", vec![TLS_HANDSHAKE, 0x03, 0x01, 0x40, 0x01], bad(Unreadable::TlsMalformed)),
@@ -159,6 +162,13 @@ fn tls_table() {
     ];
     for (name, input, want) in cases {
         assert_eq!(sniff(&input), want, "{name}");
+        // However the bytes are cut, the first answer is the final one.
+        for cut in 1..input.len() {
+            let early = sniff(&input[..cut]);
+            if early != Sniffed::NeedMore {
+                assert_eq!(early, want, "{name}: decided at {cut} bytes");
+            }
+        }
     }
 }
 
