@@ -271,6 +271,7 @@ impl Daemon {
             if let Some(sandbox) = self.forget_sandbox(id) {
                 self.audit_registration("remove", id, None, Some(&sandbox.cgroup));
                 self.unpublish_sandbox(id);
+                self.forget_overlay(id);
             }
         }
         self.reload_policies_switching(&plan.repolicy);

@@ -6,6 +6,7 @@
 //! that decided; plain HTTP gets a 403 with a JSON body naming it, anything
 //! else a reset.
 
+mod ask;
 pub mod host_address;
 pub mod quota;
 pub mod relay;
@@ -23,6 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 pub use crate::conn::{Held, Identities, Standing, Who, revoked};
 use crate::{
+    approvals::Approvals,
     audit::{Audit, Event},
     dns,
     drain::Drain,
@@ -106,6 +108,8 @@ pub struct Proxy {
     pub quota: quota::Quota,
     /// Names the program behind each connection (`/proc`, cached).
     pub processes: Arc<Processes>,
+    /// Where connections the network policy asks about are parked.
+    pub approvals: Arc<Approvals>,
 }
 
 impl Proxy {
@@ -172,7 +176,7 @@ impl Proxy {
             return;
         }
         let mut client = client;
-        let network = &who.policy.network;
+        let network = who.network();
         let host_address = host_address::for_policy(network, dst.ip());
         let by_address = network.decide(&ConnRequest {
             dst,
@@ -259,6 +263,30 @@ impl Proxy {
             NetVerdict::WouldDeny { reason, rule } => {
                 self.record_would_deny(&who, dst, reason.as_str(), &rule, sni, host);
             }
+            NetVerdict::WouldAsk { rule } => {
+                self.record_admitted(&who, dst, ("would_ask", "ask"), &rule, true, (sni, host));
+            }
+            NetVerdict::Ask { rule } => {
+                let asked = sni
+                    .or(host)
+                    .map_or_else(|| dst.ip().to_string(), canonical_name);
+                if let Err(refused) = self.ask(&who, dst, &rule, &asked, (sni, host)).await {
+                    self.record_denial(
+                        Some(&who),
+                        Some(dst),
+                        refused.reason,
+                        Some(&refused.rule),
+                        sni,
+                        host,
+                    );
+                    if http {
+                        forbidden(client, &who, dst, 403, refused.reason, &refused.rule).await;
+                    } else {
+                        reset(&client);
+                    }
+                    return;
+                }
+            }
         }
         let name = sni.or(host);
         // Plain HTTP has nothing to decrypt, and is always served request
@@ -305,6 +333,10 @@ impl Proxy {
             self.record_would_deny(who, dst, reason.as_str(), rule, None, None);
             return self.forward(client, who, dst, read).await;
         }
+        if let (None, NetVerdict::WouldAsk { rule }) = (reader, &by_address) {
+            self.record_admitted(who, dst, ("would_ask", "ask"), rule, true, (None, None));
+            return self.forward(client, who, dst, read).await;
+        }
         self.refuse_unreadable(client, who, dst, why, reader, by_address)
             .await
     }
@@ -327,8 +359,16 @@ impl Proxy {
             (_, NetVerdict::Deny { reason, rule }) => {
                 (403, reason.as_str(), format!("{policy}:{rule}"))
             }
-            // Read only for `reader` when the address allows.
-            (reader, NetVerdict::Allow { .. } | NetVerdict::WouldDeny { .. }) => (
+            // Read only for `reader` when the address allows; an asked
+            // destination is asked about by the name its first bytes carry,
+            // so bytes that carry none are refused for what they are.
+            (
+                reader,
+                NetVerdict::Allow { .. }
+                | NetVerdict::WouldDeny { .. }
+                | NetVerdict::Ask { .. }
+                | NetVerdict::WouldAsk { .. },
+            ) => (
                 400,
                 why.as_str(),
                 format!("{policy}:{}", reader.unwrap_or("network")),

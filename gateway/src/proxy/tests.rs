@@ -46,6 +46,7 @@ impl Identities for OneSandbox {
             dry_run: false,
             tools: None,
             process: None,
+            overlay: None,
         })
     }
 }
@@ -144,6 +145,15 @@ impl Harness {
             drain: crate::drain::Drain::new(),
             quota: crate::proxy::quota::Quota::new(PER_SANDBOX),
             processes: Arc::new(crate::process::Processes::new("/proc")),
+            approvals: Arc::new(crate::approvals::Approvals::new(
+                Arc::default(),
+                &crate::approvals::ApprovalsConfig {
+                    timeout_ms: 10_000,
+                    ..Default::default()
+                },
+                None,
+                metrics.clone(),
+            )),
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let proxy_addr = listener.local_addr().expect("addr");

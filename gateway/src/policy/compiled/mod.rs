@@ -57,6 +57,10 @@ pub struct CompiledPolicy {
     /// The file stem it was loaded from.
     pub name: String,
     pub network: NetworkPolicy,
+    /// The `network` section `network` was compiled from (decryption's
+    /// default applied), for a sandbox's overlay to be compiled with it
+    /// (`policy::overlay`).
+    pub network_source: raw::Network,
     pub transformations: Vec<Transformation>,
     pub pii: raw::Pii,
     pub injection_defense: raw::InjectionDefense,
@@ -159,8 +163,8 @@ impl CompiledPolicy {
 
     pub fn compile(name: &str, raw: &raw::Policy) -> Result<CompiledPolicy, Vec<CompileError>> {
         let mut errors = Vec::new();
-        let (network, decrypted_for) = decryption::with_decryption_default(raw);
-        let network = match NetworkPolicy::compile(&network) {
+        let (raw_network, decrypted_for) = decryption::with_decryption_default(raw);
+        let network = match NetworkPolicy::compile(&raw_network) {
             Ok(network) => Some(network.learning(raw.mode == raw::Mode::Learn)),
             Err(network_errors) => {
                 errors.extend(network_errors);
@@ -187,6 +191,7 @@ impl CompiledPolicy {
             (Some(network), Some(content)) if errors.is_empty() => Ok(CompiledPolicy {
                 name: name.to_string(),
                 network,
+                network_source: raw_network.into_owned(),
                 transformations,
                 pii: raw.pii.clone(),
                 injection_defense: raw.injection_defense.clone(),
@@ -201,6 +206,16 @@ impl CompiledPolicy {
             }),
             _ => Err(errors),
         }
+    }
+
+    /// The network policy with a sandbox's overlay entries added
+    /// (`policy::overlay`), in this policy's mode.
+    pub fn network_with(
+        &self,
+        overlay: &[raw::Target],
+    ) -> Result<NetworkPolicy, Vec<CompileError>> {
+        let network = NetworkPolicy::compile_with(&self.network_source, overlay)?;
+        Ok(network.learning(self.network.learns()))
     }
 
     /// Resolves the policy's `apps` against the daemon's catalogue, once:
