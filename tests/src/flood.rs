@@ -206,7 +206,10 @@ impl Flood {
             }
         });
         if !started {
-            panic!("the flood ended before it was under way:\n{}", running.wait());
+            panic!(
+                "the flood ended before it was under way:\n{}",
+                running.wait()
+            );
         }
         Flood {
             running: Some(running),

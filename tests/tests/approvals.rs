@@ -8,8 +8,9 @@
 
 use serde_json::{Value, json};
 use sluice_e2e::{
-    HttpsUpstream, TestCa, TestCgroup, WAIT, eventually, in_cgroup,
+    HttpsUpstream, TestCa, TestCgroup, WAIT, eventually,
     flood::{Probe, SAMPLE, p99_during},
+    in_cgroup,
     interception::{Curl, World, intercepting_policy},
     run::Running,
     wait_until,

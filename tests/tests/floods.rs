@@ -8,9 +8,7 @@ use std::time::Instant;
 use serde_json::json;
 use sluice_e2e::{
     HttpsUpstream, TestCa, WAIT, eventually,
-    flood::{
-        Flood, PRELUDE, Probe, open_fds, p99_during, two_upstreams, world_with_good_sandbox,
-    },
+    flood::{Flood, PRELUDE, Probe, open_fds, p99_during, two_upstreams, world_with_good_sandbox},
     in_cgroup,
     interception::{Curl, intercepting_policy},
 };
@@ -189,7 +187,8 @@ fn idle_connections_beyond_the_sandbox_cap_are_refused() {
         during = (world.daemon.rss_kib(), open_fds(pid));
         flood
     });
-    let refused = world.metric(r#"sluice_connections_total{verdict="deny",reason="connection_limit"}"#);
+    let refused =
+        world.metric(r#"sluice_connections_total{verdict="deny",reason="connection_limit"}"#);
     let seen = flood.stop();
     p99.assert_served();
     let held = seen["held"].as_u64().expect("held") as usize;
@@ -199,13 +198,22 @@ fn idle_connections_beyond_the_sandbox_cap_are_refused() {
         during.0, during.1
     );
     assert!(held <= CAP, "{seen}");
-    assert!(refused >= (FLOOD - CAP) as f64 * 0.9, "{refused} refused; {seen}");
-    assert!(during.1 <= fds_before + CAP + 64, "fds {fds_before} → {}", during.1);
-    world.daemon.wait_audit("a connection_limit refusal", 1, |e| {
-        e["reason"] == "connection_limit"
-            && e["sandbox"] == "sb1"
-            && e["rule"] == "config:limits.max_connections_per_sandbox"
-    });
+    assert!(
+        refused >= (FLOOD - CAP) as f64 * 0.9,
+        "{refused} refused; {seen}"
+    );
+    assert!(
+        during.1 <= fds_before + CAP + 64,
+        "fds {fds_before} → {}",
+        during.1
+    );
+    world
+        .daemon
+        .wait_audit("a connection_limit refusal", 1, |e| {
+            e["reason"] == "connection_limit"
+                && e["sandbox"] == "sb1"
+                && e["rule"] == "config:limits.max_connections_per_sandbox"
+        });
 }
 
 /// `PORT NAME CAFILE N BODY`: keeps N HTTP/1.1 connections over TLS
@@ -312,7 +320,11 @@ fn slowloris_heads_are_cut_at_the_header_read_timeout() {
     assert!(lived.len() >= SLOW_CONNS, "{seen}");
     let bound = 2.0 * HEADER_READ_MS as f64 / 1000.0 + 2.0;
     assert!(longest < bound, "a slow head lived {longest:.1} s: {seen}");
-    assert_eq!(upstream.request_count(), 0, "a slow head reached the upstream");
+    assert_eq!(
+        upstream.request_count(),
+        0,
+        "a slow head reached the upstream"
+    );
 }
 
 /// A body announced long and dripped a byte at a time: a request in

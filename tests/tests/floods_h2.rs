@@ -130,14 +130,16 @@ fn flood(what: &str, script: &str) -> (serde_json::Value, usize) {
 }
 
 /// Streams opened and reset at once cost Sluice at most a forward each
-/// and every connection is ended (GOAWAY ENHANCE_YOUR_CALM, h2's cap on
-/// streams reset before they were accepted) long before the flooder
-/// would stop; another sandbox is served meanwhile.
+/// and every connection is ended (GOAWAY ENHANCE_YOUR_CALM, h2's caps on
+/// reset streams) long before the flooder would stop; another sandbox is served meanwhile.
 #[test]
 fn http2_rapid_reset_is_cut_off() {
     let (seen, reached) = flood("HTTP/2 rapid reset", RAPID_RESET);
     let streams = seen["streams"].as_u64().expect("streams") as usize;
-    assert!(reached < streams, "{reached} of {streams} streams forwarded");
+    assert!(
+        reached < streams,
+        "{reached} of {streams} streams forwarded"
+    );
     // Every connection was ended by Sluice before the flooder's own stop.
     let most = seen["most_on_one"].as_u64().expect("most_on_one");
     assert!(most < 20_000, "{most} streams on one connection");
@@ -151,19 +153,30 @@ fn http2_rapid_reset_is_cut_off() {
 fn http2_continuation_flood_is_cut_off() {
     let (seen, reached) = flood("HTTP/2 CONTINUATION flood", CONTINUATION);
     let most = seen["most_sent"].as_u64().expect("most_sent");
-    assert!(most < 8 << 20, "{most} bytes of CONTINUATION written on one connection");
-    assert_eq!(reached, 0, "a request with an endless header block was forwarded");
+    assert!(
+        most < 8 << 20,
+        "{most} bytes of CONTINUATION written on one connection"
+    );
+    assert_eq!(
+        reached, 0,
+        "a request with an endless header block was forwarded"
+    );
 }
 
-/// Headers decoding to megabytes (HPACK references) and HTTP/1 heads past
-/// `limits.max_header_bytes` are refused, none forwarded.
+/// Headers decoding to megabytes (HPACK references) end the HTTP/2
+/// connection (GOAWAY; hyper's header list limit is 16 KiB), and
+/// HTTP/1 heads past `limits.max_header_bytes` are answered 431; none is
+/// forwarded.
 #[test]
 fn header_bombs_are_refused_unforwarded() {
     let (seen, reached) = flood("header bombs", HEADER_BOMBS);
     assert_eq!(reached, 0, "a header bomb was forwarded: {seen}");
     let h1 = seen["h1"].as_object().expect("h1");
     assert!(
-        h1.keys().all(|status| status == "431" || status == "closed"),
+        // 431, or the connection closed (reset when the flooder was
+        // still writing its head).
+        h1.keys()
+            .all(|status| ["431", "closed", "reset"].contains(&status.as_str())),
         "{seen}"
     );
 }
