@@ -258,6 +258,11 @@ impl DaemonBuilder {
         self.dir.path()
     }
 
+    /// Where the daemon will pin (`bpffs` of the config).
+    pub fn bpffs_dir(&self) -> &Path {
+        &self.bpffs
+    }
+
     /// The config as it will be written. The interception CA always lives
     /// in the tempdir (`<tempdir>/ca`); upstream trust is the system's
     /// unless the test named its CAs.
@@ -320,6 +325,16 @@ impl DaemonBuilder {
         daemon
     }
 
+    /// As [`DaemonBuilder::start`], the daemon run as the last argument of
+    /// `wrapper` (which must exec it, so its pid is the daemon's): a
+    /// private mount namespace, say.
+    pub fn start_wrapped(self, wrapper: &[&str]) -> Daemon {
+        let mut daemon = self.written();
+        daemon.wrapper = wrapper.iter().map(|&a| a.to_owned()).collect();
+        daemon.spawn();
+        daemon
+    }
+
     /// Writes the config and runs a daemon expected not to start: what it
     /// printed and how it exited (killed at the start timeout otherwise).
     pub fn start_failing(self) -> Output {
@@ -346,6 +361,7 @@ impl DaemonBuilder {
         let dir = self.dir.path().to_owned();
         Daemon {
             child: None,
+            wrapper: Vec::new(),
             bin: sluice_bin(),
             config_path,
             admin_socket: dir.join("admin.sock"),
@@ -396,6 +412,8 @@ pub struct Status {
 /// A running (or killed, for restart tests) daemon.
 pub struct Daemon {
     child: Option<Child>,
+    /// What the daemon is run under (empty: run directly).
+    wrapper: Vec<String>,
     bin: PathBuf,
     config_path: PathBuf,
     admin_socket: PathBuf,
@@ -429,7 +447,15 @@ impl Daemon {
                 .open(path)
                 .unwrap_or_else(|e| panic!("open {}: {e}", path.display()))
         };
-        let child = Command::new(&self.bin)
+        let mut command = match self.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(&self.bin);
+                command
+            }
+            None => Command::new(&self.bin),
+        };
+        let child = command
             .arg("run")
             .arg("--config")
             .arg(&self.config_path)

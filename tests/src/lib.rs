@@ -12,6 +12,7 @@ pub mod answering_upstream;
 pub mod cgroup;
 pub mod daemon;
 pub mod dns_server;
+pub mod flood;
 pub mod https_upstream;
 pub mod interception;
 pub mod llm_mock;
