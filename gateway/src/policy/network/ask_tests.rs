@@ -1,6 +1,7 @@
 //! `ask_out`, `network.unmatched` and overlays: which connections a person
 //! is asked about, and what the DNS gate answers for them.
 
+use super::tests::tls;
 use super::*;
 use crate::policy::ssrf::IpClass;
 
@@ -20,19 +21,6 @@ fn network(allow: &str, ask: &str, deny: &str, unmatched: raw::Unmatched) -> raw
         unmatched,
         ..raw::Network::default()
     }
-}
-
-fn tls(policy: &NetworkPolicy, to: &str, sni: &str) -> NetVerdict {
-    let to: SocketAddr = to.parse().expect("address");
-    policy.decide(&ConnRequest {
-        dst: to,
-        sni: Some(sni).filter(|sni| !sni.is_empty()),
-        host: None,
-        name_addrs: Some(&[to.ip()]),
-        host_address: false,
-        ech: false,
-        exe: None,
-    })
 }
 
 fn ask(rule: &str) -> NetVerdict {
