@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn growth_that_levels_off_passes_and_a_leak_fails() {
-        let cases: [(&str, Vec<(f64, f64)>, bool); 6] = [
+        let cases: [(&str, Vec<(f64, f64)>, bool); 7] = [
             ("flat", line(0.0, 1800.0, |_| 100.0), true),
             // Fast warm-up, then flat.
             (
@@ -188,12 +188,15 @@ mod tests {
                 }),
                 true,
             ),
-            // 10 KiB a second throughout: a leak.
+            // 20 KiB a second throughout (12 MiB a third): a leak.
             (
                 "linear leak",
-                line(0.0, 1800.0, |t| 1000.0 + 10.0 * t),
+                line(0.0, 1800.0, |t| 1000.0 + 20.0 * t),
                 false,
             ),
+            // 4 KiB a second (2.3 MiB a third): below the floor, not told apart
+            // from noise in 30 minutes.
+            ("small leak", line(0.0, 1800.0, |t| 1000.0 + 4.0 * t), true),
             // Flat, then growing at the end.
             (
                 "late leak",
