@@ -143,7 +143,12 @@ fn worker_policy(tls: u16, plain: u16, generation: u32, pii: bool) -> Value {
     if generation % 2 == 1 {
         allow.push(format!("gen-{generation}.test"));
     }
-    let mut policy = intercepting_policy(&allow, json!({}));
+    // `dns_resolver` asks a fresh name each time, so that every query
+    // reaches the name server the soak fails; while it fails, answers come
+    // at once and a worker asks far more than the tunnelling guard's 120
+    // new names a minute, which it then (rightly) refuses.
+    let dns = json!({ "dns": { "max_unique_subdomains_per_minute": 100_000 } });
+    let mut policy = intercepting_policy(&allow, dns);
     policy["credentials"] = json!([{ "credential": "api" }]);
     if pii {
         policy["pii"] = json!({ "enabled": true });
@@ -227,7 +232,7 @@ impl Churn {
         self.n += 1;
         let id = format!("churn-{}", self.n);
         let cgroup = daemon.root().child(&id);
-        let netns = (self.n % 2 == 0).then(TestNetns::new);
+        let netns = self.n.is_multiple_of(2).then(TestNetns::new);
         let path = cgroup.path_str();
         let mut add = vec![
             "sandbox", "add", &id, "--cgroup", &path, "--policy", "churn",

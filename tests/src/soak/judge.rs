@@ -176,9 +176,12 @@ mod tests {
         points
     }
 
+    /// A name, a series, whether it levels off.
+    type Case = (&'static str, Vec<(f64, f64)>, bool);
+
     #[test]
     fn growth_that_levels_off_passes_and_a_leak_fails() {
-        let cases: [(&str, Vec<(f64, f64)>, bool); 7] = [
+        let cases: [Case; 7] = [
             ("flat", line(0.0, 1800.0, |_| 100.0), true),
             // Fast warm-up, then flat.
             (
@@ -209,7 +212,11 @@ mod tests {
             (
                 "noise",
                 line(0.0, 1800.0, |t| {
-                    if (t as u64 / 5) % 2 == 0 { 0.0 } else { 4000.0 }
+                    if (t as u64 / 5).is_multiple_of(2) {
+                        0.0
+                    } else {
+                        4000.0
+                    }
                 }),
                 true,
             ),
