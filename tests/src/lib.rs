@@ -22,6 +22,7 @@ pub mod pki;
 pub mod prom;
 pub mod run;
 pub mod scripts;
+pub mod soak;
 pub mod stream_body;
 pub mod tls_scripts;
 pub mod upstream;
