@@ -205,6 +205,18 @@ impl DaemonBuilder {
         self
     }
 
+    /// Gives sandbox `id` (already added with [`DaemonBuilder::sandbox`])
+    /// an owner: who a private web app of it admits through the ingress.
+    pub fn owner(&mut self, id: &str, sub: &str, org: &str) -> &mut DaemonBuilder {
+        let entry = self
+            .sandboxes
+            .iter_mut()
+            .find(|s| s["id"] == id)
+            .unwrap_or_else(|| panic!("no sandbox {id} to give an owner"));
+        entry["owner"] = json!({ "sub": sub, "org": org });
+        self
+    }
+
     /// A static resolver answer.
     pub fn host(&mut self, name: &str, addrs: &[IpAddr]) -> &mut DaemonBuilder {
         self.hosts.insert(name.to_owned(), addrs.to_vec());

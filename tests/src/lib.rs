@@ -26,6 +26,7 @@ pub mod soak;
 pub mod stream_body;
 pub mod tls_scripts;
 pub mod upstream;
+pub mod viewer;
 pub mod webhook;
 
 use std::{
@@ -45,6 +46,7 @@ pub use netns::TestNetns;
 pub use pki::TestCa;
 pub use run::{Output, Sandboxed, in_cgroup};
 pub use upstream::{EchoServer, HttpServer, Recorded};
+pub use viewer::ViewerKeys;
 
 /// How long any single "eventually" condition may take by default.
 pub const WAIT: Duration = Duration::from_secs(15);

@@ -511,6 +511,12 @@ mod tests {
                 "limits: {drain_timeout_ms: 1}\nbpffs: /x\n",
                 vec!["bpffs", "limits"],
             ),
+            // The listener is bound and its keys read at the start.
+            (
+                "ingress: {listen: ['127.0.0.1:0'], apps_domain: apps.test, \
+                 trusted_proxies: [127.0.0.1/32], viewer_tokens: {jwks_file: /dev/null}}\n",
+                vec!["ingress"],
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(needs_restart(&base, &parse(text)), want, "{text}");
