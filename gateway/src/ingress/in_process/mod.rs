@@ -52,13 +52,14 @@ fn now() -> u64 {
 }
 
 /// The app: `/ws` switches protocols and echoes bytes; anything else
-/// answers the request's headers as JSON, with a cookie and HSTS.
+/// answers the request's headers (and the port the request came from) as
+/// JSON, with a cookie and HSTS.
 async fn app() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind app");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
+            let Ok((stream, peer)) = listener.accept().await else {
                 return;
             };
             tokio::spawn(async move {
@@ -101,6 +102,8 @@ async fn app() -> SocketAddr {
                     let echo = serde_json::json!({
                         "path": req.uri().to_string(),
                         "headers": headers,
+                        // Which of the ingress's connections asked.
+                        "peer": peer.port(),
                     });
                     Ok(Response::builder()
                         .header("content-type", "application/json")

@@ -195,3 +195,23 @@ async fn a_signed_viewer_header_reaches_the_app_when_turned_on() {
     let answer = h.send(get("open.apps.test", "/", &[])).await;
     assert!(answer.echoed()["headers"].get("x-sluice-viewer").is_none());
 }
+
+/// Requests to an app ride kept connections: five in a row, each from a
+/// new viewer connection, reach the app over one or two of the ingress's
+/// (a connection is taken again once its last answer was read to the end).
+#[tokio::test]
+async fn requests_to_an_app_reuse_kept_connections() {
+    let app = app().await;
+    let h = harness(app.port(), "127.0.0.1/32").await;
+    let token = h.keys.viewer("ann", Some("acme"), now());
+    let bearer = format!("Bearer {token}");
+    let mut peers = std::collections::BTreeSet::new();
+    for _ in 0..5 {
+        let answer = h
+            .send(get("demo.apps.test", "/", &[("authorization", &bearer)]))
+            .await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        peers.insert(answer.echoed()["peer"].as_u64().expect("peer"));
+    }
+    assert!(peers.len() <= 2, "app connections used: {peers:?}");
+}
