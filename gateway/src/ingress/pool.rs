@@ -38,7 +38,7 @@ impl AppConns {
         taken
     }
 
-    /// Keeps `sender` for `key`'s next requests; past [`MAX_IDLE`] it is
+    /// Keeps `sender` for `key`'s next requests; past `MAX_IDLE` it is
     /// dropped (its connection closes once its answer is done).
     pub fn give(&self, key: AppKey, sender: SendRequest<Incoming>) {
         if sender.is_closed() {
