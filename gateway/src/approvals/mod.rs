@@ -368,6 +368,11 @@ impl Approvals {
         (card, waited)
     }
 
+    /// The card of the request `id` still parked.
+    pub fn card(&self, id: &str) -> Option<ApprovalCard> {
+        self.state().parked.get(id).map(|p| p.card.clone())
+    }
+
     /// Whether `id` still waits (the webhook stops retrying once it does not).
     pub fn is_parked(&self, id: &str) -> bool {
         self.state().parked.contains_key(id)
@@ -387,17 +392,7 @@ impl Approvals {
 
     /// Applies a decision; the parked request resumes (or fails) at once.
     pub fn decide(&self, id: &str, spec: &DecisionSpec) -> Result<ApprovalCard, DecideError> {
-        let by = match spec.by.as_deref() {
-            None => "admin-api".to_owned(),
-            Some(by)
-                if !by.is_empty()
-                    && by.len() <= MAX_BY_LEN
-                    && !by.chars().any(char::is_control) =>
-            {
-                by.to_owned()
-            }
-            Some(_) => return Err(DecideError::BadBy),
-        };
+        let by = decided_by(spec.by.as_deref())?;
         let parked = {
             let mut state = self.state();
             let kind = state.parked.get(id).map(|p| p.card.kind);
@@ -501,6 +496,20 @@ impl Approvals {
             self.metrics.approvals_parked.dec();
         }
         ended
+    }
+}
+
+/// Who decided, as the audit log names them: `by` if printable and at
+/// most [`MAX_BY_LEN`] long, `admin-api` when absent.
+pub fn decided_by(by: Option<&str>) -> Result<String, DecideError> {
+    match by {
+        None => Ok("admin-api".to_owned()),
+        Some(by)
+            if !by.is_empty() && by.len() <= MAX_BY_LEN && !by.chars().any(char::is_control) =>
+        {
+            Ok(by.to_owned())
+        }
+        Some(_) => Err(DecideError::BadBy),
     }
 }
 

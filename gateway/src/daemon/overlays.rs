@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::Daemon;
 use crate::{
     admin::api::{AdminError, OverlayChange},
-    approvals::{ApprovalCard, CardKind, DecideError, DecisionSpec, MAX_BY_LEN, Verdict, now_ms},
+    approvals::{ApprovalCard, CardKind, DecideError, DecisionSpec, Verdict, decided_by, now_ms},
     audit::Event,
     policy::overlay::{Entry, OverlayError},
 };
@@ -60,7 +60,7 @@ impl Daemon {
         spec: &DecisionSpec,
     ) -> Result<ApprovalCard, AdminError> {
         if spec.verdict == Verdict::ApproveAlways {
-            let card = self.approvals.list().into_iter().find(|card| card.id == id);
+            let card = self.approvals.card(id);
             if let Some(card) = card.filter(|card| card.kind == CardKind::Network) {
                 let by = checked_by(spec.by.as_deref())?;
                 let target = match card.port {
@@ -130,20 +130,9 @@ impl Daemon {
     }
 }
 
-/// `by` as the approvals desk takes it: printable, at most
-/// [`MAX_BY_LEN`]; `admin-api` when absent.
+/// `by` as the approvals desk takes it ([`decided_by`]).
 fn checked_by(by: Option<&str>) -> Result<String, AdminError> {
-    match by {
-        None => Ok("admin-api".to_owned()),
-        Some(by)
-            if !by.is_empty() && by.len() <= MAX_BY_LEN && !by.chars().any(char::is_control) =>
-        {
-            Ok(by.to_owned())
-        }
-        Some(_) => Err(AdminError::Invalid(format!(
-            "`by` must be 1 to {MAX_BY_LEN} printable characters"
-        ))),
-    }
+    decided_by(by).map_err(|err| AdminError::Invalid(err.to_string()))
 }
 
 fn admin_error(err: OverlayError) -> AdminError {

@@ -245,48 +245,39 @@ impl Proxy {
             exe: who.process.as_deref().and_then(|p| p.exe.as_deref()),
         });
         let policy = &who.policy.name;
-        match verdict {
+        // A refusal (by a rule, or by the person asked): why, and the rule.
+        let refused = match verdict {
             NetVerdict::Deny { reason, rule } => {
-                let rule = format!("{policy}:{rule}");
-                let reason = reason.as_str();
-                self.record_denial(Some(&who), Some(dst), reason, Some(&rule), sni, host);
-                if http {
-                    forbidden(client, &who, dst, 403, reason, &rule).await;
-                } else {
-                    reset(&client);
-                }
-                return;
+                Some((reason.as_str(), format!("{policy}:{rule}")))
             }
             NetVerdict::Allow { rule } => {
                 self.record_allow(&who, dst, &rule, RULE_MATCHED, sni, host);
+                None
             }
             NetVerdict::WouldDeny { reason, rule } => {
                 self.record_would_deny(&who, dst, reason.as_str(), &rule, sni, host);
+                None
             }
             NetVerdict::WouldAsk { rule } => {
                 self.record_admitted(&who, dst, ("would_ask", "ask"), &rule, true, (sni, host));
+                None
             }
             NetVerdict::Ask { rule } => {
                 let asked = sni
                     .or(host)
                     .map_or_else(|| dst.ip().to_string(), canonical_name);
-                if let Err(refused) = self.ask(&who, dst, &rule, &asked, (sni, host)).await {
-                    self.record_denial(
-                        Some(&who),
-                        Some(dst),
-                        refused.reason,
-                        Some(&refused.rule),
-                        sni,
-                        host,
-                    );
-                    if http {
-                        forbidden(client, &who, dst, 403, refused.reason, &refused.rule).await;
-                    } else {
-                        reset(&client);
-                    }
-                    return;
-                }
+                let asked = self.ask(&who, dst, &rule, &asked, (sni, host)).await;
+                asked.err().map(|refused| (refused.reason, refused.rule))
             }
+        };
+        if let Some((reason, rule)) = refused {
+            self.record_denial(Some(&who), Some(dst), reason, Some(&rule), sni, host);
+            if http {
+                forbidden(client, &who, dst, 403, reason, &rule).await;
+            } else {
+                reset(&client);
+            }
+            return;
         }
         let name = sni.or(host);
         // Plain HTTP has nothing to decrypt, and is always served request
