@@ -10,7 +10,7 @@ use sluice_e2e::{
     HttpsUpstream, TestCa, WAIT, eventually,
     flood::{Flood, PRELUDE, Probe, open_fds, p99_during, two_upstreams, world_with_good_sandbox},
     in_cgroup,
-    interception::{Curl, intercepting_policy},
+    interception::{Curl, World, intercepting_policy},
 };
 
 /// `PORT CAFILE N`: TLS handshakes for `s0..s{N-1}.mint.test` round and
@@ -282,33 +282,14 @@ print(json.dumps({"lived": lived, "most": most, "failed": failed, "open": len(li
 fn slowloris_heads_are_cut_at_the_header_read_timeout() {
     const HEADER_READ_MS: u64 = 2_000;
     const SLOW_CONNS: usize = 100;
-    let ca = TestCa::upstream();
-    let (upstream, good, policy) = two_upstreams(&ca);
-    let port = upstream.port();
-    let names = ["api.test", "good.test"];
-    let (world, sb2) = world_with_good_sandbox(&ca, &names, policy, |builder| {
-        builder.limit("header_read_timeout_ms", json!(HEADER_READ_MS));
-    });
-    let probe = Probe {
-        cgroup: &sb2,
-        port: good.port(),
-        name: "good.test",
-        cafile: &world.sluice_ca,
-    };
-    let args = [
-        port.to_string(),
-        "api.test".to_owned(),
-        world.sluice_ca.clone(),
-        SLOW_CONNS.to_string(),
-        "0".to_owned(),
-    ];
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let script = format!("{PRELUDE}{SLOW}");
-    let (p99, flood) = p99_during("slowloris (heads)", &probe, || {
-        Flood::start(&world.sb1, world.daemon.dir(), &script, &args)
-    });
-    let seen = flood.stop();
-    p99.assert_served();
+    let slow = slowloris(
+        "header_read_timeout_ms",
+        HEADER_READ_MS,
+        SLOW_CONNS,
+        false,
+        |_| (),
+    );
+    let seen = slow.seen;
     let lived: Vec<f64> = serde_json::from_value(seen["lived"].clone()).expect("lived");
     let longest = lived.iter().copied().fold(0.0, f64::max);
     eprintln!(
@@ -320,11 +301,7 @@ fn slowloris_heads_are_cut_at_the_header_read_timeout() {
     assert!(lived.len() >= SLOW_CONNS, "{seen}");
     let bound = 2.0 * HEADER_READ_MS as f64 / 1000.0 + 2.0;
     assert!(longest < bound, "a slow head lived {longest:.1} s: {seen}");
-    assert_eq!(
-        upstream.request_count(),
-        0,
-        "a slow head reached the upstream"
-    );
+    assert_eq!(slow.forwarded, 0, "a slow head reached the upstream");
 }
 
 /// A body announced long and dripped a byte at a time: a request in
@@ -335,12 +312,45 @@ fn slowloris_heads_are_cut_at_the_header_read_timeout() {
 fn slowloris_bodies_are_held_to_the_sandbox_cap() {
     const CAP: usize = 50;
     const SLOW_CONNS: usize = 80;
+    let slow = slowloris(
+        "max_connections_per_sandbox",
+        CAP as u64,
+        SLOW_CONNS,
+        true,
+        |world| {
+            world.metric(r#"sluice_connections_total{verdict="deny",reason="connection_limit"}"#)
+        },
+    );
+    let (seen, refused) = (slow.seen, slow.during);
+    eprintln!("slowloris bodies: {seen}, {refused} refused");
+    assert!(seen["most"].as_u64() <= Some(CAP as u64), "{seen}");
+    assert!(refused > 0.0, "{seen}");
+}
+
+/// What a slowloris flood left: the flood's report, what `during` saw
+/// while it ran, and the requests that reached the flooded upstream.
+struct Slowloris<T> {
+    seen: serde_json::Value,
+    during: T,
+    forwarded: usize,
+}
+
+/// sb1 runs `SLOW` against api.test: `conns` connections dripping their
+/// heads, or (`bodies`) bodies announced long, with the daemon's
+/// `limits.<limit>` at `value`, while sb2's p99 is taken and asserted
+/// served; `during` looks at the world while the flood still runs.
+fn slowloris<T>(
+    limit: &str,
+    value: u64,
+    conns: usize,
+    bodies: bool,
+    during: impl FnOnce(&World) -> T,
+) -> Slowloris<T> {
     let ca = TestCa::upstream();
     let (upstream, good, policy) = two_upstreams(&ca);
-    let port = upstream.port();
     let names = ["api.test", "good.test"];
     let (world, sb2) = world_with_good_sandbox(&ca, &names, policy, |builder| {
-        builder.limit("max_connections_per_sandbox", json!(CAP));
+        builder.limit(limit, json!(value));
     });
     let probe = Probe {
         cgroup: &sb2,
@@ -349,24 +359,30 @@ fn slowloris_bodies_are_held_to_the_sandbox_cap() {
         cafile: &world.sluice_ca,
     };
     let args = [
-        port.to_string(),
+        upstream.port().to_string(),
         "api.test".to_owned(),
         world.sluice_ca.clone(),
-        SLOW_CONNS.to_string(),
-        "1".to_owned(),
+        conns.to_string(),
+        u8::from(bodies).to_string(),
     ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let script = format!("{PRELUDE}{SLOW}");
-    let (p99, flood) = p99_during("slowloris (bodies)", &probe, || {
+    let what = if bodies {
+        "slowloris (bodies)"
+    } else {
+        "slowloris (heads)"
+    };
+    let (p99, flood) = p99_during(what, &probe, || {
         Flood::start(&world.sb1, world.daemon.dir(), &script, &args)
     });
-    let refused =
-        world.metric(r#"sluice_connections_total{verdict="deny",reason="connection_limit"}"#);
+    let during = during(&world);
     let seen = flood.stop();
     p99.assert_served();
-    eprintln!("slowloris bodies: {seen}, {refused} refused");
-    assert!(seen["most"].as_u64() <= Some(CAP as u64), "{seen}");
-    assert!(refused > 0.0, "{seen}");
+    Slowloris {
+        seen,
+        during,
+        forwarded: upstream.request_count(),
+    }
 }
 
 /// `N`: UDP queries for `good.test` A to the sandbox's resolver, as fast
