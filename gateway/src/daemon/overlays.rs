@@ -43,12 +43,7 @@ impl Daemon {
                 ));
             }
         }
-        Ok(self
-            .directory
-            .overlays
-            .list()
-            .remove(sandbox)
-            .unwrap_or_default())
+        Ok(self.directory.overlays.entries(sandbox))
     }
 
     /// Decides a parked request; a network card approved `always` first

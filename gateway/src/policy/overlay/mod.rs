@@ -134,6 +134,14 @@ impl Overlays {
             .collect()
     }
 
+    /// One sandbox's entries.
+    pub fn entries(&self, sandbox: &str) -> Vec<Entry> {
+        let sandboxes = self.lock();
+        sandboxes
+            .get(sandbox)
+            .map_or_else(Vec::new, |current| current.entries.clone())
+    }
+
     /// Adds `target` to `sandbox`'s overlay, checked by compiling it with
     /// `base` (the sandbox's policy now), and saves. Adding an entry it
     /// has already is no change (`Ok(false)`).
