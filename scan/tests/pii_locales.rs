@@ -598,7 +598,7 @@ fn emails(rng: &mut Rng, out: &mut Vec<Labelled>) {
 const IBANS: &[(&str, &str)] = &[
     ("DE", "##################"),
     ("GB", "AAAA##############"),
-    ("FR", "#####################X##"),
+    ("FR", "#####################X#"),
     ("ES", "####################"),
     ("IT", "A######################"),
     ("NL", "AAAA##########"),
@@ -795,12 +795,13 @@ fn cases() -> Vec<Labelled> {
 const KINDS: [Kind; 4] = [Kind::CreditCard, Kind::Phone, Kind::Email, Kind::Iban];
 
 /// Recall and precision each kind keeps on this set: (kind, recall,
-/// precision). Filled in from the first scoring, rounded down.
+/// precision), from its scoring of 2026-12-07 rounded down (cards'
+/// precision: an EAN-13 barcode that passes Luhn is read as a card).
 const FLOORS: &[(Kind, f64, f64)] = &[
-    (Kind::CreditCard, 0.0, 0.0),
-    (Kind::Phone, 0.0, 0.0),
-    (Kind::Email, 0.0, 0.0),
-    (Kind::Iban, 0.0, 0.0),
+    (Kind::CreditCard, 0.99, 0.95),
+    (Kind::Phone, 0.88, 0.995),
+    (Kind::Email, 0.99, 0.995),
+    (Kind::Iban, 0.90, 0.995),
 ];
 
 #[test]
