@@ -779,15 +779,7 @@ const FLOORS: &[(Kind, f64, f64)] = &[
 fn recall_and_precision_per_type() {
     let score = score(&labelled(), &KINDS);
     score.print();
-    for (kind, recall, precision) in FLOORS {
-        let t = score.of(*kind);
-        assert!(t.recall() >= *recall, "{kind} recall {:.3}", t.recall());
-        assert!(
-            t.precision() >= *precision,
-            "{kind} precision {:.3}",
-            t.precision()
-        );
-    }
+    score.hold(FLOORS);
 }
 
 #[test]

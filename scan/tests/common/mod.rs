@@ -134,6 +134,19 @@ impl Score {
         self.tallies[self.kinds.iter().position(|k| *k == kind).expect("kind")]
     }
 
+    /// Fails unless each kind keeps its floors: (kind, recall, precision).
+    pub fn hold(&self, floors: &[(Kind, f64, f64)]) {
+        for &(kind, recall, precision) in floors {
+            let t = self.of(kind);
+            assert!(t.recall() >= recall, "{kind} recall {:.3}", t.recall());
+            assert!(
+                t.precision() >= precision,
+                "{kind} precision {:.3}",
+                t.precision()
+            );
+        }
+    }
+
     /// Prints the table and the misses (`--nocapture` shows them).
     pub fn print(&self) {
         eprintln!("type          values  found  false+  recall  precision");
