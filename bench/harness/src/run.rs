@@ -57,7 +57,11 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     // Before anything starts, so all inherit it: n idle connections take n
     // descriptors in the client, 2n in the daemon (both sides) and n in the
     // upstream (this process).
-    crate::raise_fd_limit(fd_budget(sizes.idle_conns));
+    let fds = crate::raise_fd_limit(fd_budget(sizes.idle_conns));
+    let (sizes, memory_note) = sizes.within_fd_limit(fds);
+    if let Some(note) = &memory_note {
+        progress(note);
+    }
     std::fs::create_dir_all(&options.out)?;
     let load_before = loadavg();
     let work = tempfile::Builder::new().prefix("sluice-bench-").tempdir()?;
@@ -260,6 +264,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             })
             .collect(),
         memory,
+        memory_note,
     };
     drop((mitmproxy, squid, nginx, sluice, upstream));
     write_outputs(&results, &options)
