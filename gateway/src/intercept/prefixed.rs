@@ -210,7 +210,8 @@ mod tests {
     #[tokio::test]
     async fn unread_bytes_come_first() -> io::Result<()> {
         // (prefix, bytes read from it first, put back, expected next reads)
-        let cases: &[(&[u8], usize, &[u8], &[u8])] = &[
+        type Case = (&'static [u8], usize, &'static [u8], &'static [u8]);
+        let cases: &[Case] = &[
             (b"", 0, b"GET /", b"GET /socket"),
             (b"abcdef", 6, b"xy", b"xysocket"),
             (b"abcdef", 2, b"xy", b"xycdefsocket"),
