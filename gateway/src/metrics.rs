@@ -21,6 +21,9 @@ pub struct Metrics {
     pub connections: IntCounterVec,
     /// Connections currently being sniffed or relayed.
     pub active_connections: IntGauge,
+    /// Intercepted HTTP/1 connections waiting for their next request
+    /// parked: without hyper's buffers (`intercept::serve`).
+    pub parked_connections: IntGauge,
     /// DNS queries answered by the DNS listener, by result.
     pub dns_queries: IntCounterVec,
     /// Bytes relayed, by direction (`upstream`: sandbox → destination).
@@ -92,6 +95,11 @@ impl Metrics {
         .expect("valid metric");
         let active_connections =
             IntGauge::new("sluice_active_connections", "Connections open now.").expect("valid");
+        let parked_connections = IntGauge::new(
+            "sluice_parked_connections",
+            "Intercepted HTTP/1 connections waiting for their next request, parked.",
+        )
+        .expect("valid");
         let dns_queries = IntCounterVec::new(
             Opts::new("sluice_dns_queries_total", "DNS queries by result."),
             &["result"],
@@ -278,6 +286,7 @@ impl Metrics {
         for collector in [
             Box::new(connections.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(active_connections.clone()),
+            Box::new(parked_connections.clone()),
             Box::new(dns_queries.clone()),
             Box::new(relay_bytes.clone()),
             Box::new(ebpf_refusals.clone()),
@@ -318,6 +327,7 @@ impl Metrics {
             names,
             connections,
             active_connections,
+            parked_connections,
             dns_queries,
             relay_bytes,
             ebpf_refusals,

@@ -201,7 +201,7 @@ impl Proxy {
         // Read where the policy reads; and where the address alone refuses,
         // so that a plain-HTTP client gets a 403 naming the rule instead of
         // a reset.
-        let mut buf = Vec::with_capacity(4096);
+        let mut buf = Vec::new();
         let deadline = Instant::now() + self.limits.sniff;
         let Some(sniffed) = sniff::first_bytes(&mut client, &mut buf, deadline).await else {
             // Closed before saying anything: not worth a log line.
