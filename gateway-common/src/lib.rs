@@ -36,6 +36,14 @@ pub mod maps {
     pub const REFUSALS: &str = "SLUICE_REFUSALS";
     /// Ring buffer of [`super::RefusalEvent`]s for the audit log.
     pub const EVENTS: &str = "SLUICE_EVENTS";
+    /// socket cookie → socket: both ends of each connection relayed in the
+    /// kernel (a sockhash; `RELAY_VERDICT` is attached to it).
+    pub const RELAY_SOCKS: &str = "SLUICE_RELAY_SOCKS";
+    /// socket cookie → the peer's socket cookie: where that socket's bytes go.
+    pub const RELAY_PEERS: &str = "SLUICE_RELAY_PEERS";
+    /// socket cookie → bytes it received and the kernel sent to its peer
+    /// (per CPU; the daemon adds the CPUs up).
+    pub const RELAY_BYTES: &str = "SLUICE_RELAY_BYTES";
 }
 
 /// Names of the programs (the function names in `gateway-ebpf`).
@@ -53,6 +61,9 @@ pub mod programs {
     /// cgroup BPF LSM on `socket_create`; attached only where the kernel runs
     /// the BPF LSM (`bpf` in /sys/kernel/security/lsm).
     pub const SOCKET_CREATE_LSM: &str = "sluice_socket_create";
+    /// `sk_skb/stream_verdict` on [`super::maps::RELAY_SOCKS`]: each
+    /// segment a relayed socket receives goes out of its peer socket.
+    pub const RELAY_VERDICT: &str = "sluice_relay_verdict";
 }
 
 /// Map capacities.
@@ -64,6 +75,9 @@ pub mod capacity {
     pub const CONNS: u32 = 262_144;
     pub const DNS_ORIG: u32 = 65_536;
     pub const EVENTS_BYTES: u32 = 256 * 1024;
+    /// Sockets relayed in the kernel at once (two per connection); past it
+    /// a connection is relayed in user space.
+    pub const RELAY_SOCKS: u32 = 131_072;
 }
 
 /// Deepest cgroup below the sandbox root that still resolves to a registered

@@ -16,6 +16,8 @@
 // be copied onto the 512-byte BPF stack once more.
 #![allow(clippy::needless_borrows_for_generic_args)]
 
+mod relay;
+
 use core::ptr::{addr_of, addr_of_mut, read_volatile, write_volatile};
 
 use aya_ebpf::{

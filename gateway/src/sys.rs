@@ -1,4 +1,4 @@
-//! The gateway's only `unsafe`: three calls whose safety the compiler
+//! The gateway's only `unsafe`: six calls whose safety the compiler
 //! cannot see, each wrapped in a safe function with its reason. Everything
 //! else in the crate is `deny(unsafe_code)` (the crate root), and the
 //! content scanners' SIMD lives in the `sluice_scan` crate.
@@ -32,6 +32,61 @@ pub fn netns_cookie(fd: BorrowedFd<'_>) -> io::Result<u64> {
     }
 }
 
+/// `SO_COOKIE` (the libc crate does not name it for every target).
+const SO_COOKIE: libc::c_int = 57;
+
+/// A socket's cookie (`SO_COOKIE`: what `bpf_get_socket_cookie` returns for
+/// it; the key of the in-kernel relay's maps).
+pub fn socket_cookie(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    let mut cookie: u64 = 0;
+    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+    // SAFETY: as in `netns_cookie`.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_COOKIE,
+            (&mut cookie as *mut u64).cast(),
+            &mut len,
+        )
+    };
+    if rc == 0 {
+        Ok(cookie)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Where `tcpi_bytes_acked` sits in the kernel's `struct tcp_info` (UAPI,
+/// append-only; the libc crate's glibc struct stops short of it).
+const TCPI_BYTES_ACKED: usize = 120;
+
+/// Bytes of a TCP socket's stream its peer has acknowledged
+/// (`tcpi_bytes_acked`).
+pub fn tcp_bytes_acked(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    let mut info = [0u8; 256];
+    let mut len = info.len() as libc::socklen_t;
+    // SAFETY: `fd` is a valid socket; the kernel writes at most `len` bytes
+    // into `info` and sets `len` to how many it wrote.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let field = info
+        .get(TCPI_BYTES_ACKED..TCPI_BYTES_ACKED + 8)
+        .filter(|_| len as usize >= TCPI_BYTES_ACKED + 8)
+        .ok_or_else(|| io::Error::other("tcp_info too short for tcpi_bytes_acked"))?;
+    Ok(u64::from_ne_bytes(field.try_into().expect("eight bytes")))
+}
+
 /// A value of plain integers read out of the front of `bytes` (a ring
 /// buffer item the kernel wrote), or `None` when they are too few.
 pub fn read_pod<T: aya::Pod>(bytes: &[u8]) -> Option<T> {
@@ -40,6 +95,24 @@ pub fn read_pod<T: aya::Pod>(bytes: &[u8]) -> Option<T> {
         // bit pattern is valid, and read_unaligned copes with the alignment.
         unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<T>()) }
     })
+}
+
+/// An epoll set, as the tokio reactor polls it.
+pub struct EpollFd(pub nix::sys::epoll::Epoll);
+
+impl AsRawFd for EpollFd {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.0.0.as_raw_fd()
+    }
+}
+
+/// Registers an epoll set with the tokio reactor: readable while any of its
+/// own events is ready.
+pub fn poll_epoll(epoll: nix::sys::epoll::Epoll) -> io::Result<AsyncFd<EpollFd>> {
+    // SAFETY: the `Epoll` owns its fd, which stays open and the same for as
+    // long as the AsyncFd owns it.
+    unsafe { AsyncFd::register_with_interest(EpollFd(epoll), tokio::io::Interest::READABLE) }
+        .map_err(|e| e.into_parts().1)
 }
 
 /// Registers an eBPF ring buffer with the tokio reactor, to be polled for
