@@ -194,11 +194,10 @@ async fn watch(
         };
         for event in &events[..n] {
             let side = event.data() as usize;
-            if event.events().contains(EpollFlags::EPOLLERR) {
+            // An error, or a hang-up of a side already half-closed (it can
+            // hang up fully only by a reset): the connection is over.
+            if event.events().contains(EpollFlags::EPOLLERR) || done[side] {
                 return socks.into();
-            }
-            if done[side] {
-                continue;
             }
             let other = 1 - side;
             // Everything `side` sent before its FIN must be acknowledged
@@ -212,7 +211,12 @@ async fn watch(
                 }
             }
             let _ = socks[other].shutdown(Shutdown::Write);
-            let _ = watch.get_ref().0.delete(&socks[side]);
+            // From now on only an error or a hang-up of this side matters
+            // (bytes the other side sends to it would be lost).
+            let _ = watch.get_ref().0.modify(
+                &socks[side],
+                &mut EpollEvent::new(EpollFlags::empty(), side as u64),
+            );
             done[side] = true;
         }
     }
