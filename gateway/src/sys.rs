@@ -58,12 +58,13 @@ pub fn socket_cookie(fd: BorrowedFd<'_>) -> io::Result<u64> {
 }
 
 /// Where `tcpi_bytes_acked` sits in the kernel's `struct tcp_info` (UAPI,
-/// append-only; the libc crate's glibc struct stops short of it).
+/// append-only; the libc crate's glibc struct stops short of it), followed
+/// by `tcpi_bytes_received`.
 const TCPI_BYTES_ACKED: usize = 120;
 
 /// Bytes of a TCP socket's stream its peer has acknowledged
-/// (`tcpi_bytes_acked`).
-pub fn tcp_bytes_acked(fd: BorrowedFd<'_>) -> io::Result<u64> {
+/// (`tcpi_bytes_acked`), and bytes it has received (`tcpi_bytes_received`).
+pub fn tcp_bytes(fd: BorrowedFd<'_>) -> io::Result<(u64, u64)> {
     let mut info = [0u8; 256];
     let mut len = info.len() as libc::socklen_t;
     // SAFETY: `fd` is a valid socket; the kernel writes at most `len` bytes
@@ -80,11 +81,13 @@ pub fn tcp_bytes_acked(fd: BorrowedFd<'_>) -> io::Result<u64> {
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    let field = info
-        .get(TCPI_BYTES_ACKED..TCPI_BYTES_ACKED + 8)
-        .filter(|_| len as usize >= TCPI_BYTES_ACKED + 8)
-        .ok_or_else(|| io::Error::other("tcp_info too short for tcpi_bytes_acked"))?;
-    Ok(u64::from_ne_bytes(field.try_into().expect("eight bytes")))
+    let field = |at: usize| {
+        info.get(at..at + 8)
+            .filter(|_| len as usize >= at + 8)
+            .map(|b| u64::from_ne_bytes(b.try_into().expect("eight bytes")))
+            .ok_or_else(|| io::Error::other("tcp_info too short for tcpi_bytes_received"))
+    };
+    Ok((field(TCPI_BYTES_ACKED)?, field(TCPI_BYTES_ACKED + 8)?))
 }
 
 /// A value of plain integers read out of the front of `bytes` (a ring

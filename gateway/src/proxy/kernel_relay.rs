@@ -90,7 +90,17 @@ pub async fn relay(
     };
     // The sockets, held until the counts are read.
     let held = match setup {
-        Ok(true) => watch(kernel, client, upstream, [cc, uc], sent, revoked.as_mut()).await,
+        Ok(true) => {
+            watch(
+                kernel,
+                client,
+                upstream,
+                [cc, uc],
+                &mut sent,
+                revoked.as_mut(),
+            )
+            .await
+        }
         Ok(false) => {
             super::reset(&client);
             super::reset(&upstream);
@@ -152,7 +162,7 @@ async fn watch(
     client: TcpStream,
     upstream: TcpStream,
     cookies: [u64; 2],
-    sent: Sent,
+    sent: &mut Sent,
     mut revoked: Pin<&mut impl Future<Output = ()>>,
 ) -> Vec<std::net::TcpStream> {
     // Out of tokio's reactor: it would wake for every segment the kernel
@@ -168,8 +178,6 @@ async fn watch(
             return socks.into();
         }
     };
-    // Bytes the daemon wrote to each socket itself (client, upstream).
-    let written = [sent.down, sent.up];
     let mut done = [false; 2];
     let mut events = [EpollEvent::empty(); 2];
     while !(done[0] && done[1]) {
@@ -200,9 +208,22 @@ async fn watch(
                 return socks.into();
             }
             let other = 1 - side;
-            // Everything `side` sent before its FIN must be acknowledged
-            // on the other socket before the FIN follows it there.
-            let want = written[other] + kernel.sent(cookies[side]);
+            // `side`'s FIN can wake the daemon before the kernel has
+            // redirected the bytes that came with it: first every byte
+            // `side` received must be accounted for (read by the daemon or
+            // redirected), then acknowledged on the other socket, and only
+            // then does the FIN follow them there.
+            let read = if side == 0 { sent.up } else { sent.down };
+            let accounted = || read + kernel.sent(cookies[side]);
+            let want = tokio::select! {
+                want = received(&socks[side], accounted) => want,
+                () = revoked.as_mut() => None,
+            };
+            let Some(want) = want else {
+                tracing::warn!("kernel relay: bytes received but not redirected; reset");
+                reset(&socks);
+                return socks.into();
+            };
             tokio::select! {
                 () = acknowledged(&socks[other], want) => {}
                 () = revoked.as_mut() => {
@@ -223,6 +244,32 @@ async fn watch(
     socks.into()
 }
 
+/// How long the kernel may take to redirect what a socket received before
+/// its FIN (it does so as the FIN arrives; this bounds a socket whose bytes
+/// were left in its own queue).
+const REDIRECT_WAIT: Duration = Duration::from_secs(2);
+
+/// Once everything `sock` received is `accounted` for, that count; `None`
+/// when it is not within [`REDIRECT_WAIT`].
+async fn received(sock: &std::net::TcpStream, accounted: impl Fn() -> u64) -> Option<u64> {
+    let deadline = tokio::time::Instant::now() + REDIRECT_WAIT;
+    let mut pause = Duration::from_micros(100);
+    loop {
+        let (_, got) = crate::sys::tcp_bytes(sock.as_fd()).ok()?;
+        let done = accounted();
+        // The FIN takes a sequence number, which `tcpi_bytes_received`
+        // counts.
+        if done + 1 >= got {
+            return Some(done);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(ACK_POLL_MAX);
+    }
+}
+
 /// An epoll set over both sockets (data 0: client, 1: upstream) that
 /// reports only a peer's half-close, hang-ups and errors.
 /// It wakes the daemon only for those (never for data, which the kernel
@@ -240,8 +287,8 @@ fn watch_set(socks: &[std::net::TcpStream; 2]) -> io::Result<AsyncFd<EpollFd>> {
 async fn acknowledged(sock: &std::net::TcpStream, want: u64) {
     let mut pause = Duration::from_millis(1);
     loop {
-        match crate::sys::tcp_bytes_acked(sock.as_fd()) {
-            Ok(acked) if acked < want => {}
+        match crate::sys::tcp_bytes(sock.as_fd()) {
+            Ok((acked, _)) if acked < want => {}
             _ => return,
         }
         if !matches!(sock.take_error(), Ok(None)) {
