@@ -1,42 +1,115 @@
 //! The in-kernel relay: both sockets of a relayed connection (the accepted
 //! one and the daemon's upstream one) sit in `SLUICE_RELAY_SOCKS`, and each
 //! segment one of them receives is sent out of the other without reaching
-//! the daemon. The daemon inserts them, keeps their descriptors, passes
-//! half-closes on and removes them; the program only moves and counts bytes.
+//! the daemon, once the daemon has let go of that direction. The daemon
+//! inserts them, keeps their descriptors, hands each direction to the
+//! kernel, passes half-closes on and removes them; the program only moves,
+//! holds and counts bytes.
 
 use aya_ebpf::{
     EbpfContext as _,
-    bindings::sk_action::SK_PASS,
+    bindings::{
+        BPF_F_MMAPABLE,
+        sk_action::{SK_DROP, SK_PASS},
+    },
     helpers::bpf_get_socket_cookie,
     macros::{map, stream_verdict},
-    maps::{HashMap, PerCpuHashMap, SockHash},
+    maps::{Array, HashMap, SockHash},
     programs::SkBuffContext,
 };
-use gateway_common::capacity;
+use gateway_common::{RelayPeer, RelaySlot, capacity};
 
 #[map(name = "SLUICE_RELAY_SOCKS")]
 static RELAY_SOCKS: SockHash<u64> = SockHash::pinned(capacity::RELAY_SOCKS, 0);
 #[map(name = "SLUICE_RELAY_PEERS")]
-static RELAY_PEERS: HashMap<u64, u64> = HashMap::pinned(capacity::RELAY_SOCKS, 0);
-#[map(name = "SLUICE_RELAY_BYTES")]
-static RELAY_BYTES: PerCpuHashMap<u64, u64> = PerCpuHashMap::pinned(capacity::RELAY_SOCKS, 0);
+static RELAY_PEERS: HashMap<u64, RelayPeer> = HashMap::pinned(capacity::RELAY_SOCKS, 0);
+/// Mapped by the daemon too (`BPF_F_MMAPABLE`): its compare-and-swap on a
+/// slot's state and this program's fetch-and-add are the handover.
+#[map(name = "SLUICE_RELAY_STATE")]
+static RELAY_STATE: Array<RelaySlot> = Array::pinned(capacity::RELAY_SLOTS, BPF_F_MMAPABLE as u32);
 
-/// A segment received by a relayed socket goes out of its peer (egress:
-/// flags 0), counted under the receiving socket. A socket with no peer
-/// entry keeps the segment in its own receive queue (`SK_PASS`), where the
-/// daemon reads it in order: that is the state between insertion and the
-/// daemon's flush of what arrived before it.
+/// A segment received by a relayed socket: while its slot's state is not
+/// zero (the daemon holds that direction), it stays in the socket's own
+/// queue (`SK_PASS`), for the daemon to read in order, and its length is
+/// added to the state so the daemon sees it arrived. Once the daemon has
+/// swapped the state to zero (having written on everything passed before),
+/// the segment goes out of the peer (egress: flags 0), counted.
+///
+/// The add comes first and is one atomic instruction; the value before it
+/// decides: a segment is either counted while held or redirected after
+/// the swap, never redirected while the daemon still writes what came
+/// before it. The kernel runs this program for one socket at a time (under
+/// the socket's lock), so the undo below cannot interleave with another
+/// segment of the same socket.
 #[stream_verdict]
 pub fn sluice_relay_verdict(ctx: SkBuffContext) -> u32 {
     // SAFETY: sk_skb programs may read their socket's cookie.
     let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };
     // SAFETY: the value is copied out at once.
-    let Some(mut peer) = (unsafe { RELAY_PEERS.get(&cookie) }).copied() else {
+    let Some(peer) = (unsafe { RELAY_PEERS.get(&cookie) }).copied() else {
+        // The daemon writes the peer entry before it inserts the socket and
+        // removes it after the socket is closed: not one of its sockets.
         return SK_PASS;
     };
-    if let Some(bytes) = RELAY_BYTES.get_ptr_mut(&cookie) {
-        // SAFETY: this CPU's slot; nothing else writes it meanwhile.
-        unsafe { *bytes += u64::from(ctx.len()) };
+    let Some(slot) = RELAY_STATE.get_ptr_mut(peer.slot) else {
+        return SK_PASS;
+    };
+    let len = u64::from(ctx.len());
+    if len == 0 {
+        // A FIN alone: dropped, which ends nothing (the kernel marked the
+        // socket shut for reading as it queued it, and that is what reads,
+        // poll and the daemon see). The daemon passes the half-close on
+        // itself, once the bytes before it are out. Passed or redirected,
+        // an empty segment can reach the kernel's relay work queue (behind
+        // bytes waiting there), which takes its zero length for a failed
+        // send: it reports EPIPE on the socket and stops relaying to it.
+        return SK_DROP;
     }
-    RELAY_SOCKS.redirect_skb(&ctx, &mut peer, 0) as u32
+    // SAFETY: `slot` points into the array map's value, valid and 8-byte
+    // aligned for as long as the program runs; the daemon touches these
+    // words only atomically.
+    unsafe {
+        if add_and_read(&raw mut (*slot).state, len) != len {
+            return SK_PASS;
+        }
+        add_and_read(&raw mut (*slot).state, len.wrapping_neg());
+        add_and_read(&raw mut (*slot).redirected, len);
+    }
+    let mut to = peer.peer;
+    RELAY_SOCKS.redirect_skb(&ctx, &mut to, 0) as u32
+}
+
+/// Adds `n` to `word` with one atomic instruction (`BPF_ATOMIC | BPF_ADD`,
+/// lock-prefixed on x86), then reads it back: the value after the add.
+///
+/// Not a fetch-and-add: LLVM emits the fetching form only for CPU v3 and
+/// the programs are built for the generic CPU (and the bpf target's core
+/// has no read-modify-write atomics at all, lacking compare-and-swap; the
+/// intrinsic behind them is the one instruction). The read-back is as good
+/// here: the kernel runs this program for one socket at a time, and the
+/// daemon's only write while the socket is held, a compare-and-swap against
+/// a value it read earlier, fails once this add moved the word (`n` > 0;
+/// with `n` = 0 nothing moved and there is nothing to order). So the value
+/// read is the value before plus `n`.
+///
+/// # Safety
+/// `word` is valid, aligned, and written by others only atomically.
+#[inline(always)]
+unsafe fn add_and_read(word: *mut u64, n: u64) -> u64 {
+    #[cfg(target_arch = "bpf")]
+    {
+        use core::intrinsics::{AtomicOrdering, atomic_xadd};
+        // SAFETY: as the caller promises. The result is unused: the
+        // plain atomic add.
+        let _ = unsafe { atomic_xadd::<u64, u64, { AtomicOrdering::SeqCst }>(word, n) };
+    }
+    #[cfg(not(target_arch = "bpf"))]
+    {
+        // On the host, where the workspace is checked and linted.
+        use core::sync::atomic::{AtomicU64, Ordering};
+        // SAFETY: as the caller promises.
+        unsafe { AtomicU64::from_ptr(word) }.fetch_add(n, Ordering::SeqCst);
+    }
+    // SAFETY: as above; an aligned 8-byte load is one instruction.
+    unsafe { core::ptr::read_volatile(word) }
 }
