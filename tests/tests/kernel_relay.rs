@@ -165,3 +165,178 @@ fn a_revoked_kernel_relay_is_cut() {
     );
     assert_eq!(daemon.metric(KERNEL), Some(1.0), "{}", daemon.metrics());
 }
+
+/// Connections each ordering test opens: the handover of a direction to
+/// the kernel happens once per connection, so each one is a try.
+const CONNECTIONS: usize = 50;
+
+/// Sandbox side of the ordering tests. `up FILE N`: N connections, each
+/// sending FILE's bytes as chunks of 1 to 64 bytes, one send per chunk
+/// from the moment it connects (no delay: each a segment of its own), while
+/// reading the echo; then a half-close, and the echo must be FILE's bytes
+/// exactly. `down FILE N`: N connections, each sending one NUL (so the
+/// connection is relayed unread; no half-close, which would leave it to
+/// the user-space copy) and reading until EOF what the upstream sends at
+/// once: FILE's bytes exactly. Prints one JSON line.
+const CHUNKS: &str = r#"
+import json, socket, sys, threading
+mode, src, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+host, port = sys.argv[4], int(sys.argv[5])
+data = open(src, "rb").read()
+sizes, at, k = [], 0, 0
+while at < len(data):
+    size = min(1 + (k * 37) % 64, len(data) - at)
+    sizes.append(size)
+    at += size
+    k += 1
+bad = []
+for i in range(n):
+    s = socket.create_connection((host, port), timeout=15)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    got, errors = [], []
+    def read():
+        try:
+            while True:
+                c = s.recv(1 << 16)
+                if not c:
+                    return
+                got.append(c)
+        except OSError as e:
+            errors.append(repr(e))
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        if mode == "up":
+            at = 0
+            for size in sizes:
+                s.sendall(data[at:at + size])
+                at += size
+            s.shutdown(socket.SHUT_WR)
+        else:
+            s.sendall(b"\0")
+    except OSError as e:
+        errors.append(repr(e))
+    reader.join()
+    s.close()
+    got = b"".join(got)
+    if errors or got != data:
+        first = next((j for j in range(min(len(got), len(data))) if got[j] != data[j]), None)
+        bad.append({"conn": i, "received": len(got), "first_difference": first, "errors": errors})
+print(json.dumps({"ok": not bad, "connections": n, "sizes": len(sizes), "bad": bad[:5]}))
+sys.exit(0 if not bad else 1)
+"#;
+
+/// Runs [`CHUNKS`] in `sandbox` against `port`, `CONNECTIONS` times.
+fn chunks(
+    daemon: &Daemon,
+    sandbox: &sluice_e2e::TestCgroup,
+    mode: &str,
+    data: &[u8],
+    port: u16,
+) -> sluice_e2e::Output {
+    let file = daemon.dir().join(format!("chunks-{mode}.bin"));
+    std::fs::write(&file, data).expect("write chunks");
+    in_cgroup(sandbox)
+        .timeout(std::time::Duration::from_secs(120))
+        .python(
+            CHUNKS,
+            &[
+                mode,
+                &file.to_string_lossy(),
+                &CONNECTIONS.to_string(),
+                "127.0.0.1",
+                &port.to_string(),
+            ],
+        )
+}
+
+/// The handover of each direction to the kernel keeps the byte order: a
+/// sandbox that writes small chunks back to back from the moment it
+/// connects (while the upstream echoes them) gets everything to the
+/// upstream, and back, in order. Bytes sent right after the daemon read
+/// the ones before them could once be redirected ahead of those.
+#[test]
+fn back_to_back_chunks_keep_their_order_upstream() {
+    let upstream = EchoServer::v4();
+    let (daemon, sb1) = Daemon::with_sandbox(vec![Rule::exact(upstream.addr())]);
+    let data = payload(48 * 1024);
+    let out = chunks(&daemon, &sb1, "up", &data, upstream.port());
+    // What the upstream got first: a reordering shows there, the echo
+    // would only repeat it.
+    let conns = upstream.wait_closed(CONNECTIONS, sluice_e2e::WAIT);
+    for (i, conn) in conns.iter().enumerate() {
+        let first = conn.received.iter().zip(&data).position(|(a, b)| a != b);
+        assert!(
+            conn.received == data,
+            "connection {i}: upstream received {} bytes, not the chunks in order \
+             (first difference at {first:?})\n{out}",
+            conn.received.len()
+        );
+    }
+    out.expect_success("every byte in order on every connection, and back");
+    relayed_in_the_kernel(&daemon);
+}
+
+/// The same downstream: an upstream that writes small chunks back to back
+/// the moment it accepts, then half-closes; the sandbox reads them all, in
+/// order, and the end.
+#[test]
+fn back_to_back_chunks_keep_their_order_downstream() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind upstream");
+    let addr = listener.local_addr().expect("local_addr");
+    let data = payload(48 * 1024);
+    let served = data.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let data = served.clone();
+            std::thread::spawn(move || send_chunks(stream, &data));
+        }
+    });
+    let (daemon, sb1) = Daemon::with_sandbox(vec![Rule::exact(addr)]);
+    chunks(&daemon, &sb1, "down", &data, addr.port())
+        .expect_success("every byte in order on every connection");
+    relayed_in_the_kernel(&daemon);
+}
+
+/// Writes `data` as chunks of 1 to 64 bytes (one write each, no delay),
+/// half-closes, and reads what the sandbox sent until its end.
+fn send_chunks(mut stream: std::net::TcpStream, data: &[u8]) {
+    use std::io::{Read as _, Write as _};
+    let _ = stream.set_nodelay(true);
+    let mut at = 0;
+    for k in 0.. {
+        if at == data.len() {
+            break;
+        }
+        let size = (1 + (k * 37) % 64).min(data.len() - at);
+        if stream.write_all(&data[at..at + size]).is_err() {
+            return;
+        }
+        at += size;
+    }
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut sink = [0u8; 1024];
+    while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+}
+
+/// Every connection was relayed, most of them in the kernel: a sandbox
+/// that sent everything and its FIN before the daemon got to it is copied
+/// in user space (the kernel takes only established sockets).
+fn relayed_in_the_kernel(daemon: &Daemon) {
+    sluice_e2e::eventually("every connection counted", sluice_e2e::WAIT, || {
+        let kernel = daemon.metric(KERNEL).unwrap_or(0.0);
+        let user = daemon.metric(USER).unwrap_or(0.0);
+        if kernel + user >= CONNECTIONS as f64 {
+            Ok(())
+        } else {
+            Err(format!("kernel {kernel}, user {user}"))
+        }
+    });
+    let kernel = daemon.metric(KERNEL).unwrap_or(0.0);
+    assert!(
+        kernel >= (CONNECTIONS / 2) as f64,
+        "{kernel} of {CONNECTIONS} in the kernel\n{}",
+        daemon.metrics()
+    );
+}
