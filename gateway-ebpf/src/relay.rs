@@ -69,33 +69,36 @@ pub fn sluice_relay_verdict(ctx: SkBuffContext) -> u32 {
     // aligned for as long as the program runs; the daemon touches these
     // words only atomically.
     unsafe {
-        if add_and_read(&raw mut (*slot).state, len) != len {
+        let state = &raw mut (*slot).state;
+        atomic_add(state, len);
+        // See `atomic_add` for why this is the value before plus `len`.
+        if core::ptr::read_volatile(state) != len {
             return SK_PASS;
         }
-        add_and_read(&raw mut (*slot).state, len.wrapping_neg());
-        add_and_read(&raw mut (*slot).redirected, len);
+        atomic_add(state, len.wrapping_neg());
+        atomic_add(&raw mut (*slot).redirected, len);
     }
     let mut to = peer.peer;
     RELAY_SOCKS.redirect_skb(&ctx, &mut to, 0) as u32
 }
 
 /// Adds `n` to `word` with one atomic instruction (`BPF_ATOMIC | BPF_ADD`,
-/// lock-prefixed on x86), then reads it back: the value after the add.
+/// lock-prefixed on x86).
 ///
 /// Not a fetch-and-add: LLVM emits the fetching form only for CPU v3 and
 /// the programs are built for the generic CPU (and the bpf target's core
 /// has no read-modify-write atomics at all, lacking compare-and-swap; the
-/// intrinsic behind them is the one instruction). The read-back is as good
-/// here: the kernel runs this program for one socket at a time, and the
-/// daemon's only write while the socket is held, a compare-and-swap against
-/// a value it read earlier, fails once this add moved the word (`n` > 0;
-/// with `n` = 0 nothing moved and there is nothing to order). So the value
-/// read is the value before plus `n`.
+/// intrinsic behind them is the one instruction). Reading the word back
+/// after the add is as good here: the kernel runs this program for one
+/// socket at a time, and the daemon's only write while the socket is held,
+/// a compare-and-swap against a value it read earlier, fails once this add
+/// moved the word (`n` > 0; the program never adds 0). So the value read
+/// back is the value before plus `n`.
 ///
 /// # Safety
 /// `word` is valid, aligned, and written by others only atomically.
 #[inline(always)]
-unsafe fn add_and_read(word: *mut u64, n: u64) -> u64 {
+unsafe fn atomic_add(word: *mut u64, n: u64) {
     #[cfg(target_arch = "bpf")]
     {
         use core::intrinsics::{AtomicOrdering, atomic_xadd};
@@ -110,6 +113,4 @@ unsafe fn add_and_read(word: *mut u64, n: u64) -> u64 {
         // SAFETY: as the caller promises.
         unsafe { AtomicU64::from_ptr(word) }.fetch_add(n, Ordering::SeqCst);
     }
-    // SAFETY: as above; an aligned 8-byte load is one instruction.
-    unsafe { core::ptr::read_volatile(word) }
 }

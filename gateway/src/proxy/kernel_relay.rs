@@ -118,7 +118,11 @@ pub async fn relay(
             Vec::new()
         }
         Err(err) => {
-            tracing::debug!(%err, "kernel relay handover failed");
+            // Reset, not closed: the other side must not take a cut
+            // stream for a finished one.
+            tracing::debug!(%err, "kernel relay handover failed; reset");
+            super::reset(&client);
+            super::reset(&upstream);
             drop((client, upstream));
             Vec::new()
         }
