@@ -26,7 +26,7 @@ static RELAY_PEERS: HashMap<u64, RelayPeer> = HashMap::pinned(capacity::RELAY_SO
 /// Mapped by the daemon too (`BPF_F_MMAPABLE`): its compare-and-swap on a
 /// slot's state and this program's fetch-and-add are the handover.
 #[map(name = "SLUICE_RELAY_STATE")]
-static RELAY_STATE: Array<RelaySlot> = Array::pinned(capacity::RELAY_SLOTS, BPF_F_MMAPABLE as u32);
+static RELAY_STATE: Array<RelaySlot> = Array::pinned(capacity::RELAY_SLOTS, BPF_F_MMAPABLE);
 
 /// A segment received by a relayed socket: while its slot's state is not
 /// zero (the daemon holds that direction), it stays in the socket's own
