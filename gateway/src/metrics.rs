@@ -28,6 +28,9 @@ pub struct Metrics {
     pub dns_queries: IntCounterVec,
     /// Bytes relayed, by direction (`upstream`: sandbox → destination).
     pub relay_bytes: IntCounterVec,
+    /// Relayed connections by the path their bytes took (`kernel`: the
+    /// sockhash redirect; `user`: copied by the daemon).
+    pub relay_paths: IntCounterVec,
     /// Operations the eBPF programs refused, by reason (read from the kernel).
     pub ebpf_refusals: IntCounterVec,
     /// Registered sandboxes and sessions.
@@ -111,6 +114,14 @@ impl Metrics {
                 "Bytes relayed undecrypted and unread (not HTTP, or TLS not decrypted), by direction.",
             ),
             &["direction"],
+        )
+        .expect("valid metric");
+        let relay_paths = IntCounterVec::new(
+            Opts::new(
+                "sluice_relay_connections_total",
+                "Relayed connections by the path their bytes took (kernel, user).",
+            ),
+            &["path"],
         )
         .expect("valid metric");
         let ebpf_refusals = IntCounterVec::new(
@@ -289,6 +300,7 @@ impl Metrics {
             Box::new(parked_connections.clone()),
             Box::new(dns_queries.clone()),
             Box::new(relay_bytes.clone()),
+            Box::new(relay_paths.clone()),
             Box::new(ebpf_refusals.clone()),
             Box::new(registered.clone()),
             Box::new(audit_errors.clone()),
@@ -330,6 +342,7 @@ impl Metrics {
             parked_connections,
             dns_queries,
             relay_bytes,
+            relay_paths,
             ebpf_refusals,
             registered,
             audit_errors,

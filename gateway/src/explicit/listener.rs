@@ -75,6 +75,8 @@ pub struct ExplicitProxy {
     pub pending_refusals: std::sync::Mutex<Fold>,
     /// Open connections per sandbox, shared with the steering listeners.
     pub quota: Quota,
+    /// In the kernel or in user space, as for steered connections.
+    pub relayer: crate::proxy::relay::Relayer,
 }
 
 /// What refuses a connection past the pending cap, or its source's share
@@ -465,6 +467,7 @@ impl ExplicitProxy {
             &buf,
             self.connect_timeout,
             revoked,
+            &self.relayer,
             &self.metrics,
         )
         .await;

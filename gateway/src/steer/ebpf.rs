@@ -28,7 +28,7 @@ use gateway_common::{
     maps, programs,
 };
 
-use super::{OrigDstSource, Steered, conn_key, steered, words};
+use super::{OrigDstSource, Steered, conn_key, relay::KernelRelay, steered, words};
 use crate::cgroup::SandboxRoot;
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/sluice-ebpf"));
@@ -91,6 +91,8 @@ pub struct Steering {
     events: Mutex<Option<RingBuf<MapData>>>,
     /// Names of the programs attached by this run.
     pub attached: Vec<&'static str>,
+    /// The in-kernel relay, where the kernel took its program.
+    pub relay: Option<std::sync::Arc<KernelRelay>>,
 }
 
 impl Steering {
@@ -139,7 +141,19 @@ impl Steering {
                 ),
             }
         }
-        let attached = links.iter().map(|(name, _)| *name).collect();
+        let mut attached: Vec<&'static str> = links.iter().map(|(name, _)| *name).collect();
+        // Not a cgroup program: attached to its (pinned) socket map for as
+        // long as the daemon runs, since the sockets in it are the daemon's.
+        let relay = match KernelRelay::attach(&mut ebpf) {
+            Ok(relay) => {
+                attached.push(programs::RELAY_VERDICT);
+                Some(std::sync::Arc::new(relay))
+            }
+            Err(err) => {
+                tracing::warn!(%err, "relayed connections are copied in user space");
+                None
+            }
+        };
         // Every new program is attached; now the old ones can go.
         for (name, link) in links {
             let path = links_dir.join(name);
@@ -154,6 +168,7 @@ impl Steering {
             refusals: take(&mut ebpf, maps::REFUSALS)?,
             events: Mutex::new(Some(take(&mut ebpf, maps::EVENTS)?)),
             attached,
+            relay,
         })
     }
 
@@ -369,7 +384,7 @@ fn ensure_bpffs(dir: &Path) -> Result<(), SteerError> {
     Ok(())
 }
 
-fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, SteerError>
+pub(super) fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, SteerError>
 where
     T: TryFrom<aya::maps::Map, Error = aya::maps::MapError>,
 {
@@ -380,14 +395,14 @@ where
     T::try_from(map).map_err(|e| map_err(name, e))
 }
 
-fn map_err(name: &'static str, err: aya::maps::MapError) -> SteerError {
+pub(super) fn map_err(name: &'static str, err: aya::maps::MapError) -> SteerError {
     SteerError::Map {
         name,
         message: err.to_string(),
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding a map handle leaves the map itself consistent.
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
