@@ -4,7 +4,10 @@
 //!
 //! Metric handles are created once here; hot paths only bump them.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{
+    net::SocketAddr,
+    sync::{Arc, OnceLock},
+};
 
 use prometheus::{
     Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
@@ -50,6 +53,8 @@ pub struct Metrics {
     pub certificates_minted: IntCounter,
     /// Intercepted HTTP requests, by response status class.
     pub intercepted_requests: IntCounterVec,
+    /// Its series by class (1xx to 5xx), each resolved on first use.
+    pub intercepted_by_class: [Series; 5],
     /// Upstream failures answered 502, by reason.
     pub upstream_errors: IntCounterVec,
     /// Secrets injected, by credential name.
@@ -352,6 +357,7 @@ impl Metrics {
             dns_refusals,
             certificates_minted,
             intercepted_requests,
+            intercepted_by_class: Default::default(),
             upstream_errors,
             credential_injections,
             credential_refusals,
@@ -460,6 +466,28 @@ pub async fn serve(
 }
 
 /// Binds the metrics listener.
+/// One series of a labelled counter, resolved on its first use and kept:
+/// `with_label_values` hashes the labels and takes a lock on every call,
+/// which the request path need not pay per request. Resolved lazily, so a
+/// series is exported from its first count, as before.
+#[derive(Default)]
+pub struct Series(OnceLock<(Box<str>, IntCounter)>);
+
+impl Series {
+    /// Counts one under `label` (the only label of `vec`): through the kept
+    /// series when it is that label's, else looked up as usual.
+    pub fn inc(&self, vec: &IntCounterVec, label: &str) {
+        let (kept, counter) = self
+            .0
+            .get_or_init(|| (label.into(), vec.with_label_values(&[label])));
+        if **kept == *label {
+            counter.inc();
+        } else {
+            vec.with_label_values(&[label]).inc();
+        }
+    }
+}
+
 pub async fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     tokio::net::TcpListener::bind(addr).await
 }

@@ -29,7 +29,10 @@ mod in_process;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use hyper::{Request, Response, StatusCode, Version, header};
+use hyper::{
+    Request, Response, StatusCode, Version,
+    header::{self, HeaderValue},
+};
 use tokio::net::TcpStream;
 
 use crate::{
@@ -37,7 +40,7 @@ use crate::{
     conn::{Held, Standing, Who},
     credentials::Transport,
     drain::Drain,
-    metrics::Metrics,
+    metrics::{Metrics, Series},
     policy::network::RequestRule,
     tls::mint::{MintError, Minter},
 };
@@ -81,7 +84,7 @@ pub struct Interceptor {
 }
 
 /// One intercepted connection: who, where, and the name it was decided on.
-#[derive(Clone)]
+/// Shared by its requests (`Arc`), never copied per request.
 struct Conn {
     who: Who,
     key: Key,
@@ -98,6 +101,27 @@ struct Conn {
     /// allowed the connection has methods or paths (the `network_rule`
     /// stage).
     request_rule: Option<Arc<RequestRule>>,
+    /// The `Host` its requests go upstream with, made once for all of them.
+    authority: Authority,
+    /// The series its injections are counted in (`credential_injections`,
+    /// by credential), resolved at the first.
+    injections: Series,
+}
+
+/// The authority an upstream request names: as an HTTP/1 `Host` (no
+/// default port; what a SigV4 signature covers) and as a header value.
+pub(super) struct Authority {
+    text: String,
+    /// `None` when the text is no valid header value (then no `Host` is set).
+    host: Option<HeaderValue>,
+}
+
+impl Authority {
+    fn of(key: &Key) -> Authority {
+        let text = host_header(key);
+        let host = HeaderValue::from_str(&text).ok();
+        Authority { text, host }
+    }
 }
 
 impl Interceptor {
@@ -138,13 +162,16 @@ impl Interceptor {
         // The rule the listener allowed the connection by: decided once,
         // on the same name, address and port.
         let request_rule = who.network().request_rule(Some(&name), dst);
+        let key = Key {
+            sandbox: who.sandbox.clone(),
+            name,
+            addr: dst,
+            tls: true,
+        };
         let conn = Conn {
-            key: Key {
-                sandbox: who.sandbox.clone(),
-                name,
-                addr: dst,
-                tls: true,
-            },
+            authority: Authority::of(&key),
+            injections: Series::default(),
+            key,
             who,
             sni,
             transport: Transport::Tls,
@@ -216,13 +243,16 @@ impl Interceptor {
         held: Held,
     ) {
         let request_rule = who.network().request_rule(Some(&host), dst);
+        let key = Key {
+            sandbox: who.sandbox.clone(),
+            name: host,
+            addr: dst,
+            tls: false,
+        };
         let conn = Conn {
-            key: Key {
-                sandbox: who.sandbox.clone(),
-                name: host,
-                addr: dst,
-                tls: false,
-            },
+            authority: Authority::of(&key),
+            injections: Series::default(),
+            key,
             who,
             sni: None,
             transport: if named_address {
@@ -387,17 +417,16 @@ impl Interceptor {
     }
 
     fn count(&self, status: StatusCode) {
+        const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
         let class = match status.as_u16() {
-            100..=199 => "1xx",
-            200..=299 => "2xx",
-            300..=399 => "3xx",
-            400..=499 => "4xx",
-            _ => "5xx",
+            100..=199 => 0,
+            200..=299 => 1,
+            300..=399 => 2,
+            400..=499 => 3,
+            _ => 4,
         };
-        self.metrics
-            .intercepted_requests
-            .with_label_values(&[class])
-            .inc();
+        self.metrics.intercepted_by_class[class]
+            .inc(&self.metrics.intercepted_requests, CLASSES[class]);
     }
 }
 

@@ -74,6 +74,8 @@ impl Interceptor {
     ) where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
+        // Shared by its requests, never copied per request.
+        let conn = Arc::new(conn);
         let service = self.service(&conn, &in_flight);
         if h1 {
             self.serve_h1(io, &conn, in_flight, service).await;
@@ -86,7 +88,7 @@ impl Interceptor {
     /// in flight from its head until its body and its answer have ended.
     fn service(
         self: &Arc<Self>,
-        conn: &Conn,
+        conn: &Arc<Conn>,
         in_flight: &InFlight,
     ) -> impl Service<
         Request<Incoming>,
