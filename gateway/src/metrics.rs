@@ -498,6 +498,26 @@ mod tests {
 
     use super::*;
 
+    /// A kept series counts into the same counter as a lookup would, is
+    /// exported only from its first count, and another label still counts.
+    #[test]
+    fn a_kept_series_counts_where_a_lookup_would() {
+        let vec = IntCounterVec::new(Opts::new("t", "t"), &["credential"]).expect("vec");
+        let series = Series::default();
+        let exported = |vec: &IntCounterVec| {
+            prometheus::core::Collector::collect(vec)[0]
+                .get_metric()
+                .len()
+        };
+        assert_eq!(exported(&vec), 0, "nothing before");
+        series.inc(&vec, "github");
+        series.inc(&vec, "github");
+        series.inc(&vec, "stripe");
+        assert_eq!(vec.with_label_values(&["github"]).get(), 2);
+        assert_eq!(vec.with_label_values(&["stripe"]).get(), 1);
+        assert_eq!(exported(&vec), 2);
+    }
+
     #[test]
     fn probes_and_metrics_table() {
         let ready = Arc::new(AtomicBool::new(false));
