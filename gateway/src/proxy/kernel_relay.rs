@@ -8,7 +8,7 @@
 //!   what they receive meanwhile waits in their own queues, in order,
 //!   counted in the state; the daemon reads it and writes it on until,
 //!   with nothing passed since it last looked, it swaps the state to zero
-//!   (see [`hand_over`]); each direction on its own;
+//!   (see `hand_over`); each direction on its own;
 //! - a half-close (FIN) is passed on once the peer socket has had every
 //!   byte that came before it acknowledged (the kernel sends redirected
 //!   bytes from a work queue, so a shutdown at once could overtake them);
