@@ -28,7 +28,13 @@ use gateway_common::{
     maps, programs,
 };
 
-use super::{OrigDstSource, Steered, conn_key, relay::KernelRelay, steered, words};
+pub use super::handles::SteerError;
+use super::{
+    OrigDstSource, Steered, conn_key,
+    handles::{lock, map_err, take},
+    relay::KernelRelay,
+    steered, words,
+};
 use crate::cgroup::SandboxRoot;
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/sluice-ebpf"));
@@ -55,32 +61,6 @@ pub const OPTIONAL_PROGRAMS: [&str; 1] = [programs::SOCKET_CREATE_LSM];
 
 /// The bpffs magic number (`statfs(2)` f_type).
 const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
-
-#[derive(Debug, thiserror::Error)]
-pub enum SteerError {
-    #[error(
-        "this binary was built without its eBPF programs (AYA_BUILD_SKIP); rebuild with `cargo xtask build`"
-    )]
-    NoObject,
-    #[error("bpffs: {0}")]
-    Bpffs(String),
-    #[error("loading the eBPF object: {0}")]
-    Load(#[from] aya::EbpfError),
-    #[error("program {name}: {source}")]
-    Program {
-        name: &'static str,
-        source: ProgramError,
-    },
-    #[error("pinning {path}: {message}")]
-    Pin { path: PathBuf, message: String },
-    #[error("map {name}: {message}")]
-    Map { name: &'static str, message: String },
-    #[error("cannot open cgroup {path}: {source}")]
-    Cgroup {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-}
 
 /// The attached programs' maps, shared by the daemon's tasks.
 pub struct Steering {
@@ -382,27 +362,4 @@ fn ensure_bpffs(dir: &Path) -> Result<(), SteerError> {
         )));
     }
     Ok(())
-}
-
-pub(super) fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, SteerError>
-where
-    T: TryFrom<aya::maps::Map, Error = aya::maps::MapError>,
-{
-    let map = ebpf.take_map(name).ok_or(SteerError::Map {
-        name,
-        message: "missing from the eBPF object".to_owned(),
-    })?;
-    T::try_from(map).map_err(|e| map_err(name, e))
-}
-
-pub(super) fn map_err(name: &'static str, err: aya::maps::MapError) -> SteerError {
-    SteerError::Map {
-        name,
-        message: err.to_string(),
-    }
-}
-
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic while holding a map handle leaves the map itself consistent.
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -21,7 +21,7 @@ use aya::{
 };
 use gateway_common::{RELAY_HOLD, RelayPeer, capacity, maps, programs};
 
-use super::ebpf::{SteerError, lock, map_err, take};
+use super::handles::{SteerError, lock, map_err, take};
 use crate::sys::MappedWords;
 
 /// Words of a slot in the state map (`RelaySlot`: state, redirected).
