@@ -12,24 +12,7 @@ use tokio::io::unix::AsyncFd;
 /// The cookie of the namespace a socket lives in (`SO_NETNS_COOKIE`: what
 /// `bpf_get_netns_cookie` returns for sockets of that namespace).
 pub fn netns_cookie(fd: BorrowedFd<'_>) -> io::Result<u64> {
-    let mut cookie: u64 = 0;
-    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
-    // SAFETY: `fd` is a valid socket for the call's duration, and the out
-    // pointers point at a u64 and its length.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_NETNS_COOKIE,
-            (&mut cookie as *mut u64).cast(),
-            &mut len,
-        )
-    };
-    if rc == 0 {
-        Ok(cookie)
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    sockopt_u64(fd, libc::SO_NETNS_COOKIE)
 }
 
 /// `SO_COOKIE` (the libc crate does not name it for every target).
@@ -38,20 +21,26 @@ const SO_COOKIE: libc::c_int = 57;
 /// A socket's cookie (`SO_COOKIE`: what `bpf_get_socket_cookie` returns for
 /// it; the key of the in-kernel relay's maps).
 pub fn socket_cookie(fd: BorrowedFd<'_>) -> io::Result<u64> {
-    let mut cookie: u64 = 0;
+    sockopt_u64(fd, SO_COOKIE)
+}
+
+/// A `SOL_SOCKET` option whose value is a u64.
+fn sockopt_u64(fd: BorrowedFd<'_>, option: libc::c_int) -> io::Result<u64> {
+    let mut value: u64 = 0;
     let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
-    // SAFETY: as in `netns_cookie`.
+    // SAFETY: `fd` is a valid socket for the call's duration, and the out
+    // pointers point at a u64 and its length.
     let rc = unsafe {
         libc::getsockopt(
             fd.as_raw_fd(),
             libc::SOL_SOCKET,
-            SO_COOKIE,
-            (&mut cookie as *mut u64).cast(),
+            option,
+            (&mut value as *mut u64).cast(),
             &mut len,
         )
     };
     if rc == 0 {
-        Ok(cookie)
+        Ok(value)
     } else {
         Err(io::Error::last_os_error())
     }

@@ -11,7 +11,7 @@ use sluice_e2e::{
     pki::TestCa,
     scripts,
     stream_body::pattern_sha256,
-    tls_scripts::{self, across_a_change},
+    tls_scripts::{self, removing_the_sandbox_cuts},
 };
 
 const KERNEL: &str = "sluice_relay_connections_total{path=\"kernel\"}";
@@ -137,31 +137,9 @@ fn passthrough_tls_moves_in_the_kernel_byte_exact() {
 /// A kernel-relayed stream whose sandbox is removed is cut at once.
 #[test]
 fn a_revoked_kernel_relay_is_cut() {
-    let upstream = EchoServer::v4();
-    let mut builder = DaemonBuilder::new();
-    let sbx = builder.cgroup("sbx");
-    builder.policy("default", vec![Rule::exact(upstream.addr())]);
-    let daemon = builder.start();
-    let cgroup = sbx.path_str();
-    let add = [
-        "sandbox", "add", "sbx", "--cgroup", &cgroup, "--policy", "default",
-    ];
-    daemon.cli(&add).expect_success("sluice sandbox add");
-    let out = across_a_change(
-        &sbx,
-        daemon.dir(),
-        tls_scripts::STREAM_ACROSS_A_CHANGE,
-        json!({ "host": "127.0.0.1", "port": upstream.port() }),
-        || {
-            daemon
-                .cli(&["sandbox", "rm", "sbx"])
-                .expect_success("sluice sandbox rm");
-        },
-    );
-    out.expect_success("a kernel-relayed stream across its sandbox's removal");
-    daemon.wait_metric_at_least(
-        "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}",
-        1.0,
+    let daemon = removing_the_sandbox_cuts(
+        "a kernel-relayed stream",
+        |upstream| json!({ "host": "127.0.0.1", "port": upstream.port() }),
     );
     assert_eq!(daemon.metric(KERNEL), Some(1.0), "{}", daemon.metrics());
 }
