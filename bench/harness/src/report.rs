@@ -248,7 +248,7 @@ fn proxy_costs(md: &mut String, results: &Results) {
         "\nCPU is the proxy's whole process tree (threads, workers, helpers): utime + stime \
          from `/proc/PID/stat` between the start of the client's measured phase and its \
          report, over the requests (or MB of body) completed in it; clock-tick resolution. \
-         The three Sluice targets share one daemon. RSS sums the tree's processes. \
+         The Sluice targets share one daemon. RSS sums the tree's processes. \
          `{REFERENCE}` is a TLS-terminating reverse proxy with a pooled upstream that \
          inspects nothing, dialled directly (no `CONNECT`)."
     );

@@ -1,7 +1,7 @@
-//! One benchmark run: start the upstream, Sluice (four sandboxes, one
-//! publishing a web app through the ingress) and the peers, measure every
-//! metric against every target in interleaved rounds,
-//! then the memory of idle intercepted connections, and write the report,
+//! One benchmark run: start the upstream, Sluice (a sandbox per way of
+//! running, one publishing a web app through the ingress) and the peers,
+//! measure every metric against every target in interleaved rounds, then
+//! the memory of idle intercepted connections, and write the report,
 //! `results.json` and the chart into the output directory.
 
 use std::{
