@@ -329,37 +329,53 @@ fn bound_credential(md: &mut String, results: &Results) {
     let _ = writeln!(
         md,
         "\n## 1 MiB bodies with a bound credential\n\n\
-         | target | secret | 1 MiB bodies, 4 conns | against `{}` |\n| --- | --- | ---: | ---: |\n\
-         | {} | none bound | {} | — |",
+         | target | secret | 1 MiB bodies, 4 conns | against `{}` | daemon CPU µs / MB |\n\
+         | --- | --- | ---: | ---: | ---: |\n\
+         | {} | none bound | {} | — | {} |",
         cmp.without,
         cmp.without,
-        mb_s(cmp.without_mb_s)
+        mb_s(cmp.without_mb_s),
+        cmp.without_cpu_us_per_mb.map_or("—".to_owned(), micros)
     );
     for s in &cmp.secrets {
         let ratio = s.ratio.map_or("—".to_owned(), |r| format!("{r:.2}×"));
         let _ = writeln!(
             md,
-            "| {} | {}, {} bytes | {} | {ratio} |",
+            "| {} | {}, {} bytes | {} | {ratio} | {} |",
             s.bound.target,
             s.bound.shape,
             s.bound.len,
-            mb_s(s.mb_s)
+            mb_s(s.mb_s),
+            s.cpu_us_per_mb.map_or("—".to_owned(), micros)
         );
     }
     let range = match (cmp.min, cmp.max) {
         (Some(min), Some(max)) => format!("min {min:.2}×, max {max:.2}×"),
         _ => "no figure".to_owned(),
     };
+    let cpu = match (
+        cmp.secrets
+            .iter()
+            .filter_map(|s| s.cpu_us_per_mb)
+            .reduce(f64::max),
+        cmp.without_cpu_us_per_mb,
+    ) {
+        (Some(most), Some(without)) if without > 0.0 => format!(
+            " The daemon's CPU per MB: at most {:.2}× without.",
+            most / without
+        ),
+        _ => String::new(),
+    };
     let _ = writeln!(
         md,
-        "\n1 MiB bodies with a bound credential against without: {range} over {} secrets. \
+        "\n1 MiB bodies with a bound credential against without: {range} over {}.{cpu} \
          Each secret is drawn for the run from the OS's random numbers in the shape of a real \
          credential (`sk48`: `sk-` and 45 letters and digits; `hex40`; `b64url32`: URL-safe \
          base64; `aws40`: standard base64) and bound in a sandbox of its own running the full \
          pipeline, whose client sends its placeholder; `{}` runs the same pipeline with no \
          credential bound and sends none. The responses carry no secret: what is measured is \
          the cost of looking for it.",
-        cmp.secrets.len(),
+        cmp.count(),
         cmp.without
     );
 }
@@ -661,6 +677,14 @@ pub(crate) mod tests {
             bodies_target("sluice-full-3", None),
             bodies_target("sluice-nocred", Some(800.0)),
         ]);
+        for (i, cpu) in [(1, 1_250.0), (4, 1_000.0)] {
+            let bodies = run.targets[i]
+                .metrics
+                .get_mut(&Metric::Bodies1m)
+                .expect("bodies");
+            bodies.cpu_us_per_mb = vec![cpu];
+            bodies.finish();
+        }
         run.secrets = vec![
             Bound::new("sluice-full", &secret(Shape::OpenAi, 48)),
             Bound::new("sluice-full-2", &secret(Shape::Hex40, 40)),
@@ -673,10 +697,11 @@ pub(crate) mod tests {
             "{md}"
         );
         for line in [
-            "| sluice-nocred | none bound | 800 MB/s | — |",
-            "| sluice-full | sk48, 48 bytes | 760 MB/s | 0.95× |",
-            "| sluice-full-2 | hex40, 40 bytes | 816 MB/s | 1.02× |",
-            "| sluice-full-3 | aws40, 40 bytes | failed | — |",
+            "| sluice-nocred | none bound | 800 MB/s | — | 1000 |",
+            "| sluice-full | sk48, 48 bytes | 760 MB/s | 0.95× | 1250 |",
+            "| sluice-full-2 | hex40, 40 bytes | 816 MB/s | 1.02× | — |",
+            "| sluice-full-3 | aws40, 40 bytes | failed | — | — |",
+            "over 3 secrets. The daemon's CPU per MB: at most 1.25× without.",
             "1 MiB bodies with a bound credential against without: min 0.95×, max 1.02× over 3 secrets.",
             "| 1 MiB bodies with a bound credential ≥ 0.9× without, every secret | \
              sluice-full / sluice-nocred bodies_1m: min 0.95×, max 1.02× over 3 secrets | \

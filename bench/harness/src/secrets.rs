@@ -105,6 +105,9 @@ pub struct SecretRatio {
     /// Median MB/s over rounds.
     pub mb_s: Option<f64>,
     pub ratio: Option<f64>,
+    /// The daemon's median CPU per MB of body, µs: on a shared machine
+    /// the steadier sign of what the search costs.
+    pub cpu_us_per_mb: Option<f64>,
 }
 
 /// 1 MiB bodies with a bound credential against without, over the run's
@@ -114,6 +117,7 @@ pub struct Comparison {
     /// The target without a credential, and its median MB/s.
     pub without: String,
     pub without_mb_s: Option<f64>,
+    pub without_cpu_us_per_mb: Option<f64>,
     pub secrets: Vec<SecretRatio>,
     /// The lowest and highest ratio over the secrets that have one.
     pub min: Option<f64>,
@@ -127,6 +131,13 @@ impl Comparison {
             return None;
         }
         let without_mb_s = results.median(WITHOUT, Metric::Bodies1m);
+        let cpu = |target: &str| {
+            results
+                .target(target)?
+                .metrics
+                .get(&Metric::Bodies1m)?
+                .cpu_us_per_mb_median
+        };
         let secrets: Vec<SecretRatio> = results
             .secrets
             .iter()
@@ -140,6 +151,7 @@ impl Comparison {
                     bound: bound.clone(),
                     mb_s,
                     ratio,
+                    cpu_us_per_mb: cpu(&bound.target),
                 }
             })
             .collect();
@@ -147,10 +159,19 @@ impl Comparison {
         Some(Comparison {
             without: WITHOUT.to_owned(),
             without_mb_s,
+            without_cpu_us_per_mb: cpu(WITHOUT),
             min: ratios().min_by(f64::total_cmp),
             max: ratios().max_by(f64::total_cmp),
             secrets,
         })
+    }
+
+    /// "1 secret", "3 secrets".
+    pub fn count(&self) -> String {
+        match self.secrets.len() {
+            1 => "1 secret".to_owned(),
+            n => format!("{n} secrets"),
+        }
     }
 
     /// The secrets without a ratio (a target or the baseline failed).
@@ -177,10 +198,10 @@ impl Comparison {
     pub fn measured(&self) -> String {
         match (self.min, self.max) {
             (Some(min), Some(max)) => format!(
-                "{} / {} bodies_1m: min {min:.2}×, max {max:.2}× over {} secrets",
+                "{} / {} bodies_1m: min {min:.2}×, max {max:.2}× over {}",
                 BOUND[0],
                 self.without,
-                self.secrets.len()
+                self.count()
             ),
             _ => "no figure".to_owned(),
         }
