@@ -154,6 +154,43 @@ def snippets(texts: list, rng: random.Random, per: int) -> list:
     return out
 
 
+def chatterbot(root: str) -> list:
+    """Every conversation of chatterbot-corpus, in every language, one text
+    each: everyday chat (food, travel, money, greetings, feelings)."""
+    import yaml
+
+    out = []
+    for f in sorted(glob.glob(os.path.join(root, "chatterbot_corpus/data/*/*.yml"))):
+        try:
+            doc = yaml.safe_load(open(f, encoding="utf-8"))
+        except yaml.YAMLError:
+            continue
+        for conv in (doc or {}).get("conversations", []) or []:
+            if isinstance(conv, list):
+                text = "\n".join(str(x) for x in conv)
+                if text.strip():
+                    out.append((text, "chatterbot-corpus"))
+    return out
+
+
+def wordnet(rng: random.Random, n: int) -> list:
+    """Paragraphs of WordNet 3.0 glosses and their example sentences
+    (Debian's wordnet-base): everyday words in plain prose."""
+    glosses = []
+    for part in ("noun", "verb", "adj", "adv"):
+        path = f"/usr/share/wordnet/data.{part}"
+        if not os.path.exists(path):
+            continue
+        for line in open(path, encoding="utf-8", errors="replace"):
+            if line.startswith("  ") or "|" not in line:
+                continue
+            glosses.append(line.split("|", 1)[1].strip())
+    out = []
+    for _ in range(n if glosses else 0):
+        out.append((" ".join(rng.sample(glosses, rng.randint(2, 8))), "wordnet-glosses"))
+    return out
+
+
 def training(roots: dict, seed: int) -> tuple[list, list]:
     rng = random.Random(seed)
     a1, b1 = spikee(roots["spikee"], rng)
@@ -163,7 +200,9 @@ def training(roots: dict, seed: int) -> tuple[list, list]:
     b4 = stdlib(rng, 3000)
     b5 = debian_doc(rng, 3000)
     b6 = snippets(b4 + b5, rng, 2)
-    return a1 + a2 + a3, b1 + b2 + b3 + b4 + b5 + b6
+    b7 = chatterbot(roots["chatterbot-corpus"])
+    b8 = wordnet(rng, 3000)
+    return a1 + a2 + a3, b1 + b2 + b3 + b4 + b5 + b6 + b7 + b8
 
 
 # --- held out: agentdojo ------------------------------------------------------

@@ -72,8 +72,8 @@ def fetch(cache: str) -> dict:
         check=True,
     )
     roots = {}
-    for name in ("spikee", "promptinject", "agentdojo", "pyrit"):
-        (whl,) = glob.glob(os.path.join(wheels, f"{name}-*.whl"))
+    for name in ("spikee", "promptinject", "agentdojo", "pyrit", "chatterbot-corpus"):
+        (whl,) = glob.glob(os.path.join(wheels, f"{name.replace('-', '_')}-*.whl"))
         dest = os.path.join(cache, "unpacked", name)
         if not os.path.isdir(dest):
             zipfile.ZipFile(whl).extractall(dest)
