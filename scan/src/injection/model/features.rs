@@ -1,0 +1,130 @@
+//! The learned scorer's features: a text's words hashed into a table of
+//! weights, bit for bit as the trainer computes them
+//! (`scan/train/features.py`; a table test pins the two together).
+//!
+//! A word is a run of ASCII letters and digits and non-ASCII bytes (so a
+//! word of any script is a run of its UTF-8 bytes), lowercased by setting
+//! bit 5 of every byte (which leaves digits alone). Each word gives a
+//! unigram and, with the word before it, a bigram feature. Words are summed
+//! in blocks of `block`; a window is two neighbouring blocks, and the text's
+//! evidence is its largest window: an injection is a few sentences inside
+//! what may be a long tool output, and a sum over the whole text would
+//! dilute it in the benign text around it.
+
+/// Bytes of a word that are hashed: longer words (base64, hashes) are rare
+/// and say little beyond their start.
+pub const MAX_WORD: usize = 32;
+
+const K1: u64 = 0x9E37_79B9_7F4A_7C15;
+const K2: u64 = 0xBF58_476D_1CE4_E5B9;
+const K3: u64 = 0x94D0_49BB_1331_11EB;
+const LOWER: u64 = 0x2020_2020_2020_2020;
+
+/// Whether a byte belongs to a word.
+static WORD: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c >= 0x80;
+        b += 1;
+    }
+    t
+};
+
+/// The hash of a word's first [`MAX_WORD`] bytes, lowercased.
+#[inline]
+pub fn word_hash(word: &[u8]) -> u64 {
+    let word = &word[..word.len().min(MAX_WORD)];
+    let mut h = word.len() as u64;
+    let mut chunks = word.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(chunk);
+        h = (h ^ (u64::from_le_bytes(b) | LOWER)).wrapping_mul(K1);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut b = [0u8; 8];
+        b[..rest.len()].copy_from_slice(rest);
+        let lower = LOWER >> (8 * (8 - rest.len()));
+        h = (h ^ (u64::from_le_bytes(b) | lower)).wrapping_mul(K1);
+    }
+    h
+}
+
+#[inline]
+fn fmix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(K2);
+    x ^ (x >> 29)
+}
+
+/// The table slot of a word, for a table of `2^bits` weights.
+#[inline]
+pub fn unigram(h: u64, bits: u32) -> usize {
+    (fmix(h) >> (64 - bits)) as usize
+}
+
+/// The table slot of a word after the word hashed `prev`.
+#[inline]
+pub fn bigram(prev: u64, h: u64, bits: u32) -> usize {
+    (fmix(prev.wrapping_mul(K3) ^ h) >> (64 - bits)) as usize
+}
+
+/// Calls `each` with the hash of every word of `text`, in order.
+#[inline]
+pub fn words(text: &[u8], mut each: impl FnMut(u64)) {
+    let mut i = 0;
+    let n = text.len();
+    while i < n {
+        while i < n && !WORD[text[i] as usize] {
+            i += 1;
+        }
+        if i == n {
+            break;
+        }
+        let start = i;
+        while i < n && WORD[text[i] as usize] {
+            i += 1;
+        }
+        each(word_hash(&text[start..i]));
+    }
+}
+
+/// The largest window sum of `table` (of `2^bits` weights) over `text`,
+/// in blocks of `block` words, and the number of words; `None` when the
+/// text has no word.
+pub fn max_window(text: &[u8], table: &[i8], bits: u32, block: usize) -> Option<(i32, usize)> {
+    debug_assert_eq!(table.len(), 1 << bits);
+    let mut prev: Option<u64> = None;
+    let mut sum = 0i32;
+    let mut count = 0usize;
+    let mut last: Option<i32> = None;
+    let mut best: Option<i32> = None;
+    let mut total = 0usize;
+    words(text, |h| {
+        total += 1;
+        sum += i32::from(table[unigram(h, bits)]);
+        if let Some(p) = prev {
+            sum += i32::from(table[bigram(p, h, bits)]);
+        }
+        prev = Some(h);
+        count += 1;
+        if count == block {
+            if let Some(l) = last {
+                best = Some(best.map_or(l + sum, |b| b.max(l + sum)));
+            }
+            last = Some(sum);
+            sum = 0;
+            count = 0;
+        }
+    });
+    let best = match (last, count) {
+        (None, 0) => None,
+        (None, _) => Some(sum),
+        (Some(l), 0) => Some(best.unwrap_or(l)),
+        (Some(l), _) => Some(best.map_or(l + sum, |b| b.max(l + sum))),
+    };
+    best.map(|b| (b, total))
+}
