@@ -49,7 +49,8 @@ pub struct Assessment {
     /// The rule families' score alone.
     pub rules: f64,
     /// The learned scorer's calibrated score of the request's strongest
-    /// text, counted or not.
+    /// text, counted or not; 0 when no text held an anchor for it to read
+    /// ([`model`]'s docs say why).
     pub model: f64,
 }
 
@@ -179,8 +180,9 @@ impl Assessment {
 }
 
 /// Adds what fires in one segment to `signals`, and the learned scorer's
-/// score of it to `model`; `ascii` when the text is known to be ASCII. Its
-/// location is copied only for a signal: most segments have none.
+/// score of it to `model` where the rules' sweep found an anchor or a rule
+/// fired; `ascii` when the text is known to be ASCII. Its location is
+/// copied only for a signal: most segments have none.
 fn assess_segment(
     signals: &mut Vec<Signal>,
     model: &mut Strongest,
@@ -192,7 +194,8 @@ fn assess_segment(
     if source == Source::System {
         return;
     }
-    for (kind, weight) in SCANNER.scan_known(text, ascii).iter() {
+    let (found, anchored) = SCANNER.scan_anchored(text, ascii);
+    for (kind, weight) in found.iter() {
         signals.push(Signal {
             kind,
             source,
@@ -200,5 +203,7 @@ fn assess_segment(
             weight: score::adjust(weight, source),
         });
     }
-    model.note(MODEL.score(text), source, location);
+    if anchored || !found.is_empty() {
+        model.note(MODEL.score(text), source, location);
+    }
 }

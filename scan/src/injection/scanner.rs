@@ -234,13 +234,21 @@ impl Scanner {
     /// [`Scanner::scan`] of a text whose reader knows it is ASCII
     /// (`ascii`), which then is not checked again.
     pub fn scan_known(&self, text: &str, ascii: bool) -> Found {
-        debug_assert!(!ascii || text.is_ascii());
-        let mut found = Found::default();
-        self.scan_at(text, ascii, 0, &mut found);
-        found
+        self.scan_anchored(text, ascii).0
     }
 
-    fn scan_at(&self, text: &str, ascii: bool, depth: u8, found: &mut Found) {
+    /// [`Scanner::scan_known`], and whether any anchor literal occurs in
+    /// the text (or in what it hides): the learned scorer reads only
+    /// such texts ([`super::model`] says what that costs it).
+    pub fn scan_anchored(&self, text: &str, ascii: bool) -> (Found, bool) {
+        debug_assert!(!ascii || text.is_ascii());
+        let mut found = Found::default();
+        let mut anchored = false;
+        self.scan_at(text, ascii, 0, &mut found, &mut anchored);
+        (found, anchored)
+    }
+
+    fn scan_at(&self, text: &str, ascii: bool, depth: u8, found: &mut Found, anchored: &mut bool) {
         let text: Cow<str> = if ascii || chars::is_ascii(text.as_bytes()) {
             Cow::Borrowed(text)
         } else {
@@ -250,7 +258,7 @@ impl Scanner {
             }
             if !hidden.smuggled.is_empty() && depth < MAX_DEPTH {
                 // Text spelled in tag characters: whatever it says, it was hidden.
-                self.scan_at(&hidden.smuggled, false, depth + 1, found);
+                self.scan_at(&hidden.smuggled, false, depth + 1, found, anchored);
             }
             Cow::Owned(hidden.visible)
         };
@@ -263,17 +271,18 @@ impl Scanner {
             }
             Finder::Automaton(anchors) => (every_hit(anchors, text), true),
         };
+        *anchored |= !hits.is_empty();
         let rot13 = !hits.is_empty() && self.match_rules(text, &hits, found);
 
         if depth < MAX_DEPTH {
             if rot13 {
-                self.scan_decoded(&encoded::rot13(text), depth, found);
+                self.scan_decoded(&encoded::rot13(text), depth, found, anchored);
             }
             // Base64 and hex runs are printable bytes: the gate saw whether
             // the text has a run of them long enough.
             if may_hold_run {
                 for decoded in encoded::decoded_runs(text) {
-                    self.scan_decoded(&decoded, depth, found);
+                    self.scan_decoded(&decoded, depth, found, anchored);
                 }
             }
         }
@@ -352,9 +361,9 @@ impl Scanner {
     }
 
     /// Scores decoded text; anything it says counts, and so does the hiding.
-    fn scan_decoded(&self, decoded: &str, depth: u8, found: &mut Found) {
+    fn scan_decoded(&self, decoded: &str, depth: u8, found: &mut Found, anchored: &mut bool) {
         let mut inner = Found::default();
-        self.scan_at(decoded, false, depth + 1, &mut inner);
+        self.scan_at(decoded, false, depth + 1, &mut inner, anchored);
         if !inner.is_empty() {
             found.add(SignalKind::EncodedInstruction, 0.5 + 0.5 * inner.max());
             found.merge(&inner);

@@ -5,9 +5,21 @@
 //!
 //! The rules recognise the phrasings they were written from; the model
 //! reads the words around them and generalises to phrasings no rule names.
-//! It scores each text the rules score, with no decoding of its own (the
+//! It scores the texts the rules score, with no decoding of its own (the
 //! rules' families cover hidden and encoded text), and the request's model
 //! evidence is its highest-scoring text.
+//!
+//! Only texts where the rules' SIMD sweep found one of their anchor
+//! literals, or that a rule fired on, are read
+//! (`scanner::Scanner::scan_anchored`): the word loop here is scalar
+//! (about 300 MiB/s), and run on every text it cost both content stages
+//! three quarters of their speed, while most texts a gateway sees hold no
+//! anchor. The anchors are the vocabulary of attacks (thousands of words
+//! and phrases, in a dozen languages, rot13, base64 and hex decoded): on
+//! the held-out and development sets every attack the model scored 0.8
+//! or more held one, and detection did not change (README, Content
+//! scanning); one held-out attack at 0.78 with no attack word lost its
+//! score, and so did eight benign texts over 0.5.
 //!
 //! Calibration: the trainer finds the logit `z80` that 99.5% of the texts
 //! of every benign training source stay under, and the model's score is
