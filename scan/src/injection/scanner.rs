@@ -228,17 +228,12 @@ impl Scanner {
     /// Every signal in `text`, decoding what hides it.
     #[cfg(test)]
     pub fn scan(&self, text: &str) -> Found {
-        self.scan_known(text, false)
+        self.scan_anchored(text, false).0
     }
 
-    /// [`Scanner::scan`] of a text whose reader knows it is ASCII
-    /// (`ascii`), which then is not checked again.
-    pub fn scan_known(&self, text: &str, ascii: bool) -> Found {
-        self.scan_anchored(text, ascii).0
-    }
-
-    /// [`Scanner::scan_known`], and whether any anchor literal occurs in
-    /// the text (or in what it hides): the learned scorer reads only
+    /// Every signal in `text` (whose reader knows it is ASCII when `ascii`,
+    /// which then is not checked again), and whether any anchor literal
+    /// occurs in it (or in what it hides): the learned scorer reads only
     /// such texts ([`super::model`] says what that costs it).
     pub fn scan_anchored(&self, text: &str, ascii: bool) -> (Found, bool) {
         debug_assert!(!ascii || text.is_ascii());

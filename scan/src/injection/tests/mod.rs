@@ -260,12 +260,15 @@ fn scoring_while_walking_equals_scoring_the_listed_segments() {
             if segment.source == Source::System {
                 continue;
             }
-            model.note(
-                MODEL.score(&segment.text),
-                segment.source,
-                &segment.location,
-            );
-            for (kind, weight) in SCANNER.scan(&segment.text).iter() {
+            let (found, anchored) = SCANNER.scan_anchored(&segment.text, false);
+            if anchored || !found.is_empty() {
+                model.note(
+                    MODEL.score(&segment.text),
+                    segment.source,
+                    &segment.location,
+                );
+            }
+            for (kind, weight) in found.iter() {
                 signals.push(Signal {
                     kind,
                     source: segment.source,
