@@ -6,7 +6,12 @@
 
 use std::sync::Arc;
 
-use crate::{dns, metrics::Metrics, policy::compiled::CompiledPolicy, process::Process};
+use crate::{
+    dns,
+    metrics::Metrics,
+    policy::{compiled::CompiledPolicy, network::NetworkPolicy, overlay::Overlaid},
+    process::Process,
+};
 
 /// The sandbox (and session) behind a registered cgroup, with the policy in
 /// force when the connection arrived.
@@ -30,15 +35,34 @@ pub struct Who {
     /// The program that opened the connection, where the kernel saw it
     /// (steered connections); `None` on the explicit proxy.
     pub process: Option<Arc<Process>>,
+    /// The sandbox's network policy with its overlay's allow rules
+    /// (`policy::overlay`), where it has some; decisions use
+    /// [`Who::network`].
+    pub overlay: Option<Arc<Overlaid>>,
 }
 
 impl Who {
+    /// The network policy this connection is decided by: the policy's,
+    /// or the sandbox's overlay compiled with it.
+    pub fn network(&self) -> &NetworkPolicy {
+        self.overlay
+            .as_deref()
+            .map_or(&self.policy.network, |overlaid| &overlaid.network)
+    }
+
     /// What reads the first bytes of this sandbox's connections to
     /// `port`: its policy ([`CompiledPolicy::first_bytes_reader`]), or a
     /// dry run its token asks for (each request is previewed). `None`:
     /// nothing does, and the bytes may be relayed unread.
     pub fn first_bytes_reader(&self, port: u16) -> Option<&'static str> {
-        let reader = self.policy.first_bytes_reader(port);
+        let by_overlay = self
+            .overlay
+            .as_ref()
+            .is_some_and(|overlaid| overlaid.network.name_rules_apply(port));
+        let reader = match by_overlay {
+            true => Some("overlay.allow_out"),
+            false => self.policy.first_bytes_reader(port),
+        };
         reader.or(self.dry_run.then_some("dry_run"))
     }
 }

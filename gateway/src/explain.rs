@@ -138,6 +138,22 @@ pub fn explain(
     });
     let network_allowed = !matches!(verdict, NetVerdict::Deny { .. });
     lines.push(match verdict {
+        NetVerdict::Ask { rule } => Line {
+            stage: "network",
+            verdict: "ask".to_owned(),
+            detail: format!(
+                "{}:{rule} (parked until a person approves; then connect to {dst})",
+                policy.name
+            ),
+        },
+        NetVerdict::WouldAsk { rule } => Line {
+            stage: "network",
+            verdict: "would_ask".to_owned(),
+            detail: format!(
+                "{}:{rule} would ask a person (learn mode: connects to {dst})",
+                policy.name
+            ),
+        },
         NetVerdict::Allow { rule } => Line {
             stage: "network",
             verdict: "allow".to_owned(),

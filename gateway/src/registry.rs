@@ -374,27 +374,15 @@ const STATE_FILE: &str = "registrations.json";
 impl State {
     /// Reads the state file; a missing file is an empty state.
     pub fn load(dir: &Path) -> io::Result<State> {
-        let path = dir.join(STATE_FILE);
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{}: {e}", path.display()),
-                )
-            }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(State::default()),
-            Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
-        }
+        crate::replace_file::read_json(dir, STATE_FILE)
     }
 
     /// Writes the state file whole or not at all
     /// ([`crate::replace_file`]); which of two concurrent saves lands last
     /// is the caller's to order.
     pub fn save(&self, dir: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let text = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         // 0666 less the umask, as files are created by default.
-        crate::replace_file::replace(dir, STATE_FILE, &text, 0o666)
+        crate::replace_file::write_json(dir, STATE_FILE, self, 0o666)
     }
 }
 

@@ -4,7 +4,8 @@
 //! the old contents or the new, never half. Each write has its own temp
 //! file: two writes sharing one wrote into each other's and the second
 //! rename found none. Which of two concurrent writes lands last is the
-//! caller's to order.
+//! caller's to order. State kept as JSON goes through [`read_json`] and
+//! [`write_json`].
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write as _};
@@ -29,4 +30,36 @@ pub fn replace(dir: &Path, name: &str, bytes: &[u8], mode: u32) -> io::Result<()
     }
     written?;
     fs::File::open(dir)?.sync_all()
+}
+
+/// Reads `dir/name` as JSON; a missing file is `T::default()`. Errors name
+/// the file.
+pub fn read_json<T: serde::de::DeserializeOwned + Default>(
+    dir: &Path,
+    name: &str,
+) -> io::Result<T> {
+    let path = dir.join(name);
+    match fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", path.display()),
+            )
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(T::default()),
+        Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Writes `value` as JSON to `dir/name` whole or not at all ([`replace`]),
+/// creating `dir` first.
+pub fn write_json<T: serde::Serialize>(
+    dir: &Path,
+    name: &str,
+    value: &T,
+    mode: u32,
+) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    let text = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
+    replace(dir, name, &text, mode)
 }

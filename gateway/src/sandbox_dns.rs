@@ -27,6 +27,7 @@ use crate::{
     metrics::Metrics,
     policy::{
         network::{NameDecision, RESOLVE_UNLISTED},
+        overlay::Overlays,
         raw::DeniedAnswer,
         store::PolicyStore,
     },
@@ -106,6 +107,8 @@ pub struct SandboxDns {
     /// another ([`SandboxDns::set_policy`]).
     policy: ArcSwap<String>,
     store: Arc<PolicyStore>,
+    /// The sandbox's overlay entries answer names as its policy's do.
+    overlays: Arc<Overlays>,
     guard: Mutex<Guard>,
     audit: Audit,
     metrics: Arc<Metrics>,
@@ -116,7 +119,7 @@ impl SandboxDns {
     pub fn new(
         sandbox: &str,
         policy: &str,
-        store: Arc<PolicyStore>,
+        (store, overlays): (Arc<PolicyStore>, Arc<Overlays>),
         audit: Audit,
         metrics: Arc<Metrics>,
     ) -> SandboxDns {
@@ -124,6 +127,7 @@ impl SandboxDns {
             sandbox: Arc::from(sandbox),
             policy: ArcSwap::from_pointee(policy.to_owned()),
             store,
+            overlays,
             guard: Mutex::new(Guard::new()),
             audit,
             metrics,
@@ -195,10 +199,14 @@ impl Gate for SandboxDns {
     }
 
     fn keep(&self, ip: IpAddr) -> bool {
-        self.store
-            .current()
-            .get(self.policy.load().as_str())
-            .is_some_and(|policy| policy.network.address_allowed(ip))
+        let set = self.store.current();
+        let Some(policy) = set.get(self.policy.load().as_str()) else {
+            return false;
+        };
+        match self.overlays.network(&self.sandbox, policy) {
+            Some(overlaid) => overlaid.network.address_allowed(ip),
+            None => policy.network.address_allowed(ip),
+        }
     }
 }
 
@@ -212,7 +220,10 @@ impl SandboxDns {
             // Reloads refuse to drop a policy in use; fail closed anyway.
             return Admission::Refuse(ResponseCode::ServFail, "servfail");
         };
-        let network = &policy.network;
+        let overlaid = self.overlays.network(&self.sandbox, policy);
+        let network = overlaid
+            .as_deref()
+            .map_or(&policy.network, |overlaid| &overlaid.network);
         let limits = network.dns_limits();
         // Decided first (it is pure), so the names resolve_unlisted lets
         // through meet their own, lower, unique-name cap.
@@ -410,7 +421,7 @@ mod tests {
             let gate = SandboxDns::new(
                 "sb",
                 "p",
-                Arc::new(store),
+                (Arc::new(store), Arc::new(Overlays::in_memory())),
                 Audit::open(audit.to_str().expect("utf-8"), metrics.clone()).expect("audit"),
                 metrics.clone(),
             );

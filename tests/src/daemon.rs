@@ -205,6 +205,18 @@ impl DaemonBuilder {
         self
     }
 
+    /// Gives sandbox `id` (already added with [`DaemonBuilder::sandbox`])
+    /// an owner: who a private web app of it admits through the ingress.
+    pub fn owner(&mut self, id: &str, sub: &str, org: &str) -> &mut DaemonBuilder {
+        let entry = self
+            .sandboxes
+            .iter_mut()
+            .find(|s| s["id"] == id)
+            .unwrap_or_else(|| panic!("no sandbox {id} to give an owner"));
+        entry["owner"] = json!({ "sub": sub, "org": org });
+        self
+    }
+
     /// A static resolver answer.
     pub fn host(&mut self, name: &str, addrs: &[IpAddr]) -> &mut DaemonBuilder {
         self.hosts.insert(name.to_owned(), addrs.to_vec());
@@ -256,6 +268,11 @@ impl DaemonBuilder {
     /// The test's private directory (config, CA, state, audit, logs).
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Where the daemon will pin (`bpffs` of the config).
+    pub fn bpffs_dir(&self) -> &Path {
+        &self.bpffs
     }
 
     /// The config as it will be written. The interception CA always lives
@@ -320,6 +337,16 @@ impl DaemonBuilder {
         daemon
     }
 
+    /// As [`DaemonBuilder::start`], the daemon run as the last argument of
+    /// `wrapper` (which must exec it, so its pid is the daemon's): a
+    /// private mount namespace, say.
+    pub fn start_wrapped(self, wrapper: &[&str]) -> Daemon {
+        let mut daemon = self.written();
+        daemon.wrapper = wrapper.iter().map(|&a| a.to_owned()).collect();
+        daemon.spawn();
+        daemon
+    }
+
     /// Writes the config and runs a daemon expected not to start: what it
     /// printed and how it exited (killed at the start timeout otherwise).
     pub fn start_failing(self) -> Output {
@@ -346,6 +373,7 @@ impl DaemonBuilder {
         let dir = self.dir.path().to_owned();
         Daemon {
             child: None,
+            wrapper: Vec::new(),
             bin: sluice_bin(),
             config_path,
             admin_socket: dir.join("admin.sock"),
@@ -396,6 +424,8 @@ pub struct Status {
 /// A running (or killed, for restart tests) daemon.
 pub struct Daemon {
     child: Option<Child>,
+    /// What the daemon is run under (empty: run directly).
+    wrapper: Vec<String>,
     bin: PathBuf,
     config_path: PathBuf,
     admin_socket: PathBuf,
@@ -429,7 +459,15 @@ impl Daemon {
                 .open(path)
                 .unwrap_or_else(|e| panic!("open {}: {e}", path.display()))
         };
-        let child = Command::new(&self.bin)
+        let mut command = match self.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(&self.bin);
+                command
+            }
+            None => Command::new(&self.bin),
+        };
+        let child = command
             .arg("run")
             .arg("--config")
             .arg(&self.config_path)

@@ -4,19 +4,21 @@
 //!
 //! Every A question is answered 127.0.0.1 (TTL 60), every other type with
 //! no records (NOERROR), except names under a zone given to
-//! [`TestDns::nxdomain`], which are answered NXDOMAIN.
+//! [`TestDns::nxdomain`], which are answered NXDOMAIN. [`TestDns::fail`]
+//! turns it into a failing server (SERVFAIL to everything, or silence).
 
 use std::{
     net::{Ipv4Addr, SocketAddr, UdpSocket},
     sync::{
         Arc, Mutex,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicU8, Ordering},
     },
 };
 
 const HEADER_LEN: usize = 12;
 const TYPE_A: u16 = 1;
 const CLASS_IN: u16 = 1;
+const RCODE_SERVFAIL: u16 = 2;
 const RCODE_NXDOMAIN: u16 = 3;
 /// QR (a response) and RA (recursion available).
 const RESPONSE_FLAGS: u16 = 0x8080;
@@ -39,6 +41,20 @@ struct State {
     asked: Mutex<Vec<Asked>>,
     /// Zones (lower case, no trailing dot) answered NXDOMAIN.
     nxdomain: Mutex<Vec<String>>,
+    /// A [`Failure`] as its discriminant; 0 answers.
+    failing: AtomicU8,
+}
+
+/// How a failing server fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Failure {
+    /// Answers again.
+    None = 0,
+    /// SERVFAIL to every question.
+    Servfail = 1,
+    /// No answer at all: the asker times out.
+    Silent = 2,
 }
 
 pub struct TestDns {
@@ -79,6 +95,11 @@ impl TestDns {
         let zone = zone.trim_end_matches('.').to_ascii_lowercase();
         self.state.nxdomain.lock().expect("zones").push(zone);
         self
+    }
+
+    /// Fails as `failure` says from now on (or answers again).
+    pub fn fail(&self, failure: Failure) {
+        self.state.failing.store(failure as u8, Ordering::SeqCst);
     }
 
     /// Every question asked so far, in order.
@@ -129,14 +150,24 @@ fn answer(query: &[u8], state: &State) -> Option<Vec<u8>> {
         qtype,
     });
 
-    let nxdomain = state
-        .nxdomain
-        .lock()
-        .expect("zones")
-        .iter()
-        .any(|zone| in_zone(&name, zone));
-    let with_address = !nxdomain && qtype == TYPE_A && qclass == CLASS_IN;
-    let rcode = if nxdomain { RCODE_NXDOMAIN } else { 0 };
+    let failing = state.failing.load(Ordering::SeqCst);
+    if failing == Failure::Silent as u8 {
+        return None;
+    }
+    let servfail = failing == Failure::Servfail as u8;
+    let nxdomain = !servfail
+        && state
+            .nxdomain
+            .lock()
+            .expect("zones")
+            .iter()
+            .any(|zone| in_zone(&name, zone));
+    let with_address = !servfail && !nxdomain && qtype == TYPE_A && qclass == CLASS_IN;
+    let rcode = match (servfail, nxdomain) {
+        (true, _) => RCODE_SERVFAIL,
+        (_, true) => RCODE_NXDOMAIN,
+        _ => 0,
+    };
     let mut reply = Vec::with_capacity(query.len() + 16);
     reply.extend_from_slice(&header[..2]);
     reply.extend_from_slice(&(RESPONSE_FLAGS | (flags & ECHOED_FLAGS) | rcode).to_be_bytes());

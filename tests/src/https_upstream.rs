@@ -106,6 +106,8 @@ pub struct UpstreamOptions {
     /// Names on the certificate instead of the upstream's names.
     pub cert_names: Option<Vec<String>>,
     pub validity: Validity,
+    /// This port instead of a free one (an upstream restarted where it was).
+    pub port: Option<u16>,
 }
 
 struct State {
@@ -168,8 +170,9 @@ impl HttpsUpstream {
             .enable_all()
             .build()
             .expect("tokio runtime");
-        let std_listener = std::net::TcpListener::bind(SocketAddr::new(ip, 0))
-            .unwrap_or_else(|e| panic!("bind upstream on {ip}: {e}"));
+        let std_listener =
+            std::net::TcpListener::bind(SocketAddr::new(ip, options.port.unwrap_or(0)))
+                .unwrap_or_else(|e| panic!("bind upstream on {ip}: {e}"));
         std_listener.set_nonblocking(true).expect("nonblocking");
         let addr = std_listener.local_addr().expect("local_addr");
         let (acks, _) = watch::channel(0);

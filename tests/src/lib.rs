@@ -12,6 +12,7 @@ pub mod answering_upstream;
 pub mod cgroup;
 pub mod daemon;
 pub mod dns_server;
+pub mod flood;
 pub mod https_upstream;
 pub mod interception;
 pub mod llm_mock;
@@ -21,9 +22,11 @@ pub mod pki;
 pub mod prom;
 pub mod run;
 pub mod scripts;
+pub mod soak;
 pub mod stream_body;
 pub mod tls_scripts;
 pub mod upstream;
+pub mod viewer;
 pub mod webhook;
 
 use std::{
@@ -43,6 +46,7 @@ pub use netns::TestNetns;
 pub use pki::TestCa;
 pub use run::{Output, Sandboxed, in_cgroup};
 pub use upstream::{EchoServer, HttpServer, Recorded};
+pub use viewer::ViewerKeys;
 
 /// How long any single "eventually" condition may take by default.
 pub const WAIT: Duration = Duration::from_secs(15);

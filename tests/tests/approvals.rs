@@ -8,7 +8,9 @@
 
 use serde_json::{Value, json};
 use sluice_e2e::{
-    HttpsUpstream, TestCa, TestCgroup, WAIT, eventually, in_cgroup,
+    HttpsUpstream, TestCa, TestCgroup, WAIT, eventually,
+    flood::{Probe, SAMPLE, p99_during},
+    in_cgroup,
     interception::{Curl, World, intercepting_policy},
     run::Running,
     wait_until,
@@ -478,30 +480,38 @@ fn a_thousand_parked_requests_leave_other_traffic_flowing() {
         cafile,
     ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut many = in_cgroup(&world.sb1)
-        .timeout(std::time::Duration::from_secs(300))
-        .spawn_python(PARK_MANY, &args);
-    let opened = eventually("a thousand parked requests", 4 * WAIT, || {
-        if many.finished() {
-            return Ok(false);
-        }
-        match world.metric("sluice_approvals_parked") {
-            n if n >= PARKED as f64 => Ok(true),
-            n => Err(format!("{n} parked")),
-        }
-    });
-    if !opened {
-        panic!("the client ended early:\n{}", many.wait());
-    }
-    let rss_parked = world.daemon.rss_kib();
-
-    // Another sandbox's requests go on meanwhile.
+    // Another sandbox's requests go on meanwhile: its p99 before the
+    // thousand park and while they wait.
+    let probe = Probe {
+        cgroup: &sb2,
+        port,
+        name: "api.test",
+        cafile: &world.sluice_ca,
+    };
     let before = upstream.request_count();
-    for _ in 0..5 {
-        let curl = Curl::parse(in_cgroup(&sb2).run(&world.curl_https(&url, &[])));
-        assert_eq!(curl.code, 200, "{curl}");
-    }
-    assert_eq!(upstream.request_count(), before + 5);
+    let mut rss_parked = 0;
+    let (p99, many) = p99_during("approval queue flood", &probe, || {
+        let mut many = in_cgroup(&world.sb1)
+            .timeout(std::time::Duration::from_secs(300))
+            .spawn_python(PARK_MANY, &args);
+        let opened = eventually("a thousand parked requests", 4 * WAIT, || {
+            if many.finished() {
+                return Ok(false);
+            }
+            match world.metric("sluice_approvals_parked") {
+                n if n >= PARKED as f64 => Ok(true),
+                n => Err(format!("{n} parked")),
+            }
+        });
+        if !opened {
+            panic!("the client ended early:\n{}", many.wait());
+        }
+        rss_parked = world.daemon.rss_kib();
+        many
+    });
+    p99.assert_served();
+    // One warm-up request and two samples, all forwarded.
+    assert_eq!(upstream.request_count(), before + 1 + 2 * SAMPLE);
     assert_eq!(parked(&world).len(), PARKED);
     let per_request = (rss_parked.saturating_sub(rss_before)) as f64 / PARKED as f64;
     eprintln!(

@@ -175,3 +175,57 @@ fn a_read_only_state_dir_refuses_registrations_it_cannot_keep() {
     );
     probe.expect_success("the sandbox registered before still reaches its upstream");
 }
+
+/// Unmounts every bpffs at /sys/fs/bpf in the (private) mount namespace
+/// it runs in, checks none is left, then runs its arguments.
+const WITHOUT_BPFFS: &str = r#"
+while [ "$(stat -f -c %T /sys/fs/bpf)" = bpf_fs ]; do umount -l /sys/fs/bpf || exit 3; done
+exec "$@"
+"#;
+
+/// bpffs not mounted where the pins go: the daemon mounts it at
+/// /sys/fs/bpf itself, pins there and enforces. Run in a private mount
+/// namespace (`unshare --mount --propagation private`) whose bpffs was
+/// unmounted first, so the host's mount and every other test's pins are
+/// untouched; the namespace, its bpffs and the pins go with the daemon.
+#[test]
+fn an_unmounted_bpffs_is_mounted_by_the_daemon() {
+    let upstream = HttpsUpstream::plain_v4();
+    let mut builder = DaemonBuilder::new();
+    let sb1 = builder.cgroup("sb1");
+    builder
+        .policy_doc("p", json!({ "network": { "deny_out": ["ALL_TRAFFIC"] } }))
+        .sandbox("sb1", &sb1, None, "p");
+    let pins = builder.bpffs_dir().to_owned();
+    let daemon = builder.start_wrapped(&[
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        WITHOUT_BPFFS,
+        "sh",
+    ]);
+    // Its namespace has a bpffs at /sys/fs/bpf again, mounted by the
+    // daemon, holding its pins; the host's has none of them.
+    let mountinfo = std::fs::read_to_string(format!("/proc/{}/mountinfo", daemon.pid()))
+        .expect("the daemon's mountinfo");
+    assert!(
+        mountinfo
+            .lines()
+            .any(|l| l.split(' ').nth(4) == Some("/sys/fs/bpf") && l.contains(" - bpf ")),
+        "{mountinfo}"
+    );
+    let in_ns = format!("/proc/{}/root{}", daemon.pid(), pins.display());
+    assert!(
+        std::fs::read_dir(&in_ns).is_ok_and(|mut d| d.next().is_some()),
+        "no pins in the daemon's bpffs at {in_ns}"
+    );
+    assert!(!pins.exists(), "pins at {} on the host", pins.display());
+    // And it enforces.
+    let url = format!("http://127.0.0.1:{}/echo", upstream.port());
+    let curl = Curl::parse(in_cgroup(&sb1).run(&curl_args(None, &url, &[])));
+    assert_eq!(curl.code, 403, "{curl}");
+    assert_eq!(upstream.request_count(), 0);
+}

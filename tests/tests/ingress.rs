@@ -6,15 +6,14 @@
 use std::{
     io::{Read as _, Write as _},
     net::{SocketAddr, TcpStream},
-    path::Path,
-    time::{Duration, SystemTime, UNIX_EPOCH},
+    time::Duration,
 };
 
-use base64::{Engine as _, engine::general_purpose::STANDARD};
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use ring::signature::{Ed25519KeyPair, KeyPair as _};
 use serde_json::{Value, json};
-use sluice_e2e::{DaemonBuilder, TestNetns, WAIT, in_cgroup, require_root, scripts, wait_until};
+use sluice_e2e::{
+    DaemonBuilder, TestNetns, ViewerKeys, WAIT, in_cgroup, require_root, scripts,
+    viewer::unix_now as now, wait_until,
+};
 
 /// `PORT_FILE`: serves on a free port of 127.0.0.1 (written to PORT_FILE
 /// once listening). `/ws` completes a WebSocket handshake and echoes one
@@ -60,50 +59,6 @@ with open(sys.argv[1] + ".tmp", "w") as f:
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 server.serve_forever()
 "#;
-
-const ED25519_SPKI_PREFIX: [u8; 12] = [
-    0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
-];
-
-struct Keys {
-    signing: EncodingKey,
-    stranger: EncodingKey,
-}
-
-fn ed_pair() -> (EncodingKey, Vec<u8>) {
-    let rng = ring::rand::SystemRandom::new();
-    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).expect("generate");
-    let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).expect("pair");
-    let mut spki = ED25519_SPKI_PREFIX.to_vec();
-    spki.extend_from_slice(pair.public_key().as_ref());
-    (EncodingKey::from_ed_der(pkcs8.as_ref()), spki)
-}
-
-/// A key pair whose public half is written to `dir/viewer.pub`.
-fn keys(dir: &Path) -> Keys {
-    let (signing, spki) = ed_pair();
-    let pem = format!(
-        "-----BEGIN PUBLIC KEY-----\n{}\n-----END PUBLIC KEY-----\n",
-        STANDARD.encode(spki)
-    );
-    std::fs::write(dir.join("viewer.pub"), pem).expect("write key");
-    Keys {
-        signing,
-        stranger: ed_pair().0,
-    }
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock")
-        .as_secs()
-}
-
-fn token(key: &EncodingKey, sub: &str, org: &str, exp: u64) -> String {
-    let claims = json!({"sub": sub, "org": org, "exp": exp});
-    jsonwebtoken::encode(&Header::new(Algorithm::EdDSA), &claims, key).expect("token")
-}
 
 struct Answer {
     status: u16,
@@ -180,8 +135,11 @@ fn published_apps_reach_the_viewers_their_scope_names_and_nothing_of_theirs_reac
     let mut builder = DaemonBuilder::new();
     let sb1 = builder.cgroup("sb1");
     let sb2 = builder.cgroup("sb2");
-    let keys = keys(builder.dir());
+    let keys = ViewerKeys::generate();
+    // A key the daemon does not know: its tokens are badly signed.
+    let stranger = ViewerKeys::generate();
     let key_file = builder.dir().join("viewer.pub");
+    keys.write_public(&key_file);
     let sb1_path = sb1
         .path()
         .strip_prefix(builder.root().path())
@@ -226,9 +184,9 @@ fn published_apps_reach_the_viewers_their_scope_names_and_nothing_of_theirs_reac
         .expect_success("sluice app publish");
     let host = "demo.apps.test";
     let exp = now() + 3600;
-    let ann = token(&keys.signing, "ann", "acme", exp);
-    let eve = token(&keys.signing, "eve", "evil", exp);
-    let bob = token(&keys.signing, "bob", "acme", exp);
+    let ann = keys.token("ann", "acme", exp);
+    let eve = keys.token("eve", "evil", exp);
+    let bob = keys.token("bob", "acme", exp);
 
     // The owner reaches it; nothing of theirs reaches the app.
     let viewer_headers = vec![
@@ -272,12 +230,12 @@ fn published_apps_reach_the_viewers_their_scope_names_and_nothing_of_theirs_reac
         ("private, anonymous", vec![], 401),
         (
             "expired",
-            vec![bearer(&token(&keys.signing, "ann", "acme", now() - 3600))],
+            vec![bearer(&keys.token("ann", "acme", now() - 3600))],
             401,
         ),
         (
             "badly signed",
-            vec![bearer(&token(&keys.stranger, "ann", "acme", exp))],
+            vec![bearer(&stranger.token("ann", "acme", exp))],
             401,
         ),
     ];

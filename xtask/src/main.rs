@@ -1,4 +1,4 @@
-//! Project tasks: `cargo xtask setup | build | test | demo | bench | pgo | fuzz`.
+//! Project tasks: `cargo xtask setup | build | test | demo | bench | pgo | fuzz | soak`.
 //!
 //! Orchestration only: the eBPF programs build from the daemon's build.rs,
 //! the tests are ordinary cargo tests. Every task runs `setup` first, which
@@ -10,6 +10,7 @@ mod demo;
 mod fuzz;
 mod pgo;
 mod setup;
+mod soak;
 
 use std::{
     path::{Path, PathBuf},
@@ -72,6 +73,12 @@ enum Task {
         #[arg(long, default_value_t = 20)]
         time: u64,
     },
+    /// Soak the release daemon under a traffic mix and faults (docs/soak.md).
+    Soak {
+        /// How long the traffic and the faults go on.
+        #[arg(long, default_value_t = 30.0)]
+        minutes: f64,
+    },
     /// Make the profile of profile-guided release builds (target/pgo/scan.profdata)
     /// and print the RUSTFLAGS that build with it.
     Pgo,
@@ -123,6 +130,10 @@ fn main() -> anyhow::Result<()> {
         Task::Fuzz { target, time } => {
             setup::run()?;
             fuzz::run(target.as_deref(), time)
+        }
+        Task::Soak { minutes } => {
+            setup::run()?;
+            soak::run_soak(minutes)
         }
         Task::Pgo => {
             setup::run()?;

@@ -3,12 +3,15 @@
 //! `sluice-bench run [--smoke] [--out DIR]` measures, on loopback and in one
 //! interleaved run, a direct connection, Sluice (passthrough, intercepting
 //! with an empty and with the full pipeline) and the peer proxies
-//! (mitmproxy, Squid ssl-bump), and writes a markdown report, the raw
+//! (mitmproxy, Squid ssl-bump, nginx), and a web app in a sandbox's own
+//! network namespace through Sluice's ingress against the app dialled
+//! directly, and writes a markdown report, the raw
 //! figures and a chart. `sluice-bench client DIAL WORK` is one load
 //! generator process (internal: the run starts it, inside a sandbox cgroup
 //! for the Sluice targets). Needs root (cgroups, eBPF) and `SLUICE_BIN`.
 
 mod client;
+mod netns;
 mod peers;
 mod plan;
 mod report;

@@ -17,22 +17,19 @@ use crate::{
     usage::{self, Sample, Usage},
 };
 
-/// A way of reaching the upstream.
+/// A way of reaching the upstream (or the published web app).
 #[derive(Debug, Clone)]
 pub struct Target {
     pub name: &'static str,
-    /// Compared with `direct-tls` (true) or `direct-tcp` (false).
-    pub tls: bool,
+    /// The direct connection its figures are compared with: `direct-tcp`,
+    /// `direct-tls` or `direct-app`.
+    pub baseline: &'static str,
+    /// What is measured on it.
+    pub metrics: &'static [Metric],
     pub dial: Dial,
     /// The process whose tree serves this target (Sluice's daemon, a
     /// peer), whose CPU and memory are measured; none for direct.
     pub proxy: Option<u32>,
-}
-
-impl Target {
-    pub fn baseline(&self) -> &'static str {
-        if self.tls { "direct-tls" } else { "direct-tcp" }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -71,8 +68,20 @@ impl Metric {
     }
 
     /// Handshakes only mean something over TLS.
+    pub const PLAIN: [Metric; 5] = [
+        Metric::Bulk,
+        Metric::Bodies1m,
+        Metric::RpsKeepAlive,
+        Metric::RpsNewConn,
+        Metric::Latency,
+    ];
+
+    /// The web app behind the ingress: what a viewer's browser does, many
+    /// small requests on kept-alive connections, and how long each waits.
+    pub const APP: [Metric; 2] = [Metric::RpsKeepAlive, Metric::Latency];
+
     pub fn applies(self, target: &Target) -> bool {
-        self != Metric::Handshakes || target.tls
+        target.metrics.contains(&self)
     }
 
     pub fn work(self, sizes: &Sizes) -> Work {

@@ -1,6 +1,7 @@
 //! The markdown report: absolute figures with ratios to the direct
-//! connection of the same kind (plain or TLS), then each design target
-//! with its verdict and, where missed, by how much.
+//! connection of the same kind (plain, TLS, or the published web app
+//! dialled directly), then each design target with its verdict and, where
+//! missed, by how much, and the web-app ingress's own figures.
 
 use std::fmt::Write as _;
 
@@ -126,8 +127,8 @@ pub fn markdown(results: &Results, command: &str) -> String {
     }
     let _ = writeln!(
         md,
-        "\nRatios are to `direct-tcp` for plain-HTTP targets and to `direct-tls` for TLS \
-         targets. Latency is measured from each request's intended send time (open loop). \
+        "\nRatios are to `direct-tcp` for plain-HTTP targets, to `direct-tls` for TLS \
+         targets and to `direct-app` for `ingress`. Latency is measured from each request's intended send time (open loop). \
          `sluice-full` runs: {}.",
         results.stages
     );
@@ -150,6 +151,7 @@ pub fn markdown(results: &Results, command: &str) -> String {
         );
     }
     proxy_costs(&mut md, results);
+    ingress(&mut md, results);
     md.push_str(
         "\n## Against the design targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n",
     );
@@ -253,6 +255,63 @@ fn micros(v: f64) -> String {
     } else {
         format!("{v:.1}")
     }
+}
+
+/// The published web app through the ingress against the app dialled
+/// directly: requests/s and its ratio, the latency percentiles and the
+/// p99 the ingress adds.
+fn ingress(md: &mut String, results: &Results) {
+    let (Some(through), Some(direct)) = (results.target("ingress"), results.target("direct-app"))
+    else {
+        return;
+    };
+    let sizes = &results.sizes;
+    let _ = writeln!(
+        md,
+        "\n## Web-app ingress\n\n\
+         | path | 1 KiB req/s, {} keep-alive conns | p50 / p99 / p99.9 at {} req/s | \
+         daemon CPU µs / request |\n| --- | ---: | ---: | ---: |",
+        sizes.conns, sizes.rate
+    );
+    for t in [direct, through] {
+        let keepalive = t.metrics.get(&Metric::RpsKeepAlive);
+        let rps = keepalive
+            .and_then(|r| r.median)
+            .map_or("failed".to_owned(), |v| format!("{v:.0}"));
+        let latency = results.latency(&t.name).map_or("failed".to_owned(), |l| {
+            format!("{:.2} / {:.2} / {:.2} ms", l.p50_ms, l.p99_ms, l.p999_ms)
+        });
+        let cpu = keepalive
+            .and_then(|r| r.cpu_us_per_request_median)
+            .map_or("—".to_owned(), micros);
+        let _ = writeln!(md, "| {} | {rps} | {latency} | {cpu} |", t.name);
+    }
+    let ratio = match (
+        results.median("ingress", Metric::RpsKeepAlive),
+        results.median("direct-app", Metric::RpsKeepAlive),
+    ) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
+        _ => "no figure".to_owned(),
+    };
+    let added = match (results.latency("ingress"), results.latency("direct-app")) {
+        (Some(i), Some(d)) => format!(
+            "{:.2} ms (ingress {:.2} ms − direct-app {:.2} ms)",
+            i.p99_ms - d.p99_ms,
+            i.p99_ms,
+            d.p99_ms
+        ),
+        _ => "no figure".to_owned(),
+    };
+    let _ = writeln!(
+        md,
+        "\nThrough the ingress: requests/s {ratio} the direct connection's; added p99 {added}. \
+         The app is the upstream's handler listening on loopback inside a sandbox's own \
+         network namespace, published private to the sandbox's owner; `direct-app` dials \
+         it from inside that namespace, `ingress` is the viewer's way: plain HTTP from a \
+         trusted proxy address, the owner's Ed25519 viewer token as a bearer token on every \
+         request (verified each time), the scope checked, the headers allowlisted both \
+         ways and the CSP added, the app dialled inside its namespace."
+    );
 }
 
 /// (target, measured, verdict) rows.
@@ -457,6 +516,53 @@ mod tests {
             md.contains("sluice-full / nginx rps_keepalive = 1.20× | met |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn the_ingress_is_held_against_the_app_dialled_directly() {
+        let app = |name: &str, rps: f64, p99_us: u64, proxy: Option<(f64, u64)>| {
+            let mut t = target(name, rps, proxy);
+            t.baseline = "direct-app".to_owned();
+            let mut latency = MetricResult {
+                samples_us: vec![500, 800, p99_us],
+                latency_secs: 1.0,
+                ..MetricResult::default()
+            };
+            latency.finish();
+            t.metrics.insert(Metric::Latency, latency);
+            t
+        };
+        let md = markdown(
+            &results(vec![
+                target("direct-tls", 20_000.0, None),
+                app("direct-app", 10_000.0, 1_000, None),
+                app("ingress", 4_000.0, 3_500, Some((120.0, 40_960))),
+            ]),
+            "cmd",
+        );
+        assert!(
+            md.contains("| ingress | — | — | 4000 (0.40×) | — | — | 0.80 / 3.50 / 3.50 ms |"),
+            "{md}"
+        );
+        assert!(md.contains("## Web-app ingress"), "{md}");
+        assert!(
+            md.contains("| direct-app | 10000 | 0.80 / 1.00 / 1.00 ms | — |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| ingress | 4000 | 0.80 / 3.50 / 3.50 ms | 120 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "requests/s 0.40× the direct connection's; added p99 2.50 ms \
+                 (ingress 3.50 ms − direct-app 1.00 ms)"
+            ),
+            "{md}"
+        );
+        // No ingress in the run: no section.
+        let md = markdown(&results(vec![target("direct-tls", 1.0, None)]), "cmd");
+        assert!(!md.contains("Web-app ingress"), "{md}");
     }
 
     #[test]

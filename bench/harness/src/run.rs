@@ -1,5 +1,6 @@
-//! One benchmark run: start the upstream, Sluice (three sandboxes) and the
-//! peers, measure every metric against every target in interleaved rounds,
+//! One benchmark run: start the upstream, Sluice (four sandboxes, one
+//! publishing a web app through the ingress) and the peers, measure every
+//! metric against every target in interleaved rounds,
 //! then the memory of idle intercepted connections, and write the report,
 //! `results.json` and the chart into the output directory.
 
@@ -103,6 +104,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         host: format!("{NAME}:{}", addr.port()),
         headers: Vec::new(),
         cgroup: None,
+        netns: None,
     };
     let steered = |dial: Dial, cgroup: &Path| Dial {
         cgroup: Some(cgroup.to_owned()),
@@ -119,6 +121,27 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     full.headers
         .push(("authorization".to_owned(), sluice.bearer.clone()));
     let daemon = Some(sluice.daemon.pid());
+    // The web app: the upstream's handler on loopback inside the `app`
+    // sandbox's own namespace, published through the ingress. Its direct
+    // connection is dialled from inside that namespace.
+    let app = upstream.serve_plain(crate::netns::listen_in(&sluice.netns.path())?)?;
+    let app_host = sluice.publish_app(app.port())?;
+    progress(&format!(
+        "app: {app} in {}, published as {app_host} on the ingress at {}",
+        sluice.netns.name(),
+        sluice.ingress
+    ));
+    let direct_app = Dial {
+        netns: Some(sluice.netns.path()),
+        ..dial(app, None)
+    };
+    let mut through_ingress = Dial {
+        host: app_host,
+        ..dial(sluice.ingress, None)
+    };
+    through_ingress
+        .headers
+        .push(("authorization".to_owned(), sluice.viewer.clone()));
     let all = vec![
         target("direct-tcp", false, dial(upstream.plain, None), None),
         target("direct-tls", true, direct_tls.clone(), None),
@@ -156,6 +179,8 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             dial(nginx.addr, tls(&upstream_ca_file)),
             Some(nginx.child.id()),
         ),
+        app_target("direct-app", direct_app, None),
+        app_target("ingress", through_ingress, daemon),
     ];
     let targets: Vec<Target> = all
         .into_iter()
@@ -223,7 +248,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             .iter()
             .map(|t| TargetResult {
                 name: t.name.to_owned(),
-                baseline: t.baseline().to_owned(),
+                baseline: t.baseline.to_owned(),
                 metrics: Metric::ALL
                     .iter()
                     .filter_map(|m| {
@@ -249,10 +274,24 @@ fn fd_budget(idle: usize) -> u64 {
     (2 * idle as u64 + 16_384).max(1 << 17)
 }
 
+/// A way to the upstream: compared with the direct connection of its kind
+/// (TLS or plain), every metric that kind has.
 fn target(name: &'static str, tls: bool, dial: Dial, proxy: Option<u32>) -> Target {
     Target {
         name,
-        tls,
+        baseline: if tls { "direct-tls" } else { "direct-tcp" },
+        metrics: if tls { &Metric::ALL } else { &Metric::PLAIN },
+        dial,
+        proxy,
+    }
+}
+
+/// A way to the published web app, compared with dialling it directly.
+fn app_target(name: &'static str, dial: Dial, proxy: Option<u32>) -> Target {
+    Target {
+        name,
+        baseline: "direct-app",
+        metrics: &Metric::APP,
         dial,
         proxy,
     }

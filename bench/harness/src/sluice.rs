@@ -1,21 +1,25 @@
 //! One Sluice daemon (the real binary and eBPF programs, through the
-//! end-to-end harness) with three sandbox cgroups, one per way of running:
+//! end-to-end harness) with four sandbox cgroups, one per way of running:
 //! - `pass`: `decide_without_decryption: true`: TLS decided on its SNI and
 //!   relayed without decryption (plain HTTP is served request by request);
 //! - `empty`: intercepting, nothing but the network policy;
 //! - `full`: intercepting with every content stage the policy format has
 //!   switched on (PII, injection defense, a bound credential the client
 //!   sends a placeholder for, so it is swapped in and redacted from
-//!   responses) and auditing every request. The report says what ran.
+//!   responses) and auditing every request. The report says what ran;
+//! - `app`: a sandbox with its own network namespace, whose web app (the
+//!   upstream's handler on loopback inside it, see `run`) is published
+//!   through the daemon's ingress, private to its owner, who presents a
+//!   viewer token on every request.
 
 use std::{
-    net::{IpAddr, Ipv4Addr},
+    net::{IpAddr, Ipv4Addr, SocketAddr},
     path::PathBuf,
 };
 
 use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
-use sluice_e2e::{Daemon, DaemonBuilder, TestCa, TestCgroup};
+use sluice_e2e::{Daemon, DaemonBuilder, TestCa, TestCgroup, TestNetns, ViewerKeys};
 
 use crate::upstream::NAME;
 
@@ -24,6 +28,12 @@ const CREDENTIAL: &str = "bench-api";
 const SECRET: &str = "sk-bench-REAL-SECRET-0123456789abcdef";
 /// Longer than any memory step takes to open and read.
 const IDLE_TIMEOUT_MS: u64 = 3_600_000;
+/// The published app's name and the apps domain: viewers ask for
+/// `bench.apps.test`.
+const APP: &str = "bench";
+const APPS_DOMAIN: &str = "apps.test";
+/// The `app` sandbox's owner, the viewer the bench presents a token for.
+const OWNER: (&str, &str) = ("bench-owner", "bench-org");
 
 pub struct Sluice {
     pub daemon: Daemon,
@@ -34,6 +44,17 @@ pub struct Sluice {
     pub ca: PathBuf,
     /// `Authorization` header value carrying the `full` sandbox's placeholder.
     pub bearer: String,
+    /// The `app` sandbox's cgroup: nothing runs in it (the app is served
+    /// from this process, inside the namespace), held so it lives as long
+    /// as the daemon's sandbox.
+    _app: TestCgroup,
+    /// The `app` sandbox's own network namespace.
+    pub netns: TestNetns,
+    /// Where the ingress listens (plain HTTP, the bench's loopback a
+    /// trusted proxy).
+    pub ingress: SocketAddr,
+    /// `Authorization` header value carrying the owner's viewer token.
+    pub viewer: String,
 }
 
 impl Sluice {
@@ -43,6 +64,11 @@ impl Sluice {
         let pass = builder.cgroup("pass");
         let empty = builder.cgroup("empty");
         let full = builder.cgroup("full");
+        let app = builder.cgroup("app");
+        let netns = TestNetns::new();
+        let keys = ViewerKeys::generate();
+        let key_file = builder.dir().join("viewer.pub");
+        keys.write_public(&key_file);
         let secret = builder.dir().join("bench-api.secret");
         std::fs::write(&secret, SECRET)?;
         builder
@@ -73,7 +99,20 @@ impl Sluice {
             .policy_doc("full", full_pipeline(ports))
             .sandbox("pass", &pass, None, "pass")
             .sandbox("empty", &empty, None, "empty")
-            .sandbox("full", &full, None, "full");
+            .sandbox("full", &full, None, "full")
+            .sandbox("app", &app, Some(&netns), "empty")
+            .owner("app", OWNER.0, OWNER.1)
+            .config_key(
+                "ingress",
+                json!({
+                    "listen": ["127.0.0.1:0"],
+                    "apps_domain": APPS_DOMAIN,
+                    // Plain HTTP as behind the operator's load balancer:
+                    // the bench's clients stand in for it.
+                    "trusted_proxies": ["127.0.0.1/32"],
+                    "viewer_tokens": {"keys": [{"file": key_file, "alg": "EdDSA"}]},
+                }),
+            );
         let daemon = builder.start();
         let ca = daemon.wait_ca_pem();
         let out = daemon.cli(&["sandbox", "env", "full"]);
@@ -88,6 +127,9 @@ impl Sluice {
         if placeholder.is_empty() {
             bail!("empty placeholder");
         }
+        let ingress = ingress_addr(&daemon)?;
+        // Valid for longer than any run.
+        let token = keys.token(OWNER.0, OWNER.1, sluice_e2e::viewer::unix_now() + 86_400);
         Ok(Sluice {
             daemon,
             pass,
@@ -95,13 +137,42 @@ impl Sluice {
             full,
             ca,
             bearer: format!("Bearer {placeholder}"),
+            _app: app,
+            netns,
+            ingress,
+            viewer: format!("Bearer {token}"),
         })
+    }
+
+    /// Publishes port `port` of the `app` sandbox (its app listening
+    /// inside the namespace), private to the owner; returns the `Host`
+    /// viewers ask for.
+    pub fn publish_app(&self, port: u16) -> anyhow::Result<String> {
+        let port = port.to_string();
+        let out = self
+            .daemon
+            .cli(&["app", "publish", "app", "--port", &port, "--name", APP]);
+        if !out.success() {
+            bail!("sluice app publish failed:\n{out}");
+        }
+        Ok(format!("{APP}.{APPS_DOMAIN}"))
     }
 
     /// The daemon's resident set, KiB.
     pub fn rss_kib(&self) -> u64 {
         self.daemon.rss_kib()
     }
+}
+
+/// The ingress's listening address, from `sluice status`.
+fn ingress_addr(daemon: &Daemon) -> anyhow::Result<SocketAddr> {
+    let out = daemon.cli(&["status"]);
+    let status: Value = serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("`sluice status` is not JSON:\n{out}"))?;
+    status["ingress_addrs"][0]
+        .as_str()
+        .and_then(|a| a.parse().ok())
+        .with_context(|| format!("no ingress address in `sluice status`: {status}"))
 }
 
 /// The upstream's name and its loopback ports (the SSRF guard wants an

@@ -26,6 +26,10 @@ pub struct Dial {
     pub headers: Vec<(String, String)>,
     /// Move the client into this cgroup before it opens anything.
     pub cgroup: Option<PathBuf>,
+    /// Enter this network namespace (`/run/netns/NAME`) before it opens
+    /// anything: the web app the ingress publishes listens on loopback
+    /// inside one, and its direct connection is dialled from there.
+    pub netns: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -44,7 +44,7 @@ static TEXT: LazyLock<Bytes> = LazyLock::new(|| {
 pub struct Upstream {
     pub plain: SocketAddr,
     pub tls: SocketAddr,
-    _runtime: Runtime,
+    runtime: Runtime,
 }
 
 impl Upstream {
@@ -71,8 +71,22 @@ impl Upstream {
         Ok(Upstream {
             plain: addrs.0,
             tls: addrs.1,
-            _runtime: runtime,
+            runtime,
         })
+    }
+
+    /// Serves plain HTTP on `listener` too (the web app the ingress
+    /// publishes: a listener made inside its network namespace); returns
+    /// its address there.
+    pub fn serve_plain(&self, listener: std::net::TcpListener) -> anyhow::Result<SocketAddr> {
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let listener = {
+            let _runtime = self.runtime.enter();
+            TcpListener::from_std(listener)?
+        };
+        self.runtime.spawn(serve(listener, None));
+        Ok(addr)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The benchmark's smoke run, so the harness never rots: every target
-//! (direct, Sluice passthrough and intercepting, mitmproxy, Squid, nginx) and
-//! every metric is exercised with tiny sizes, and the report, the figures
+//! (direct, Sluice passthrough and intercepting, mitmproxy, Squid, nginx, and
+//! a web app through the ingress and dialled directly) and every metric is exercised with tiny sizes, and the report, the figures
 //! and the chart come out. Nothing is timed or compared: figures from a
 //! smoke run mean nothing. Root, the release daemon (`SLUICE_BIN`) and the
 //! peers (`cargo xtask test` and `cargo xtask setup` install them) are
@@ -46,15 +46,18 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
             "sluice-full",
             "mitmproxy",
             "squid",
-            "nginx"
+            "nginx",
+            "direct-app",
+            "ingress"
         ]
     );
     for target in targets {
         let metrics = target["metrics"].as_object().expect("metrics");
-        let expected = if target["baseline"] == "direct-tls" {
-            6
-        } else {
-            5
+        let expected = match target["baseline"].as_str() {
+            Some("direct-tls") => 6,
+            // Keep-alive requests/s and latency.
+            Some("direct-app") => 2,
+            _ => 5,
         };
         assert_eq!(metrics.len(), expected, "{target}");
         for (metric, result) in metrics {
@@ -96,6 +99,15 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
         "{report}"
     );
     assert!(report.contains("CPU µs / keep-alive request"), "{report}");
+    assert!(report.contains("## Web-app ingress"), "{report}");
+    let through = report
+        .lines()
+        .find(|l| l.starts_with("Through the ingress: requests/s "))
+        .expect("the ingress's ratio and added p99");
+    assert!(
+        through.contains("added p99 ") && !through.contains("no figure"),
+        "{report}"
+    );
     let png = std::fs::read(out.path().join("chart.png")).expect("chart.png");
     assert!(png.starts_with(b"\x89PNG"), "chart.png is not a PNG");
 }

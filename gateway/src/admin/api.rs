@@ -114,6 +114,10 @@ pub struct Status {
     /// Apps published through the web-app ingress.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub apps: Vec<crate::ingress::publish::AppInfo>,
+    /// Allow rules added to sandboxes at run time, by sandbox id
+    /// (`policy::overlay`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub overlays: std::collections::BTreeMap<String, Vec<String>>,
     /// The explicit-proxy listener (capability tokens), when configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explicit_proxy_addr: Option<String>,
@@ -259,6 +263,21 @@ impl SessionSpec {
 /// What the daemon exposes to the admin server. Ids reaching these methods
 /// have passed [`validate_id`]; everything else (cgroup existence, policy
 /// names, duplicates) is the backend's to check.
+/// Body of `POST /v1/sandboxes/{id}/overlay`: exactly one of `add_allow`
+/// (an `allow_out` target as a policy writes it) and `remove` (an entry's
+/// target as listed).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverlayChange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add_allow: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove: Option<String>,
+    /// Who changes it, for the audit log; `admin-api` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
 pub trait Backend: Send + Sync + 'static {
     fn status(&self) -> Status;
     fn list(&self) -> Vec<SandboxInfo>;
@@ -292,6 +311,20 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<crate::approvals::ApprovalCard, AdminError> {
         let _ = spec;
         Err(AdminError::NotFound(format!("no parked request `{id}`")))
+    }
+    /// Every sandbox's overlay entries (`policy::overlay`).
+    fn overlays(&self) -> std::collections::BTreeMap<String, Vec<crate::policy::overlay::Entry>> {
+        std::collections::BTreeMap::new()
+    }
+    /// Adds an entry to a sandbox's overlay or removes one; its entries
+    /// after the change.
+    fn change_overlay(
+        &self,
+        sandbox: &str,
+        change: OverlayChange,
+    ) -> Result<Vec<crate::policy::overlay::Entry>, AdminError> {
+        let _ = change;
+        Err(AdminError::NotFound(format!("no sandbox `{sandbox}`")))
     }
     /// Published apps (the web-app ingress).
     fn apps(&self) -> Vec<crate::ingress::publish::AppInfo> {

@@ -157,6 +157,29 @@ impl Client {
         decode(status, &body)
     }
 
+    /// Every sandbox's overlay entries.
+    pub async fn overlays(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, Vec<crate::policy::overlay::Entry>>, ClientError>
+    {
+        let (status, body) = self.call(Method::GET, "/v1/overlays".into(), None).await?;
+        decode(status, &body)
+    }
+
+    /// Adds an entry to a sandbox's overlay or removes one; returns its
+    /// entries after the change.
+    pub async fn change_overlay(
+        &self,
+        sandbox: &str,
+        change: &super::api::OverlayChange,
+    ) -> Result<Vec<crate::policy::overlay::Entry>, ClientError> {
+        path_id("sandbox id", sandbox)?;
+        let body = encode(change)?;
+        let path = format!("/v1/sandboxes/{sandbox}/overlay");
+        let (status, body) = self.call(Method::POST, path, Some(body)).await?;
+        decode(status, &body)
+    }
+
     async fn call(
         &self,
         method: Method,

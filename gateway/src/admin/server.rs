@@ -101,6 +101,8 @@ pub(crate) enum Route<'a> {
     Env(&'a str),
     ListApprovals,
     DecideApproval(&'a str),
+    ListOverlays,
+    ChangeOverlay(&'a str),
     ListApps,
     Publish,
     Unpublish(&'a str),
@@ -139,6 +141,8 @@ pub(crate) fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         ["v1", "sandboxes", id, "sessions"] => only(&Method::POST, "POST", Route::AddSession(id)),
         ["v1", "sandboxes", id, "env"] => only(&Method::GET, "GET", Route::Env(id)),
         ["v1", "approvals"] => only(&Method::GET, "GET", Route::ListApprovals),
+        ["v1", "overlays"] => only(&Method::GET, "GET", Route::ListOverlays),
+        ["v1", "sandboxes", id, "overlay"] => only(&Method::POST, "POST", Route::ChangeOverlay(id)),
         ["v1", "approvals", id] => only(&Method::POST, "POST", Route::DecideApproval(id)),
         ["v1", "sandboxes", id, "sessions", session] => {
             only(&Method::DELETE, "DELETE", Route::RemoveSession(id, session))
@@ -359,6 +363,15 @@ async fn dispatch<B: Backend>(
             super::api::validate_id("approval id", id)?;
             let spec: crate::approvals::DecisionSpec = read_json(body).await?;
             Ok(json(StatusCode::OK, &backend.decide(id, spec)?))
+        }
+        Route::ListOverlays => Ok(json(StatusCode::OK, &backend.overlays())),
+        Route::ChangeOverlay(sandbox) => {
+            super::api::validate_id("sandbox id", sandbox)?;
+            let change: super::api::OverlayChange = read_json(body).await?;
+            Ok(json(
+                StatusCode::OK,
+                &backend.change_overlay(sandbox, change)?,
+            ))
         }
         Route::ListApps => Ok(json(StatusCode::OK, &backend.apps())),
         Route::Publish => {

@@ -112,6 +112,12 @@ pub fn render(status: &Status, now_ms: u64) -> String {
             let _ = writeln!(out, "{text}");
         }
     }
+    if !status.overlays.is_empty() {
+        let _ = writeln!(out, "overlays (allow rules added at run time):");
+        for (sandbox, targets) in &status.overlays {
+            let _ = writeln!(out, "  {sandbox:<20} {}", targets.join(", "));
+        }
+    }
     if !status.apps.is_empty() {
         let _ = writeln!(out, "published apps:");
         for app in &status.apps {
@@ -171,10 +177,12 @@ mod tests {
             explicit_proxy_addr: None,
             apps: vec![],
             ingress_addrs: vec![],
+            overlays: [("sb1".to_owned(), vec!["api.test:443".to_owned()])].into(),
         };
         let text = render(&status, 25_000);
         for want in [
             "1.2.3 (ready)",
+            "sb1                  api.test:443",
             "2 attached: sluice_connect4, sluice_sockops",
             "SLUICE_IDENTITY 3/65536",
             "2 (3 cgroups with sessions)",

@@ -26,7 +26,7 @@ use serde::Deserialize;
 use tokio::sync::oneshot;
 
 use crate::{apps::Catalogue, metrics::Metrics};
-pub use card::{ApprovalCard, DecisionSpec, MAX_BY_LEN, Verdict};
+pub use card::{ApprovalCard, CardKind, DecisionSpec, MAX_BY_LEN, Verdict};
 use webhook::Webhook;
 
 /// The daemon config's `approvals:` section.
@@ -93,6 +93,25 @@ pub enum DecideError {
     NotFound(String),
     #[error("`by` must be 1 to {MAX_BY_LEN} printable characters")]
     BadBy,
+    #[error(
+        "`approve_always` is for network cards: an app action is approved once or for the session"
+    )]
+    AlwaysForApp,
+}
+
+impl Waited {
+    /// Approved: `Ok` with the verdict (the audit reason) and who decided;
+    /// otherwise `Err` with the refusal's reason and, where known, by whom
+    /// or what.
+    pub fn outcome(self) -> Result<(&'static str, String), (&'static str, Option<String>)> {
+        match self {
+            Waited::Approved { verdict, by } => Ok((verdict.as_str(), by)),
+            Waited::Rejected { by } => Err(("approval_rejected", Some(by))),
+            Waited::Expired => Err(("approval_expired", Some("expiry".to_owned()))),
+            Waited::Withdrawn { by } => Err(("approval_withdrawn", Some(by))),
+            Waited::QueueFull => Err(("approval_queue_full", None)),
+        }
+    }
 }
 
 /// A standing permission that lets an `ask` request through unparked.
@@ -177,6 +196,8 @@ struct State {
     /// Parked requests per sandbox, kept with `parked` by `park`/`unpark`.
     per_sandbox: HashMap<String, usize>,
     grants: HashSet<Grant>,
+    /// (sandbox, session, name) a network card approved for the session.
+    destinations: HashSet<(String, Option<String>, String)>,
     /// (sandbox, session) of task runs → their pre-approved apps.
     tasks: HashMap<(String, String), BTreeSet<String>>,
 }
@@ -289,6 +310,17 @@ impl Approvals {
             .then_some(Standing::SessionGrant)
     }
 
+    /// Whether a connection to `name` the network policy asks about was
+    /// approved for the session (a network card's `approve_session`).
+    pub fn destination_granted(&self, sandbox: &str, session: Option<&str>, name: &str) -> bool {
+        let key = (
+            sandbox.to_owned(),
+            session.map(str::to_owned),
+            name.to_owned(),
+        );
+        self.state().destinations.contains(&key)
+    }
+
     /// Parks a request described by `card` (its `id`, `parked_at_ms` and
     /// `expires_at_ms` are filled in here) until it is decided or expires.
     /// The card goes to the webhook, if one is configured. Dropping the
@@ -336,6 +368,11 @@ impl Approvals {
         (card, waited)
     }
 
+    /// The card of the request `id` still parked.
+    pub fn card(&self, id: &str) -> Option<ApprovalCard> {
+        self.state().parked.get(id).map(|p| p.card.clone())
+    }
+
     /// Whether `id` still waits (the webhook stops retrying once it does not).
     pub fn is_parked(&self, id: &str) -> bool {
         self.state().parked.contains_key(id)
@@ -355,25 +392,31 @@ impl Approvals {
 
     /// Applies a decision; the parked request resumes (or fails) at once.
     pub fn decide(&self, id: &str, spec: &DecisionSpec) -> Result<ApprovalCard, DecideError> {
-        let by = match spec.by.as_deref() {
-            None => "admin-api".to_owned(),
-            Some(by)
-                if !by.is_empty()
-                    && by.len() <= MAX_BY_LEN
-                    && !by.chars().any(char::is_control) =>
-            {
-                by.to_owned()
-            }
-            Some(_) => return Err(DecideError::BadBy),
-        };
+        let by = decided_by(spec.by.as_deref())?;
         let parked = {
             let mut state = self.state();
+            let kind = state.parked.get(id).map(|p| p.card.kind);
+            if kind == Some(CardKind::App) && spec.verdict == Verdict::ApproveAlways {
+                return Err(DecideError::AlwaysForApp);
+            }
             let parked = state
                 .unpark(id)
                 .ok_or_else(|| DecideError::NotFound(id.to_owned()))?;
             self.metrics.approvals_parked.dec();
-            if spec.verdict == Verdict::ApproveSession {
-                state.grants.insert(Grant::of(&parked.card));
+            let card = &parked.card;
+            match (spec.verdict, card.kind) {
+                (Verdict::ApproveSession, CardKind::App) => {
+                    state.grants.insert(Grant::of(card));
+                }
+                (Verdict::ApproveSession, CardKind::Network) => {
+                    let key = (
+                        card.sandbox.clone(),
+                        card.session.clone(),
+                        card.host.clone(),
+                    );
+                    state.destinations.insert(key);
+                }
+                _ => {}
             }
             parked
         };
@@ -412,6 +455,9 @@ impl Approvals {
             state
                 .grants
                 .retain(|g| !(g.sandbox == sandbox && g.session.as_deref() == Some(session)));
+            state
+                .destinations
+                .retain(|(sb, ss, _)| !(sb == sandbox && ss.as_deref() == Some(session)));
             self.unpark_where(&mut state, |card| {
                 card.sandbox == sandbox && card.session.as_deref() == Some(session)
             })
@@ -425,6 +471,7 @@ impl Approvals {
             let mut state = self.state();
             state.tasks.retain(|(sb, _), _| sb != sandbox);
             state.grants.retain(|g| g.sandbox != sandbox);
+            state.destinations.retain(|(sb, _, _)| sb != sandbox);
             self.unpark_where(&mut state, |card| card.sandbox == sandbox)
         };
         withdraw(ended, "sandbox_removed");
@@ -449,6 +496,20 @@ impl Approvals {
             self.metrics.approvals_parked.dec();
         }
         ended
+    }
+}
+
+/// Who decided, as the audit log names them: `by` if printable and at
+/// most [`MAX_BY_LEN`] long, `admin-api` when absent.
+pub fn decided_by(by: Option<&str>) -> Result<String, DecideError> {
+    match by {
+        None => Ok("admin-api".to_owned()),
+        Some(by)
+            if !by.is_empty() && by.len() <= MAX_BY_LEN && !by.chars().any(char::is_control) =>
+        {
+            Ok(by.to_owned())
+        }
+        Some(_) => Err(DecideError::BadBy),
     }
 }
 

@@ -27,6 +27,7 @@ fn card(session: Option<&str>, action: Option<&str>, path: &str) -> ApprovalCard
         parked_at_ms: 0,
         expires_at_ms: 0,
         process: None,
+        ..ApprovalCard::default()
     }
 }
 
@@ -304,4 +305,58 @@ async fn one_sandbox_cannot_fill_the_desk() {
         }
         assert_eq!(metrics.approvals_parked.get(), 0);
     }
+}
+
+fn network_card(session: Option<&str>, host: &str) -> ApprovalCard {
+    ApprovalCard {
+        kind: CardKind::Network,
+        sandbox: "sb1".to_owned(),
+        session: session.map(str::to_owned),
+        host: host.to_owned(),
+        port: Some(443),
+        rule: Some("p:network.unmatched".to_owned()),
+        ..ApprovalCard::default()
+    }
+}
+
+/// A network card approved for the session lets that session's later
+/// connections to the same name through (not another session's, not
+/// another name's), until the session goes; `approve_always` is for
+/// network cards only (an app card keeps waiting for a verdict it takes).
+#[tokio::test(start_paused = true)]
+async fn network_cards_grant_names_per_session_and_always_is_theirs_alone() {
+    let (approvals, _) = desk(60_000, 100);
+    assert!(!approvals.destination_granted("sb1", Some("s1"), "a.test"));
+    let desk = approvals.clone();
+    let waiting = tokio::spawn(async move { desk.park(network_card(Some("s1"), "a.test")).await });
+    let list = parked(&approvals, 1).await;
+    approvals
+        .decide(&list[0].id, &spec(Verdict::ApproveSession, None))
+        .expect("decided");
+    assert!(matches!(
+        waiting.await.expect("task").1,
+        Waited::Approved { .. }
+    ));
+    assert!(approvals.destination_granted("sb1", Some("s1"), "a.test"));
+    assert!(!approvals.destination_granted("sb1", Some("s2"), "a.test"));
+    assert!(!approvals.destination_granted("sb1", Some("s1"), "b.test"));
+    assert!(!approvals.destination_granted("sb1", None, "a.test"));
+    approvals.forget_session("sb1", "s1");
+    assert!(!approvals.destination_granted("sb1", Some("s1"), "a.test"));
+
+    let desk = approvals.clone();
+    let app = tokio::spawn(async move { desk.park(card(None, Some("a"), "/x")).await });
+    let list = parked(&approvals, 1).await;
+    assert_eq!(
+        approvals.decide(&list[0].id, &spec(Verdict::ApproveAlways, None)),
+        Err(DecideError::AlwaysForApp)
+    );
+    assert_eq!(approvals.list().len(), 1, "still parked");
+    approvals
+        .decide(&list[0].id, &spec(Verdict::Reject, None))
+        .expect("decided");
+    assert!(matches!(
+        app.await.expect("task").1,
+        Waited::Rejected { .. }
+    ));
 }

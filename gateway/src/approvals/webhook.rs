@@ -227,6 +227,7 @@ mod tests {
             parked_at_ms: 0,
             expires_at_ms: 0,
             process: None,
+            ..crate::approvals::ApprovalCard::default()
         };
         // The client went away before the delivery started: unparked.
         let approvals = Arc::new(crate::approvals::Approvals::disabled(Arc::new(

@@ -17,8 +17,13 @@ pub(crate) enum ApprovalsCommand {
     Approve {
         id: String,
         /// Also let matching requests of the same session through from now on.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "always")]
         session: bool,
+        /// A connection the network policy asked about: also write its
+        /// destination into the sandbox's overlay as an allow rule (kept
+        /// across restarts; `sluice policy overlay rm` takes it back).
+        #[arg(long)]
+        always: bool,
         /// Who decides, for the audit log (default: $SUDO_USER, $USER).
         #[arg(long)]
         by: Option<String>,
@@ -55,6 +60,21 @@ pub(crate) enum SandboxCommand {
     },
     /// Remove a sandbox: its sockets are refused from now on.
     Rm { id: String },
+    /// Show or edit the sandbox's overlay: allow rules added at run time
+    /// on top of its policy file, without editing it.
+    Policy {
+        id: String,
+        /// Add an `allow_out` target (`api.example.com:443`, `*.example.com`,
+        /// `203.0.113.0/24`).
+        #[arg(long, conflicts_with = "rm")]
+        add_allow: Option<String>,
+        /// Remove an entry, by its target as listed.
+        #[arg(long)]
+        rm: Option<String>,
+        /// Who changes it, for the audit log (default: $SUDO_USER, $USER).
+        #[arg(long)]
+        by: Option<String>,
+    },
     /// Print the placeholder environment to give the sandbox (`export` lines).
     Env { id: String },
     /// List sandboxes and their sessions.
@@ -115,6 +135,24 @@ pub(super) async fn sandbox(client: Client, command: SandboxCommand) -> anyhow::
             client.remove_sandbox(&id).await?;
             println!("removed {id}");
         }
+        SandboxCommand::Policy {
+            id,
+            add_allow,
+            rm,
+            by,
+        } => {
+            let entries = if add_allow.is_none() && rm.is_none() {
+                client.overlays().await?.remove(&id).unwrap_or_default()
+            } else {
+                let change = sluice::admin::api::OverlayChange {
+                    add_allow,
+                    remove: rm,
+                    by: by_default(by),
+                };
+                client.change_overlay(&id, &change).await?
+            };
+            print_overlay(&id, &entries);
+        }
         SandboxCommand::Env { id } => {
             for (name, value) in client.env(&id).await? {
                 println!("export {name}='{}'", value.replace('\'', r"'\''"));
@@ -143,6 +181,26 @@ pub(super) async fn sandbox(client: Client, command: SandboxCommand) -> anyhow::
         }
     }
     Ok(())
+}
+
+/// Prints one sandbox's overlay entries.
+pub(super) fn print_overlay(sandbox: &str, entries: &[sluice::policy::overlay::Entry]) {
+    if entries.is_empty() {
+        println!("{sandbox}: no overlay entries");
+    }
+    for entry in entries {
+        println!("{sandbox:<16} {:<40} by {}", entry.target, entry.by);
+    }
+}
+
+/// `$SUDO_USER` or `$USER`, as `cli:NAME`, where `by` is not given.
+pub(super) fn by_default(by: Option<String>) -> Option<String> {
+    by.or_else(|| {
+        std::env::var("SUDO_USER")
+            .or_else(|_| std::env::var("USER"))
+            .ok()
+            .map(|user| format!("cli:{user}"))
+    })
 }
 
 pub(super) async fn session(client: Client, command: SessionCommand) -> anyhow::Result<()> {
@@ -176,14 +234,7 @@ pub(super) async fn session(client: Client, command: SessionCommand) -> anyhow::
 
 pub(super) async fn approvals(client: Client, command: ApprovalsCommand) -> anyhow::Result<()> {
     use sluice::approvals::{DecisionSpec, Verdict};
-    let by = |by: Option<String>| {
-        by.or_else(|| {
-            std::env::var("SUDO_USER")
-                .or_else(|_| std::env::var("USER"))
-                .ok()
-                .map(|user| format!("cli:{user}"))
-        })
-    };
+    let by = by_default;
     let (id, spec) = match command {
         ApprovalsCommand::Ls { json } => {
             let cards = client.approvals().await?;
@@ -195,6 +246,18 @@ pub(super) async fn approvals(client: Client, command: ApprovalsCommand) -> anyh
                     "ID", "SANDBOX", "SESSION", "APP/ACTION"
                 );
                 for c in cards {
+                    if c.kind == sluice::approvals::CardKind::Network {
+                        println!(
+                            "{:<17} {:<12} {:<10} {:<24} connect {}:{}",
+                            c.id,
+                            c.sandbox,
+                            c.session.as_deref().unwrap_or("-"),
+                            "(network)",
+                            c.host,
+                            c.port.unwrap_or_default()
+                        );
+                        continue;
+                    }
                     let action = c.action.as_deref().unwrap_or("(uncatalogued)");
                     println!(
                         "{:<17} {:<12} {:<10} {:<24} {} {}{}",
@@ -213,12 +276,13 @@ pub(super) async fn approvals(client: Client, command: ApprovalsCommand) -> anyh
         ApprovalsCommand::Approve {
             id,
             session,
+            always,
             by: who,
         } => {
-            let verdict = if session {
-                Verdict::ApproveSession
-            } else {
-                Verdict::ApproveOnce
+            let verdict = match (session, always) {
+                (_, true) => Verdict::ApproveAlways,
+                (true, false) => Verdict::ApproveSession,
+                (false, false) => Verdict::ApproveOnce,
             };
             (
                 id,
@@ -237,6 +301,18 @@ pub(super) async fn approvals(client: Client, command: ApprovalsCommand) -> anyh
         ),
     };
     let card = client.decide(&id, &spec).await?;
+    if card.kind == sluice::approvals::CardKind::Network {
+        println!(
+            "{} {}: {}:{} ({} in {})",
+            spec.verdict.as_str(),
+            card.id,
+            card.host,
+            card.port.unwrap_or_default(),
+            card.rule.as_deref().unwrap_or("network"),
+            card.sandbox
+        );
+        return Ok(());
+    }
     println!(
         "{} {}: {} {}{} ({} in {})",
         spec.verdict.as_str(),

@@ -156,7 +156,7 @@ pub(crate) async fn dispatch(command: Command) -> anyhow::Result<()> {
             policy::explain(&config, &policy, &method, &url, address).await
         }
         Command::Ca { command, dir } => ca::ca(command, &dir),
-        Command::Policy { command } => policy::policy(command),
+        Command::Policy { command } => policy::policy(command).await,
         Command::Scan(args) => Ok(sluice::scan::cli::run(&args)?),
         Command::Status { text, admin_socket } => {
             let status = Client::new(admin_socket).status().await?;

@@ -31,10 +31,62 @@ pub(crate) enum PolicyCommand {
         #[arg(long)]
         since: Option<String>,
     },
+    /// The allow rules added to sandboxes at run time (a network approval's
+    /// "always", `sluice sandbox policy --add-allow`), kept across restarts.
+    Overlay {
+        #[command(subcommand)]
+        command: OverlayCommand,
+        #[arg(long, global = true, default_value = super::DEFAULT_ADMIN_SOCKET)]
+        admin_socket: PathBuf,
+    },
 }
 
-pub(super) fn policy(command: PolicyCommand) -> anyhow::Result<()> {
+#[derive(clap::Subcommand)]
+pub(crate) enum OverlayCommand {
+    /// Every sandbox's entries (or one sandbox's).
+    Ls { sandbox: Option<String> },
+    /// Remove an entry: the sandbox's connections admitted while it was
+    /// there close, and later ones are decided without it.
+    Rm {
+        sandbox: String,
+        target: String,
+        #[arg(long)]
+        by: Option<String>,
+    },
+}
+
+async fn overlay(client: sluice::admin::Client, command: OverlayCommand) -> anyhow::Result<()> {
     match command {
+        OverlayCommand::Ls { sandbox } => {
+            for (id, entries) in client.overlays().await? {
+                if sandbox.as_ref().is_none_or(|wanted| *wanted == id) {
+                    super::admin::print_overlay(&id, &entries);
+                }
+            }
+        }
+        OverlayCommand::Rm {
+            sandbox,
+            target,
+            by,
+        } => {
+            let change = sluice::admin::api::OverlayChange {
+                remove: Some(target.clone()),
+                by: super::admin::by_default(by),
+                ..Default::default()
+            };
+            client.change_overlay(&sandbox, &change).await?;
+            println!("removed {target} from the overlay of {sandbox}");
+        }
+    }
+    Ok(())
+}
+
+pub(super) async fn policy(command: PolicyCommand) -> anyhow::Result<()> {
+    match command {
+        PolicyCommand::Overlay {
+            command,
+            admin_socket,
+        } => overlay(sluice::admin::Client::new(admin_socket), command).await,
         PolicyCommand::Suggest {
             audit,
             sandbox,

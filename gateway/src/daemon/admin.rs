@@ -37,11 +37,19 @@ impl Backend for Daemon {
         id: &str,
         spec: crate::approvals::DecisionSpec,
     ) -> Result<crate::approvals::ApprovalCard, AdminError> {
-        use crate::approvals::DecideError;
-        self.approvals.decide(id, &spec).map_err(|err| match err {
-            DecideError::NotFound(_) => AdminError::NotFound(err.to_string()),
-            DecideError::BadBy => AdminError::Invalid(err.to_string()),
-        })
+        self.decide_parked(id, &spec)
+    }
+
+    fn overlays(&self) -> std::collections::BTreeMap<String, Vec<crate::policy::overlay::Entry>> {
+        self.overlay_list()
+    }
+
+    fn change_overlay(
+        &self,
+        sandbox: &str,
+        change: crate::admin::api::OverlayChange,
+    ) -> Result<Vec<crate::policy::overlay::Entry>, AdminError> {
+        self.overlay_change(sandbox, change)
     }
 
     fn status(&self) -> Status {
@@ -76,6 +84,13 @@ impl Backend for Daemon {
             recent_refusals: self.audit.recent_refusals(),
             explicit_proxy_addr: self.explicit_addr.map(|a| a.to_string()),
             apps: Daemon::apps(self),
+            overlays: self
+                .overlay_list()
+                .into_iter()
+                .map(|(sandbox, entries)| {
+                    (sandbox, entries.into_iter().map(|e| e.target).collect())
+                })
+                .collect(),
             ingress_addrs: self.apps.addrs(),
         }
     }
@@ -163,6 +178,7 @@ impl Backend for Daemon {
             .ok_or_else(|| AdminError::NotFound(format!("no sandbox `{id}`")))?;
         self.audit_registration("remove", id, None, Some(&sandbox.cgroup));
         self.unpublish_sandbox(id);
+        self.forget_overlay(id);
         self.persist()
     }
 

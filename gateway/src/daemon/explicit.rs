@@ -61,7 +61,11 @@ pub(super) async fn explicit_proxy(
                 let gate = crate::sandbox_dns::SandboxDns::new(
                     &s.id,
                     &s.policy,
-                    store.clone(),
+                    // Overlays are kept for steered sandboxes only.
+                    (
+                        store.clone(),
+                        Arc::new(crate::policy::overlay::Overlays::in_memory()),
+                    ),
                     interceptor.audit.clone(),
                     interceptor.metrics.clone(),
                 );

@@ -271,6 +271,7 @@ impl Daemon {
             if let Some(sandbox) = self.forget_sandbox(id) {
                 self.audit_registration("remove", id, None, Some(&sandbox.cgroup));
                 self.unpublish_sandbox(id);
+                self.forget_overlay(id);
             }
         }
         self.reload_policies_switching(&plan.repolicy);
@@ -509,6 +510,12 @@ mod tests {
             (
                 "limits: {drain_timeout_ms: 1}\nbpffs: /x\n",
                 vec!["bpffs", "limits"],
+            ),
+            // The listener is bound and its keys read at the start.
+            (
+                "ingress: {listen: ['127.0.0.1:0'], apps_domain: apps.test, \
+                 trusted_proxies: [127.0.0.1/32], viewer_tokens: {jwks_file: /dev/null}}\n",
+                vec!["ingress"],
             ),
         ];
         for (text, want) in cases {

@@ -16,6 +16,7 @@ mod explicit;
 mod ingress;
 mod kernel;
 mod lifecycle;
+mod overlays;
 mod registrations;
 
 use std::{
@@ -43,7 +44,10 @@ use crate::{
     },
     metrics::{self, Metrics},
     netns,
-    policy::store::{self, PolicyStore},
+    policy::{
+        overlay::Overlays,
+        store::{self, PolicyStore},
+    },
     proxy::{Identities, Limits, Proxy, Standing, Who},
     registry::Registry,
     resolve::Resolver,
@@ -56,6 +60,8 @@ use crate::{
 struct Directory {
     registry: RwLock<Registry>,
     store: Arc<PolicyStore>,
+    /// Allow rules added to sandboxes at run time.
+    overlays: Arc<Overlays>,
     /// sandbox id → its DNS gate.
     dns: RwLock<HashMap<String, Arc<SandboxDns>>>,
     /// Bumped after a policy reload and a removal ([`Standing`]).
@@ -91,6 +97,7 @@ impl Standing for Directory {
         };
         owner.sandbox == *who.sandbox
             && owner.session.as_deref() == who.session.as_deref()
+            && self.overlays.holds(&who.sandbox, who.overlay.as_deref())
             && registry
                 .get(&owner.sandbox)
                 .is_some_and(|sandbox| current(&sandbox.policy))
@@ -103,6 +110,7 @@ impl Identities for Directory {
         let owner = registry.owner(identity)?;
         let sandbox = registry.get(&owner.sandbox)?;
         let policy = self.store.current().get(&sandbox.policy)?.clone();
+        let overlay = self.overlays.network(&owner.sandbox, &policy);
         let dns = self
             .dns
             .read()
@@ -118,6 +126,7 @@ impl Identities for Directory {
             tools: None,
             process: None,
             identity: Some(identity),
+            overlay,
         })
     }
 }
@@ -218,6 +227,10 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
                 .flat_map(|explicit| explicit.sandboxes.iter().map(|s| s.id.clone())),
         )),
         store: Arc::new(store),
+        overlays: Arc::new(
+            Overlays::load(&config.state_dir)
+                .with_context(|| format!("overlays in {}", config.state_dir.display()))?,
+        ),
         dns: RwLock::new(HashMap::new()),
         changes: tokio::sync::watch::Sender::new(0),
     });
@@ -296,6 +309,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         drain: drain.clone(),
         quota,
         processes: Arc::new(crate::process::Processes::new("/proc")),
+        approvals: approvals.clone(),
     });
     let daemon = Arc::new(Daemon {
         root,

@@ -196,7 +196,10 @@ impl Daemon {
         let gate = Arc::new(SandboxDns::new(
             id,
             policy,
-            self.directory.store.clone(),
+            (
+                self.directory.store.clone(),
+                self.directory.overlays.clone(),
+            ),
             self.audit.clone(),
             self.metrics.clone(),
         ));

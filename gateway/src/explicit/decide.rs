@@ -53,13 +53,14 @@ pub(super) fn carried(
         });
     }
     let policy = &who.policy;
-    let verdict = policy.network.decide(&ConnRequest {
+    let network = who.network();
+    let verdict = network.decide(&ConnRequest {
         dst,
         sni,
         host,
         // `dst` is one of the granted name's addresses (Sluice resolved it).
         name_addrs: Some(&[dst.ip()]),
-        host_address: host_address::for_policy(&policy.network, dst.ip()),
+        host_address: host_address::for_policy(network, dst.ip()),
         ech: matches!(sniffed, Sniffed::Tls { ech: true, .. }),
         exe: None,
     });
@@ -70,8 +71,26 @@ pub(super) fn carried(
             rule: Some(format!("{}:{rule}", policy.name)),
             detail: format!("what the tunnel to {name} carries is refused by the network policy"),
         }),
+        NetVerdict::Ask { rule } => Err(asked(policy, &rule, name)),
         // Learn mode lets it through; the tunnel's grant was audited.
-        NetVerdict::Allow { .. } | NetVerdict::WouldDeny { .. } => Ok(()),
+        NetVerdict::Allow { .. } | NetVerdict::WouldDeny { .. } | NetVerdict::WouldAsk { .. } => {
+            Ok(())
+        }
+    }
+}
+
+/// A destination the policy asks a person about, over the explicit proxy:
+/// refused. Connections are parked for a person only where the kernel
+/// steered them (the sandbox, its session and its program are known);
+/// a remote sandbox's own control plane asks before it connects.
+pub(super) fn asked(policy: &CompiledPolicy, rule: &str, name: &str) -> Refusal {
+    Refusal {
+        status: 403,
+        reason: "ask_on_explicit_proxy",
+        rule: Some(format!("{}:{rule}", policy.name)),
+        detail: format!(
+            "{name} needs a person's approval, which the explicit proxy does not ask for"
+        ),
     }
 }
 

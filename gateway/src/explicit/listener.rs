@@ -350,13 +350,19 @@ impl ExplicitProxy {
             ech: false,
             exe: None,
         });
-        if let NetVerdict::Deny { reason, rule } = verdict {
-            return Err(Refusal {
-                status: 403,
-                reason: reason.as_str(),
-                rule: Some(format!("{}:{rule}", policy.name)),
-                detail: format!("{name}:{} is refused by the network policy", target.port),
-            });
+        match verdict {
+            NetVerdict::Deny { reason, rule } => {
+                return Err(Refusal {
+                    status: 403,
+                    reason: reason.as_str(),
+                    rule: Some(format!("{}:{rule}", policy.name)),
+                    detail: format!("{name}:{} is refused by the network policy", target.port),
+                });
+            }
+            NetVerdict::Ask { rule } => return Err(super::decide::asked(&policy, &rule, &name)),
+            NetVerdict::Allow { .. }
+            | NetVerdict::WouldDeny { .. }
+            | NetVerdict::WouldAsk { .. } => {}
         }
         let who = Who {
             identity: None,
@@ -367,6 +373,7 @@ impl ExplicitProxy {
             dry_run: claims.dry_run,
             tools: claims.tools.clone().map(Arc::from),
             process: None,
+            overlay: None,
         };
         Ok((who, dst))
     }
@@ -411,7 +418,7 @@ impl ExplicitProxy {
             }
         }
         let name = canonical_name(&target.host);
-        let intercepts = who.policy.network.intercepts(Some(&name));
+        let intercepts = who.network().intercepts(Some(&name));
         let http = matches!(sniffed, Sniffed::Http { .. });
         if let Sniffed::Tls { .. } = sniffed
             && intercepts
@@ -592,6 +599,7 @@ mod tests {
             dry_run: false,
             tools: None,
             process: None,
+            overlay: None,
         };
         let dst: SocketAddr = "127.0.0.1:443".parse().expect("addr");
         for sni in [Some("pinned.test".to_owned()), None] {

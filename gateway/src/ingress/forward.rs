@@ -1,9 +1,10 @@
 //! The request's way to the app and the answer's way back: dialling the
 //! sandbox's port (inside its network namespace when it has one, so the
 //! port is never reachable from anywhere else; on the host's loopback
-//! otherwise), one HTTP/1.1 exchange with the allowlisted headers, the
-//! answer filtered, and an upgrade (WebSocket, and anything else the app
-//! agrees to switch to) spliced both ways.
+//! otherwise), the request with the allowlisted headers (sent on a kept
+//! connection, `pool`, where one is ready), the answer filtered, and an
+//! upgrade (WebSocket, and anything else the app agrees to switch to)
+//! spliced both ways.
 
 use std::{
     io,
@@ -16,7 +17,9 @@ use http_body_util::{BodyExt as _, combinators::BoxBody};
 use hyper::{
     Request, Response, StatusCode, Version,
     body::{Bytes, Incoming},
+    client::conn::http1::SendRequest,
     header::HeaderValue,
+    upgrade::OnUpgrade,
 };
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
@@ -81,16 +84,28 @@ pub async fn dial(
         .map_err(|_| ForwardError::DialTimeout(timeout))?
 }
 
-/// Sends the viewer's request to the app on `stream` as `path`, and
-/// returns the app's answer as the viewer gets it.
-pub async fn exchange(
-    stream: TcpStream,
-    port: u16,
+/// An HTTP/1.1 connection to the app on `stream`, upgrades allowed.
+pub async fn handshake(stream: TcpStream) -> Result<SendRequest<Incoming>, ForwardError> {
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(ForwardError::Protocol)?;
+    tokio::spawn(async move {
+        if let Err(err) = conn.with_upgrades().await {
+            tracing::debug!(%err, "ingress: app connection ended");
+        }
+    });
+    Ok(sender)
+}
+
+/// The viewer's request as the app gets it (as `path`, with the
+/// allowlisted headers and, where configured, the signed viewer header),
+/// and the viewer's side of an upgrade it asks for.
+pub fn toward_app_request(
     mut request: Request<Incoming>,
+    port: u16,
     path: &str,
-    csp: &HeaderValue,
     viewer_header: Option<HeaderValue>,
-) -> Result<Response<Body>, ForwardError> {
+) -> (Request<Incoming>, Option<OnUpgrade>) {
     let viewer_upgrade = requested_upgrade(request.headers())
         .is_some()
         .then(|| hyper::upgrade::on(&mut request));
@@ -105,19 +120,16 @@ pub async fn exchange(
     if let Some(signed) = viewer_header {
         out.headers_mut().insert(super::viewer_header::NAME, signed);
     }
+    (out, viewer_upgrade)
+}
 
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(ForwardError::Protocol)?;
-    tokio::spawn(async move {
-        if let Err(err) = conn.with_upgrades().await {
-            tracing::debug!(%err, "ingress: app connection ended");
-        }
-    });
-    let mut answer = sender
-        .send_request(out)
-        .await
-        .map_err(ForwardError::Protocol)?;
+/// The app's answer as the viewer gets it; a switch of protocols the
+/// viewer asked for is spliced both ways.
+pub fn toward_viewer_answer(
+    mut answer: Response<Incoming>,
+    viewer_upgrade: Option<OnUpgrade>,
+    csp: &HeaderValue,
+) -> Result<Response<Body>, ForwardError> {
     let upgraded = answer.status() == StatusCode::SWITCHING_PROTOCOLS;
     match (upgraded, viewer_upgrade) {
         (true, Some(viewer)) => {

@@ -14,6 +14,7 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::{
     Request, Response, StatusCode,
     body::{Bytes, Incoming},
+    client::conn::http1::SendRequest,
     header::{self, HeaderValue},
     service::service_fn,
 };
@@ -30,6 +31,7 @@ use super::{
     config::IngressConfig,
     forward::{self, Body},
     metrics::IngressMetrics,
+    pool::AppConns,
     session::Sessions,
     token::Verifier,
 };
@@ -54,6 +56,8 @@ pub struct Ingress {
     /// Connections from peers that are not trusted proxies, audited at
     /// most once a second.
     untrusted: Mutex<Fold>,
+    /// Kept-alive connections to the apps.
+    conns: AppConns,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +108,7 @@ impl Ingress {
             tls,
             viewer_header,
             untrusted: Mutex::new(Fold::default()),
+            conns: AppConns::default(),
             config,
         })
     }
@@ -272,14 +277,47 @@ impl Ingress {
         viewer: Option<&super::token::Viewer>,
         now: u64,
     ) -> Result<Response<Body>, forward::ForwardError> {
-        let timeout = Duration::from_millis(self.config.connect_timeout_ms);
-        let stream = forward::dial(target.netns.as_deref(), target.port, timeout).await?;
         let signed = self
             .viewer_header
             .as_ref()
             .zip(viewer)
             .and_then(|(signer, viewer)| signer.sign(viewer, &target.name, now));
-        forward::exchange(stream, target.port, request, path, &self.csp, signed).await
+        let (out, viewer_upgrade) = forward::toward_app_request(request, target.port, path, signed);
+        let key = (target.netns.clone(), target.port);
+        let kept = self.conns.take(&key);
+        let (sender, answer) = match kept {
+            Some(mut sender) => match sender.try_send_request(out).await {
+                Ok(answer) => (sender, answer),
+                // The app closed the kept connection before the request
+                // went out: it goes on a new one.
+                Err(mut err) => match err.take_message() {
+                    Some(out) => self.send_on_new(target, out).await?,
+                    None => return Err(forward::ForwardError::Protocol(err.into_error())),
+                },
+            },
+            None => self.send_on_new(target, out).await?,
+        };
+        let upgraded = answer.status() == hyper::StatusCode::SWITCHING_PROTOCOLS;
+        if viewer_upgrade.is_none() && !upgraded {
+            self.conns.give(key, sender);
+        }
+        forward::toward_viewer_answer(answer, viewer_upgrade, &self.csp)
+    }
+
+    /// Sends `out` on a new connection to the app.
+    async fn send_on_new(
+        &self,
+        target: &Target,
+        out: Request<Incoming>,
+    ) -> Result<(SendRequest<Incoming>, Response<Incoming>), forward::ForwardError> {
+        let timeout = Duration::from_millis(self.config.connect_timeout_ms);
+        let stream = forward::dial(target.netns.as_deref(), target.port, timeout).await?;
+        let mut sender = forward::handshake(stream).await?;
+        let answer = sender
+            .send_request(out)
+            .await
+            .map_err(forward::ForwardError::Protocol)?;
+        Ok((sender, answer))
     }
 
     fn count(&self, app: &str, verdict: &str, reason: &str) {

@@ -18,6 +18,7 @@ pub mod forward;
 pub mod headers;
 pub mod listener;
 pub mod metrics;
+pub mod pool;
 pub mod publish;
 pub mod route;
 pub mod scope;

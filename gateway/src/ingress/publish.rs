@@ -201,24 +201,12 @@ impl Publications {
 
     /// Reads the state file; a missing file is no publication.
     pub fn load(dir: &Path) -> io::Result<Publications> {
-        let path = dir.join(STATE_FILE);
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{}: {e}", path.display()),
-                )
-            }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Publications::default()),
-            Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
-        }
+        crate::replace_file::read_json(dir, STATE_FILE)
     }
 
     /// Writes the state file whole or not at all.
     pub fn save(&self, dir: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let text = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
-        crate::replace_file::replace(dir, STATE_FILE, &text, 0o600)
+        crate::replace_file::write_json(dir, STATE_FILE, self, 0o600)
     }
 }
 

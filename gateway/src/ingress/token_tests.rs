@@ -172,3 +172,29 @@ fn jwks_keys_verify_and_bad_files_say_why() {
     wrong.keys[1].alg = KeyAlg::EdDSA; // the RSA file named as Ed25519
     assert!(matches!(Verifier::load(&wrong), Err(KeyError::Pem { .. })));
 }
+
+/// A token verified once is remembered by its digest, and its times are
+/// checked again on every use: it expires when it says, and a token that
+/// differs in one byte is checked afresh (and refused).
+#[test]
+fn remembered_tokens_still_expire_and_others_are_checked() {
+    let keys = TestKeys::new();
+    let verifier = Verifier::load(&keys.config).expect("keys load");
+    let token = keys.ed(&json!({"sub": "ann", "exp": NOW + 60}));
+    assert!(verifier.verify(&token, NOW).is_ok());
+    assert_eq!(verifier.remembered().len(), 1);
+    assert!(verifier.verify(&token, NOW + 1).is_ok());
+    assert_eq!(
+        verifier.verify(&token, NOW + 60 + LEEWAY_SECS),
+        Err(TokenError::Expired)
+    );
+    let mut forged = token.clone();
+    let last = forged.pop().expect("a character");
+    forged.push(if last == 'A' { 'B' } else { 'A' });
+    assert!(verifier.verify(&forged, NOW).is_err());
+    assert_eq!(verifier.remembered().len(), 1, "only what verified is kept");
+    // Expired tokens are never remembered.
+    let old = keys.ed(&json!({"sub": "ann", "exp": NOW - LEEWAY_SECS}));
+    assert_eq!(verifier.verify(&old, NOW), Err(TokenError::Expired));
+    assert_eq!(verifier.remembered().len(), 1);
+}

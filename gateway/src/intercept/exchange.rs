@@ -414,24 +414,31 @@ impl Interceptor {
         };
         let ip = *addrs.first().ok_or("unresolvable")?;
         let dst = SocketAddr::new(ip, url.port);
-        let verdict = policy.network.decide(&ConnRequest {
+        let network = conn.who.network();
+        let verdict = network.decide(&ConnRequest {
             dst,
             sni: url.tls.then_some(name),
             host: (!url.tls).then_some(name),
             name_addrs: Some(&addrs),
-            host_address: host_address::for_policy(&policy.network, ip),
+            host_address: host_address::for_policy(network, ip),
             ech: false,
             exe: conn.who.process.as_deref().and_then(|p| p.exe.as_deref()),
         });
-        if let NetVerdict::Deny { reason, .. } = verdict {
-            return Err(reason.as_str());
+        match verdict {
+            NetVerdict::Deny { reason, .. } => return Err(reason.as_str()),
+            // A person is asked about a connection the sandbox makes, not
+            // about a hop Sluice would make for it.
+            NetVerdict::Ask { .. } => return Err("asked_destination"),
+            NetVerdict::Allow { .. }
+            | NetVerdict::WouldDeny { .. }
+            | NetVerdict::WouldAsk { .. } => {}
         }
-        if url.tls && !policy.network.intercepts(Some(name)) {
+        if url.tls && !network.intercepts(Some(name)) {
             return Err("not_intercepted");
         }
         // The methods and paths of the rule that allows the hop, as its
         // `network_rule` stage would hold the sandbox's own request.
-        if let Some(rule) = policy.network.request_rule(Some(name), dst)
+        if let Some(rule) = network.request_rule(Some(name), dst)
             && let Err(why) = rule.decide(next.method.as_str(), &url.path_and_query, false)
         {
             return Err(why.as_str());

@@ -141,7 +141,7 @@ impl Interceptor {
             };
         // The rule the listener allowed the connection by: decided once,
         // on the same name, address and port.
-        let request_rule = who.policy.network.request_rule(Some(&name), dst);
+        let request_rule = who.network().request_rule(Some(&name), dst);
         let conn = Conn {
             key: Key {
                 sandbox: who.sandbox.clone(),
@@ -218,7 +218,7 @@ impl Interceptor {
         named_address: bool,
         held: Held,
     ) {
-        let request_rule = who.policy.network.request_rule(Some(&host), dst);
+        let request_rule = who.network().request_rule(Some(&host), dst);
         let conn = Conn {
             key: Key {
                 sandbox: who.sandbox.clone(),

@@ -42,10 +42,11 @@ pub struct Policy {
     pub audit: Audit,
 }
 
-/// Destination rules. `allow_out` is consulted before `deny_out`; where
-/// patterns overlap the most specific one decides; with neither matching the
-/// connection is allowed, so a default-deny policy ends `deny_out` with
-/// `ALL_TRAFFIC`.
+/// Destination rules. `allow_out` is consulted before `ask_out`, and it
+/// before `deny_out`; where patterns overlap the most specific one decides;
+/// with none matching, `unmatched` decides (allowed by default, so a
+/// default-deny policy ends `deny_out` with `ALL_TRAFFIC` or says
+/// `unmatched: deny`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Network {
@@ -53,6 +54,14 @@ pub struct Network {
     pub allow_out: Vec<Target>,
     #[serde(default)]
     pub deny_out: Vec<Target>,
+    /// Destinations a person decides about: the connection is parked at its
+    /// first bytes until approved (once, for the session, or always) or
+    /// rejected; unanswered, it is refused.
+    #[serde(default)]
+    pub ask_out: Vec<Target>,
+    /// What no rule covers: `allow` (the default), `deny` or `ask`.
+    #[serde(default)]
+    pub unmatched: Unmatched,
     /// Refuse loopback, private, link-local, CGNAT, metadata, multicast and
     /// similar addresses (and their IPv6 embeddings) unless an `allow_out`
     /// CIDR names them explicitly.
@@ -90,6 +99,8 @@ impl Default for Network {
         Network {
             allow_out: Vec::new(),
             deny_out: Vec::new(),
+            ask_out: Vec::new(),
+            unmatched: Unmatched::default(),
             ssrf_guard: true,
             verify_name_resolution: true,
             decide_without_decryption: None,
@@ -147,6 +158,16 @@ pub struct TargetSpec {
     /// connections this rule allows; absent: any program.
     #[serde(default)]
     pub binaries: Option<Vec<String>>,
+}
+
+/// `network.unmatched`: the answer for a destination no rule covers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unmatched {
+    #[default]
+    Allow,
+    Deny,
+    Ask,
 }
 
 /// A policy's `mode`.

@@ -6,6 +6,7 @@
 //! that decided; plain HTTP gets a 403 with a JSON body naming it, anything
 //! else a reset.
 
+mod ask;
 pub mod host_address;
 pub mod quota;
 pub mod relay;
@@ -23,6 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 pub use crate::conn::{Held, Identities, Standing, Who, revoked};
 use crate::{
+    approvals::Approvals,
     audit::{Audit, Event},
     dns,
     drain::Drain,
@@ -106,6 +108,8 @@ pub struct Proxy {
     pub quota: quota::Quota,
     /// Names the program behind each connection (`/proc`, cached).
     pub processes: Arc<Processes>,
+    /// Where connections the network policy asks about are parked.
+    pub approvals: Arc<Approvals>,
 }
 
 impl Proxy {
@@ -172,7 +176,7 @@ impl Proxy {
             return;
         }
         let mut client = client;
-        let network = &who.policy.network;
+        let network = who.network();
         let host_address = host_address::for_policy(network, dst.ip());
         let by_address = network.decide(&ConnRequest {
             dst,
@@ -241,24 +245,39 @@ impl Proxy {
             exe: who.process.as_deref().and_then(|p| p.exe.as_deref()),
         });
         let policy = &who.policy.name;
-        match verdict {
+        // A refusal (by a rule, or by the person asked): why, and the rule.
+        let refused = match verdict {
             NetVerdict::Deny { reason, rule } => {
-                let rule = format!("{policy}:{rule}");
-                let reason = reason.as_str();
-                self.record_denial(Some(&who), Some(dst), reason, Some(&rule), sni, host);
-                if http {
-                    forbidden(client, &who, dst, 403, reason, &rule).await;
-                } else {
-                    reset(&client);
-                }
-                return;
+                Some((reason.as_str(), format!("{policy}:{rule}")))
             }
             NetVerdict::Allow { rule } => {
                 self.record_allow(&who, dst, &rule, RULE_MATCHED, sni, host);
+                None
             }
             NetVerdict::WouldDeny { reason, rule } => {
                 self.record_would_deny(&who, dst, reason.as_str(), &rule, sni, host);
+                None
             }
+            NetVerdict::WouldAsk { rule } => {
+                self.record_admitted(&who, dst, ("would_ask", "ask"), &rule, true, (sni, host));
+                None
+            }
+            NetVerdict::Ask { rule } => {
+                let asked = sni
+                    .or(host)
+                    .map_or_else(|| dst.ip().to_string(), canonical_name);
+                let asked = self.ask(&who, dst, &rule, &asked, (sni, host)).await;
+                asked.err().map(|refused| (refused.reason, refused.rule))
+            }
+        };
+        if let Some((reason, rule)) = refused {
+            self.record_denial(Some(&who), Some(dst), reason, Some(&rule), sni, host);
+            if http {
+                forbidden(client, &who, dst, 403, reason, &rule).await;
+            } else {
+                reset(&client);
+            }
+            return;
         }
         let name = sni.or(host);
         // Plain HTTP has nothing to decrypt, and is always served request
@@ -305,6 +324,10 @@ impl Proxy {
             self.record_would_deny(who, dst, reason.as_str(), rule, None, None);
             return self.forward(client, who, dst, read).await;
         }
+        if let (None, NetVerdict::WouldAsk { rule }) = (reader, &by_address) {
+            self.record_admitted(who, dst, ("would_ask", "ask"), rule, true, (None, None));
+            return self.forward(client, who, dst, read).await;
+        }
         self.refuse_unreadable(client, who, dst, why, reader, by_address)
             .await
     }
@@ -327,8 +350,16 @@ impl Proxy {
             (_, NetVerdict::Deny { reason, rule }) => {
                 (403, reason.as_str(), format!("{policy}:{rule}"))
             }
-            // Read only for `reader` when the address allows.
-            (reader, NetVerdict::Allow { .. } | NetVerdict::WouldDeny { .. }) => (
+            // Read only for `reader` when the address allows; an asked
+            // destination is asked about by the name its first bytes carry,
+            // so bytes that carry none are refused for what they are.
+            (
+                reader,
+                NetVerdict::Allow { .. }
+                | NetVerdict::WouldDeny { .. }
+                | NetVerdict::Ask { .. }
+                | NetVerdict::WouldAsk { .. },
+            ) => (
                 400,
                 why.as_str(),
                 format!("{policy}:{}", reader.unwrap_or("network")),

@@ -46,6 +46,7 @@ impl Identities for OneSandbox {
             dry_run: false,
             tools: None,
             process: None,
+            overlay: None,
         })
     }
 }
@@ -144,6 +145,15 @@ impl Harness {
             drain: crate::drain::Drain::new(),
             quota: crate::proxy::quota::Quota::new(PER_SANDBOX),
             processes: Arc::new(crate::process::Processes::new("/proc")),
+            approvals: Arc::new(crate::approvals::Approvals::new(
+                Arc::default(),
+                &crate::approvals::ApprovalsConfig {
+                    timeout_ms: 10_000,
+                    ..Default::default()
+                },
+                None,
+                metrics.clone(),
+            )),
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let proxy_addr = listener.local_addr().expect("addr");
@@ -707,4 +717,102 @@ async fn refusals_name_the_program_and_binaries_decide_who_may_connect() {
     assert_eq!(admitted["verdict"], "allow", "{audit:#?}");
     assert_eq!(admitted["rule"], "p:network.allow_out[0]");
     assert_eq!(admitted["process"]["exe"], exe);
+}
+
+/// A connection the policy asks about waits at its first bytes for a
+/// person (the card names the destination, the asking rule and the
+/// program); approved for the session, the sandbox's next connection to
+/// the same name passes unasked; rejected, a plain-HTTP client gets 403
+/// naming the rule. Every step is counted and audited.
+#[tokio::test]
+async fn asked_connections_wait_for_a_person() {
+    use crate::approvals::{CardKind, DecisionSpec, Verdict};
+    let h = Harness::start(policy("  unmatched: ask\n  ssrf_guard: false\n"), &[]).await;
+    let dst: SocketAddr = "127.0.0.1:9".parse().expect("addr");
+    let get = |host: &str| format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n");
+    let card = || async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(card) = h.proxy.approvals.list().pop() {
+                return card;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never parked");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    let decide = |id: &str, verdict| {
+        let spec = DecisionSpec {
+            verdict,
+            by: Some("alice".into()),
+        };
+        h.proxy.approvals.decide(id, &spec).expect("decided");
+    };
+
+    let mut first = h.connect(dst).await;
+    first
+        .write_all(get("a.test").as_bytes())
+        .await
+        .expect("write");
+    let asked = card().await;
+    assert_eq!(
+        (
+            asked.kind,
+            asked.host.as_str(),
+            asked.port,
+            asked.rule.as_deref()
+        ),
+        (
+            CardKind::Network,
+            "a.test",
+            Some(9),
+            Some("p:network.unmatched")
+        )
+    );
+    assert_eq!(
+        asked.process.as_ref().map(|p| p.pid),
+        Some(std::process::id())
+    );
+    assert_eq!(h.count("ask", "parked"), 1);
+    decide(&asked.id, Verdict::ApproveSession);
+    // Approved, it goes on (to an interceptor this harness has none of).
+    let _ = read_all(&mut first).await;
+    assert_eq!(h.count("allow", "approve_session"), 1);
+
+    let mut again = h.connect(dst).await;
+    again
+        .write_all(get("a.test").as_bytes())
+        .await
+        .expect("write");
+    let _ = read_all(&mut again).await;
+    assert_eq!(h.count("allow", "session_grant"), 1);
+    assert_eq!(h.count("ask", "parked"), 1, "not asked again");
+
+    let mut other = h.connect(dst).await;
+    other
+        .write_all(get("b.test").as_bytes())
+        .await
+        .expect("write");
+    let asked = card().await;
+    decide(&asked.id, Verdict::Reject);
+    let (got, _) = read_all(&mut other).await;
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 403"), "{text}");
+    assert!(text.contains("\"reason\":\"approval_rejected\""), "{text}");
+    assert!(text.contains("\"rule\":\"p:network.unmatched\""), "{text}");
+    let audit = h.audit().await;
+    let reasons: Vec<&str> = audit
+        .iter()
+        .filter(|e| e["reason"] != "no_interceptor")
+        .filter_map(|e| e["reason"].as_str())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "parked",
+            "approve_session",
+            "session_grant",
+            "parked",
+            "approval_rejected"
+        ]
+    );
 }

@@ -1,5 +1,6 @@
 //! A client process: moves itself into the target's cgroup when it has
-//! one (so Sluice's eBPF programs steer it), runs one measurement and
+//! one (so Sluice's eBPF programs steer it) and into its network namespace
+//! when it has one (the published web app's), runs one measurement and
 //! prints the outcome as one JSON line.
 
 mod dial;
@@ -16,6 +17,11 @@ pub fn run(dial: Dial, work: Work) -> anyhow::Result<()> {
     if let Some(cgroup) = &dial.cgroup {
         std::fs::write(cgroup.join("cgroup.procs"), std::process::id().to_string())
             .with_context(|| format!("joining cgroup {}", cgroup.display()))?;
+    }
+    // Before any thread exists too: setns moves the calling thread, and
+    // the runtime's threads, made after, start in its namespace.
+    if let Some(netns) = &dial.netns {
+        crate::netns::enter(netns)?;
     }
     let dialer = Arc::new(dial::Dialer::new(dial)?);
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -279,6 +279,7 @@ impl Harness {
             dry_run: false,
             tools: None,
             process: None,
+            overlay: None,
             identity: Some(7),
         };
         tokio::spawn(self.interceptor.clone().plain(

@@ -113,14 +113,9 @@ fn waited(
     waited: Waited,
     detail: String,
 ) -> Result<(&'static str, String), Refusal> {
-    let (reason, by) = match waited {
-        Waited::Approved { verdict, by } => return Ok((verdict.as_str(), by)),
-        Waited::Rejected { by } => ("approval_rejected", Some(by)),
-        Waited::Expired => ("approval_expired", Some("expiry".to_owned())),
-        Waited::Withdrawn { by } => ("approval_withdrawn", Some(by)),
-        Waited::QueueFull => ("approval_queue_full", None),
-    };
-    Err(app_refusal(decision, rule, reason, by, detail))
+    waited
+        .outcome()
+        .map_err(|(reason, by)| app_refusal(decision, rule, reason, by, detail))
 }
 
 fn app_refusal(
@@ -247,6 +242,7 @@ fn card(conn: &Conn, parts: &Parts, decision: &Decision, path: &str) -> Approval
         parked_at_ms: 0,
         expires_at_ms: 0,
         process: conn.who.process.as_deref().cloned(),
+        ..ApprovalCard::default()
     }
 }
 

@@ -96,9 +96,9 @@ pub(super) fn unenforceable(
 /// not cover when TLS is not decrypted.
 const HTTPS_PORT: u16 = 443;
 
-pub(super) fn duplicate(label: &str, allow: bool, first: &Rule) -> CompileError {
+pub(super) fn duplicate(label: &str, (allow, ask): (bool, bool), first: &Rule) -> CompileError {
     let first_label = &first.label;
-    if first.allow == allow {
+    if (first.allow, first.ask) == (allow, ask) {
         CompileError {
             path: label.into(),
             message: format!("duplicate of {first_label}"),
@@ -108,7 +108,8 @@ pub(super) fn duplicate(label: &str, allow: bool, first: &Rule) -> CompileError 
         CompileError {
             path: label.into(),
             message: format!(
-                "the same target and ports are in {first_label}; allow_out would always win"
+                "the same target and ports are in {first_label}; the more permissive \
+                 list would always win (allow_out, then ask_out, then deny_out)"
             ),
             hint: Some("keep it in one list only".into()),
         }

@@ -33,12 +33,15 @@
 //!    the name, address rules the address, `ALL_TRAFFIC` anything) and whose
 //!    ports include the destination port. The most specific wins: exact names
 //!    and single addresses; then wildcards, more labels first; then CIDRs,
-//!    longer prefix first; then `ALL_TRAFFIC`. At equal specificity
-//!    `allow_out` wins (it is consulted first), then a rule that matched the
+//!    longer prefix first; then `ALL_TRAFFIC`. At equal specificity a rule
+//!    the policy writes beats a sandbox's overlay entry
+//!    ([`compile_with`](NetworkPolicy::compile_with)), `allow_out` beats
+//!    `ask_out` and `ask_out` beats `deny_out`, then a rule that matched the
 //!    address (what is dialled) beats one that matched the claimed name, then
 //!    the earlier entry.
-//! 5. No candidate: allowed as `network.default_allow`. A default-deny policy
-//!    ends `deny_out` with `ALL_TRAFFIC`.
+//! 5. No candidate: `network.unmatched` decides, as an `ALL_TRAFFIC` rule
+//!    ranked below any written one (`deny` or `ask`); under `allow` (the
+//!    default) allowed as `network.default_allow`.
 //! 6. A deny winner: denied by that rule. An allow winner with `binaries`
 //!    whose patterns the connecting program's executable does not match
 //!    (or whose executable is not known): denied `binary_not_allowed` by
@@ -53,7 +56,9 @@
 //! 9. A winner with a [`RequestRule`], on a connection that is neither
 //!    plain HTTP nor decrypted, is denied `request_rule_unread`: its
 //!    requests could not be read.
-//! 10. Allowed by the winner.
+//! 10. Allowed by the winner; an `ask_out` winner (or `unmatched: ask`)
+//!     answers [`NetVerdict::Ask`] instead, for a person to decide, and
+//!     its names resolve like allowed ones so the connection can be made.
 //!
 //! In learn mode ([`NetworkPolicy::learning`]) a denial by the catch-all
 //! (step 6, `ALL_TRAFFIC` or a `/0`) or by `binaries` is held until steps
@@ -96,6 +101,8 @@ use super::{raw, ssrf};
 pub const ALL_TRAFFIC: &str = "ALL_TRAFFIC";
 
 const DEFAULT_ALLOW: &str = "network.default_allow";
+const UNMATCHED: &str = "network.unmatched";
+const OVERLAY: &str = "overlay.allow_out";
 const FRONTING: &str = "network.domain_fronting";
 const IP_LIKE_NAME: &str = "network.ip_like_name";
 const SSRF_GUARD: &str = "network.ssrf_guard";
@@ -151,25 +158,42 @@ pub struct NetworkPolicy {
 impl NetworkPolicy {
     /// Compiles `raw`, reporting every error at once.
     pub fn compile(raw: &raw::Network) -> Result<NetworkPolicy, Vec<CompileError>> {
+        NetworkPolicy::compile_with(raw, &[])
+    }
+
+    /// Compiles `raw` with a sandbox's overlay (`policy::overlay`): more
+    /// `allow_out` entries, labelled `overlay.allow_out[i]`, ranked with
+    /// the written ones as if listed after them.
+    pub fn compile_with(
+        raw: &raw::Network,
+        overlay: &[raw::Target],
+    ) -> Result<NetworkPolicy, Vec<CompileError>> {
         let mut errors = Vec::new();
         let mut rules = Vec::new();
         // Target and ports → index in `rules` of the first rule with them.
         let mut first: HashMap<(Target, Box<[u16]>), usize> = HashMap::new();
+        // (allow, ask): what a rule of each list answers.
         let lists = [
-            (true, "allow_out", &raw.allow_out),
-            (false, "deny_out", &raw.deny_out),
+            ((true, false), "network.allow_out", &raw.allow_out[..]),
+            ((true, false), OVERLAY, overlay),
+            ((true, true), "network.ask_out", &raw.ask_out[..]),
+            ((false, false), "network.deny_out", &raw.deny_out[..]),
         ];
         let passthrough = compile_passthrough(&raw.passthrough, &mut errors);
         let decrypts = !raw.decide_without_decryption.unwrap_or(true);
-        for (allow, field, list) in lists {
+        let mut written_before = 0;
+        for (action, field, list) in lists {
+            let (allow, ask) = action;
             for (index, written) in list.iter().enumerate() {
-                let label: Box<str> = format!("network.{field}[{index}]").into();
+                let label: Box<str> = format!("{field}[{index}]").into();
+                // An asked destination carries no request or program rules:
+                // a person approves the destination.
                 let Some(Compiled {
                     target,
                     ports,
                     request,
                     binaries,
-                }) = compile_target(written, &label, allow, &mut errors)
+                }) = compile_target(written, &label, allow && !ask, &mut errors)
                 else {
                     continue;
                 };
@@ -181,7 +205,7 @@ impl NetworkPolicy {
                 match first.entry((target.clone(), ports.clone())) {
                     Entry::Occupied(seen) => {
                         if let Some(seen) = rules.get(*seen.get()) {
-                            errors.push(duplicate(&label, allow, seen));
+                            errors.push(duplicate(&label, action, seen));
                         }
                         continue;
                     }
@@ -189,9 +213,14 @@ impl NetworkPolicy {
                         slot.insert(rules.len());
                     }
                 }
-                let rank = rank(&target, allow, index);
+                let rank = rank(&target, action, written_before + index);
+                let rank = match field == OVERLAY {
+                    true => rank.below_written(),
+                    false => rank,
+                };
                 rules.push(Rule {
                     allow,
+                    ask,
                     label,
                     target,
                     ports,
@@ -201,8 +230,10 @@ impl NetworkPolicy {
                     binaries,
                 });
             }
+            written_before += list.len();
         }
         rules.extend(every_family(&rules));
+        rules.extend(unmatched(raw.unmatched));
         let dns = compile_dns(&raw.dns, &mut errors);
         let (passthrough_exact, passthrough_wildcard) = passthrough;
         if !errors.is_empty() {
@@ -357,7 +388,12 @@ impl NetworkPolicy {
         if rule.request.is_some() && req.host.is_none() && !self.intercepts(req.sni) {
             return deny(NetDenyReason::RequestRuleUnread, &rule.label);
         }
-        allow(&rule.label)
+        let rule = rule.label.to_string();
+        match (rule_asks(winner), self.learn) {
+            (false, _) => NetVerdict::Allow { rule },
+            (true, false) => NetVerdict::Ask { rule },
+            (true, true) => NetVerdict::WouldAsk { rule },
+        }
     }
 
     /// For the DNS listener, before any address exists: [`NameDecision`],
@@ -512,6 +548,31 @@ impl NetworkPolicy {
     }
 }
 
+fn rule_asks(winner: Option<&Rule>) -> bool {
+    winner.is_some_and(|rule| rule.ask)
+}
+
+/// `network.unmatched` other than `allow`, as the rule that answers what
+/// no written rule covers: `ALL_TRAFFIC`, ranked below any written one.
+fn unmatched(unmatched: raw::Unmatched) -> Option<Rule> {
+    let action = match unmatched {
+        raw::Unmatched::Allow => return None,
+        raw::Unmatched::Deny => (false, false),
+        raw::Unmatched::Ask => (true, true),
+    };
+    Some(Rule {
+        allow: action.0,
+        ask: action.1,
+        label: UNMATCHED.into(),
+        target: Target::All,
+        ports: Box::new([]),
+        rank: rank(&Target::All, action, usize::MAX).below_written(),
+        companion: false,
+        request: None,
+        binaries: None,
+    })
+}
+
 fn allow(rule: &str) -> NetVerdict {
     NetVerdict::Allow { rule: rule.into() }
 }
@@ -523,5 +584,7 @@ fn deny(reason: NetDenyReason, rule: &str) -> NetVerdict {
     }
 }
 
+#[cfg(test)]
+mod ask_tests;
 #[cfg(test)]
 mod tests;

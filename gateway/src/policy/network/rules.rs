@@ -26,7 +26,11 @@ pub(super) enum Target {
 
 #[derive(Debug)]
 pub(super) struct Rule {
+    /// `allow_out` or `ask_out` (an asked destination is allowed once a
+    /// person says so; the DNS answers it so the connection can be made).
     pub(super) allow: bool,
+    /// `ask_out`, or `network.unmatched: ask`.
+    pub(super) ask: bool,
     pub(super) label: Box<str>,
     pub(super) target: Target,
     /// Sorted, deduplicated; empty means every port.
@@ -157,9 +161,25 @@ pub(super) struct Rank {
     tier: u8,
     /// Wildcard base labels, or CIDR prefix length.
     detail: u8,
+    /// Written in the policy, not a sandbox's overlay entry: at equal
+    /// specificity the policy's own rule decides.
+    written: bool,
     allow: bool,
+    /// At equal specificity an `allow_out` rule beats an `ask_out` one.
+    unasked: bool,
     by_address: bool,
     order: Reverse<usize>,
+}
+
+impl Rank {
+    /// Ranked below the written rules of the same specificity: a sandbox's
+    /// overlay entry (`policy::overlay`) and `network.unmatched`.
+    pub(super) fn below_written(self) -> Rank {
+        Rank {
+            written: false,
+            ..self
+        }
+    }
 }
 
 /// The ports name rules cover, answered without walking the rules.
@@ -226,6 +246,7 @@ pub(super) fn every_family(rules: &[Rule]) -> Option<Rule> {
     };
     Some(Rule {
         allow: false,
+        ask: false,
         label: written.label.clone(),
         target: Target::Net(other.parse().expect("a /0")),
         ports: Box::new([]),
@@ -378,7 +399,7 @@ pub(super) fn port_questions<'r>(
         .chain([Ports::Unlisted])
 }
 
-pub(super) fn rank(target: &Target, allow: bool, index: usize) -> Rank {
+pub(super) fn rank(target: &Target, (allow, ask): (bool, bool), index: usize) -> Rank {
     let (tier, detail, by_address) = match target {
         Target::Exact(_) => (3, 0, false),
         Target::Net(net) if net.prefix_len() == net.max_prefix_len() => (3, 0, true),
@@ -392,7 +413,9 @@ pub(super) fn rank(target: &Target, allow: bool, index: usize) -> Rank {
     Rank {
         tier,
         detail,
+        written: true,
         allow,
+        unasked: !ask,
         by_address,
         order: Reverse(index),
     }

@@ -122,6 +122,14 @@ fn compile_binaries(
 ) -> Option<Box<[PathPattern]>> {
     let binaries = spec.binaries.as_ref()?;
     let at = format!("{label}.binaries");
+    if label.contains("ask_out") {
+        let problem = Problem::new(
+            "`binaries` on an ask_out rule",
+            "a person is asked about the destination; to admit only some programs, give `binaries` to an allow_out rule",
+        );
+        errors.push(problem.at(at));
+        return None;
+    }
     if !allow {
         let problem = Problem::new(
             "`binaries` on a deny_out rule",
@@ -179,6 +187,14 @@ fn compile_request(
     errors: &mut Vec<CompileError>,
 ) -> Option<RequestRule> {
     let first = request_key(spec)?;
+    if label.contains("ask_out") {
+        let problem = Problem::new(
+            format!("`{first}` on an ask_out rule"),
+            "a person is asked about whole connections; to bound their requests, put the destination in allow_out with `methods:`, `paths:` or `access: read_only`",
+        );
+        errors.push(problem.at(format!("{label}.{first}")));
+        return None;
+    }
     if !allow {
         let problem = Problem::new(
             format!("`{first}` on a deny_out rule"),

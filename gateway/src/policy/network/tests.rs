@@ -62,7 +62,7 @@ fn ssrf(class: IpClass) -> NetVerdict {
 }
 
 /// A TLS connection whose SNI (`""`: none) resolves to the destination.
-fn tls(policy: &NetworkPolicy, to: &str, sni: &str) -> NetVerdict {
+pub(super) fn tls(policy: &NetworkPolicy, to: &str, sni: &str) -> NetVerdict {
     let to = dst(to);
     policy.decide(&ConnRequest {
         dst: to,

@@ -51,6 +51,16 @@ pub enum NetVerdict {
         reason: NetDenyReason,
         rule: String,
     },
+    /// `rule` (an `ask_out` entry, or `network.unmatched: ask`) leaves it
+    /// to a person: parked until approved or rejected.
+    Ask {
+        rule: String,
+    },
+    /// Learn mode: `rule` would ask a person; it goes on, audited
+    /// `would_ask`.
+    WouldAsk {
+        rule: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -225,7 +225,10 @@ fn client_hello(prefix: &[u8]) -> Result<Option<Vec<u8>>, Unreadable> {
 
 /// The first byte of the handshake stream `spans` holds (at least one).
 fn first_byte(spans: &[&[u8]]) -> u8 {
-    spans.iter().find_map(|span| span.first().copied()).unwrap_or_default()
+    spans
+        .iter()
+        .find_map(|span| span.first().copied())
+        .unwrap_or_default()
 }
 
 /// The first `n` bytes of the handshake stream `spans` holds.
