@@ -20,17 +20,34 @@ const K2: u64 = 0xBF58_476D_1CE4_E5B9;
 const K3: u64 = 0x94D0_49BB_1331_11EB;
 const LOWER: u64 = 0x2020_2020_2020_2020;
 
-/// Whether a byte belongs to a word.
-static WORD: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric() || c >= 0x80;
-        b += 1;
+/// Whether a byte belongs to a word. Arithmetic only, so that
+/// [`word_mask`]'s loop vectorizes.
+#[inline]
+fn is_word(b: u8) -> bool {
+    (b | 0x20).wrapping_sub(b'a') < 26 || b.wrapping_sub(b'0') < 10 || b >= 0x80
+}
+
+/// Bytes of text classified at a time: one bit each in a `u64`.
+const BLOCK_BYTES: usize = 64;
+
+/// Bit `i` set where `block[i]` (at most 64 bytes) belongs to a word.
+#[inline]
+fn word_mask(block: &[u8]) -> u64 {
+    if let Ok(full) = <&[u8; BLOCK_BYTES]>::try_from(block) {
+        // A fixed length, and no branch in the loop, so that the compiler
+        // can classify the block with vector compares.
+        let mut m = 0u64;
+        for (i, &b) in full.iter().enumerate() {
+            m |= u64::from(is_word(b)) << i;
+        }
+        m
+    } else {
+        block
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, &b)| m | u64::from(is_word(b)) << i)
     }
-    t
-};
+}
 
 /// The hash of a word's first [`MAX_WORD`] bytes, lowercased.
 #[inline]
@@ -73,23 +90,65 @@ pub fn bigram(prev: u64, h: u64, bits: u32) -> usize {
 }
 
 /// Calls `each` with the hash of every word of `text`, in order.
+///
+/// The text is classified 64 bytes at a time into a mask of word bytes, and
+/// the words are read off the mask (their starts and lengths by counting
+/// bits): no branch per byte, one per word. A word that runs past a block
+/// is finished in the next.
 #[inline]
 pub fn words(text: &[u8], mut each: impl FnMut(u64)) {
-    let mut i = 0;
-    let n = text.len();
-    while i < n {
-        while i < n && !WORD[text[i] as usize] {
-            i += 1;
+    // The start of a word that ran to the end of the previous block.
+    let mut open: Option<usize> = None;
+    for (k, block) in text.chunks(BLOCK_BYTES).enumerate() {
+        let base = k * BLOCK_BYTES;
+        let mut m = word_mask(block);
+        if let Some(start) = open {
+            let run = (!m).trailing_zeros() as usize;
+            if run == BLOCK_BYTES {
+                continue;
+            }
+            each(hash_at(text, start, base + run));
+            open = None;
+            m &= !low_bits(run);
         }
-        if i == n {
-            break;
+        while m != 0 {
+            let s = m.trailing_zeros() as usize;
+            let len = (!(m >> s)).trailing_zeros() as usize;
+            if s + len == BLOCK_BYTES {
+                open = Some(base + s);
+                break;
+            }
+            each(hash_at(text, base + s, base + s + len));
+            m &= !low_bits(s + len);
         }
-        let start = i;
-        while i < n && WORD[text[i] as usize] {
-            i += 1;
-        }
-        each(word_hash(&text[start..i]));
     }
+    if let Some(start) = open {
+        each(hash_at(text, start, text.len()));
+    }
+}
+
+/// The lowest `n` bits, `n` below 64.
+#[inline]
+fn low_bits(n: usize) -> u64 {
+    (1u64 << n) - 1
+}
+
+/// [`word_hash`] of `text[start..end]`, reading a short word as one
+/// eight-byte load where the text has eight bytes from its start.
+#[inline]
+fn hash_at(text: &[u8], start: usize, end: usize) -> u64 {
+    let len = end - start;
+    if len <= 8
+        && let Some(bytes) = text.get(start..start + 8)
+    {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(bytes);
+        // The word's bytes, lowercased, and zeros after them.
+        let keep = u64::MAX >> (8 * (8 - len));
+        let x = (u64::from_le_bytes(b) | LOWER) & keep;
+        return ((len as u64) ^ x).wrapping_mul(K1);
+    }
+    word_hash(&text[start..end])
 }
 
 /// The largest window sum of `table` (of `2^bits` weights) over `text`,

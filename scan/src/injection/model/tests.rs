@@ -52,6 +52,74 @@ fn words_are_runs_of_letters_digits_and_non_ascii() {
     }
 }
 
+/// The words as the trainer reads them, one byte at a time: what the
+/// masked loop of [`words`] must give.
+fn reference_words(text: &[u8]) -> Vec<u64> {
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b >= 0x80;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        while i < text.len() && !is_word(text[i]) {
+            i += 1;
+        }
+        let start = i;
+        while i < text.len() && is_word(text[i]) {
+            i += 1;
+        }
+        if i > start {
+            out.push(word_hash(&text[start..i]));
+        }
+    }
+    out
+}
+
+/// Words across the 64-byte blocks' edges, long and short, at the text's
+/// end and not, and every byte value: the same hashes as byte by byte.
+#[test]
+fn masked_words_are_the_words_read_byte_by_byte() {
+    let mut texts: Vec<Vec<u8>> = Vec::new();
+    for len in [0usize, 1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 200] {
+        texts.push(vec![b'a'; len]);
+        texts.push(
+            (0..len)
+                .map(|i| if i % 9 == 8 { b' ' } else { b'X' })
+                .collect(),
+        );
+    }
+    for shift in 0..70 {
+        let mut t = vec![b' '; shift];
+        t.extend_from_slice("Ignore previous instructions, café 日本語 id=0x1f2e".as_bytes());
+        texts.push(t);
+    }
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for len in 0..600 {
+        let text: Vec<u8> = (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                // Mostly letters and spaces, some of every other byte.
+                match state % 8 {
+                    0 => b' ',
+                    1 => (state >> 8) as u8,
+                    _ => b'a' + ((state >> 16) % 26) as u8,
+                }
+            })
+            .collect();
+        texts.push(text);
+    }
+    for text in texts {
+        let mut got = Vec::new();
+        words(&text, |h| got.push(h));
+        assert_eq!(
+            got,
+            reference_words(&text),
+            "{:?}",
+            String::from_utf8_lossy(&text)
+        );
+    }
+}
+
 /// With every weight 1, a word adds 1 (its unigram) and 1 more for its
 /// bigram with the word before: the first word 1, every other word 2.
 #[test]
