@@ -28,6 +28,7 @@ use super::encoded;
 use super::exfil;
 use super::gate::{Gate, Hit};
 use super::lang;
+use super::model;
 use super::rules::{self, RuleSpec};
 use super::signal::SignalKind;
 use super::unicode;
@@ -107,6 +108,9 @@ struct AnchorUse {
     rules: Vec<(usize, bool)>,
     rot13: bool,
     markup: bool,
+    /// Whether a hit makes the learned scorer read the text
+    /// ([`super::model::gate`]).
+    model: bool,
 }
 
 pub struct Scanner {
@@ -187,20 +191,28 @@ impl Scanner {
             let i = slot(anchor.to_string(), &mut literals, &mut uses);
             uses[i].markup = true;
         }
+        for (literal, uses) in literals.iter().zip(uses.iter_mut()) {
+            uses.model = model::gate::reads_after(literal);
+        }
         // The scan reports non-overlapping hits (much faster than
         // overlapping), so a literal that contains another stands in for
         // it: "system prompt" also triggers the rules anchored on "prompt".
         for i in 0..literals.len() {
             for j in 0..literals.len() {
                 if i != j && literals[i].contains(literals[j].as_str()) {
-                    let (rules, rot13, markup) =
-                        (uses[j].rules.clone(), uses[j].rot13, uses[j].markup);
+                    let (rules, rot13, markup, model) = (
+                        uses[j].rules.clone(),
+                        uses[j].rot13,
+                        uses[j].markup,
+                        uses[j].model,
+                    );
                     let prefix = literals[i].starts_with(literals[j].as_str());
                     for (r, begins) in rules {
                         announce(&mut uses[i], r, begins && prefix);
                     }
                     uses[i].rot13 |= rot13;
                     uses[i].markup |= markup;
+                    uses[i].model |= model;
                 }
             }
         }
@@ -232,9 +244,9 @@ impl Scanner {
     }
 
     /// Every signal in `text` (whose reader knows it is ASCII when `ascii`,
-    /// which then is not checked again), and whether any anchor literal
-    /// occurs in it (or in what it hides): the learned scorer reads only
-    /// such texts ([`super::model`] says what that costs it).
+    /// which then is not checked again), and whether an anchor literal
+    /// that is not an everyday word occurs in it (or in what it hides):
+    /// the learned scorer reads only such texts ([`super::model::gate`]).
     pub fn scan_anchored(&self, text: &str, ascii: bool) -> (Found, bool) {
         debug_assert!(!ascii || text.is_ascii());
         let mut found = Found::default();
@@ -266,7 +278,7 @@ impl Scanner {
             }
             Finder::Automaton(anchors) => (every_hit(anchors, text), true),
         };
-        *anchored |= !hits.is_empty();
+        *anchored |= hits.iter().any(|h| self.uses[h.literal].model);
         let rot13 = !hits.is_empty() && self.match_rules(text, &hits, found);
 
         if depth < MAX_DEPTH {

@@ -9,18 +9,14 @@
 //! rules' families cover hidden and encoded text), and the request's model
 //! evidence is its highest-scoring text.
 //!
-//! Only texts where the rules' SIMD sweep found one of their anchor
-//! literals, or that a rule fired on, are read
-//! (`scanner::Scanner::scan_anchored`): the word loop here is scalar
-//! (about 300 MiB/s on a quiet machine), and run on every text it cost
-//! both content stages three quarters of their speed. On the held-out and
-//! development sets every attack the model scored 0.8 or more held an
-//! anchor, and detection did not change (README, Content scanning); one
-//! held-out attack at 0.78 with no attack word lost its score, and so did
-//! eight benign texts over 0.5. The skip is not enough: some anchors are
-//! everyday words ("model", "show", "output"), so most prose of a few KiB
-//! holds one and is still read (README: the throughput target is not yet
-//! held).
+//! Only texts where the rules' SIMD sweep found an anchor literal that is
+//! not an everyday word ([`gate`]), or that a rule fired on, are read
+//! (`scanner::Scanner::scan_anchored`): run on every text, the word loop
+//! ([`features::words`]) cost both content stages three quarters of their
+//! speed, and run after any anchor still half at 64 KiB and 1 MiB
+//! (README, Content scanning). It still costs them where the benchmark's
+//! prose holds a rarer anchor phrase, and is the work left on the
+//! throughput target.
 //!
 //! Calibration: the trainer finds the logit `z80` that 99.5% of the texts
 //! of every benign training source stay under, and the model's score is
@@ -28,6 +24,7 @@
 //! threshold. How it combines with the rules is [`super::score`]'s.
 
 pub mod features;
+pub(crate) mod gate;
 
 use std::sync::LazyLock;
 
