@@ -36,6 +36,17 @@ pub mod maps {
     pub const REFUSALS: &str = "SLUICE_REFUSALS";
     /// Ring buffer of [`super::RefusalEvent`]s for the audit log.
     pub const EVENTS: &str = "SLUICE_EVENTS";
+    /// socket cookie → socket: both ends of each connection relayed in the
+    /// kernel (a sockhash; `RELAY_VERDICT` is attached to it).
+    pub const RELAY_SOCKS: &str = "SLUICE_RELAY_SOCKS";
+    /// socket cookie → [`super::RelayPeer`]: where that socket's bytes go,
+    /// and its slot in `RELAY_STATE`.
+    pub const RELAY_PEERS: &str = "SLUICE_RELAY_PEERS";
+    /// slot → [`super::RelaySlot`]: whether a relayed socket's bytes are
+    /// held for the daemon or redirected, and how many were redirected.
+    /// An array created `BPF_F_MMAPABLE`: the daemon maps it and works on
+    /// the words with atomics, as the program does.
+    pub const RELAY_STATE: &str = "SLUICE_RELAY_STATE";
 }
 
 /// Names of the programs (the function names in `gateway-ebpf`).
@@ -53,6 +64,9 @@ pub mod programs {
     /// cgroup BPF LSM on `socket_create`; attached only where the kernel runs
     /// the BPF LSM (`bpf` in /sys/kernel/security/lsm).
     pub const SOCKET_CREATE_LSM: &str = "sluice_socket_create";
+    /// `sk_skb/stream_verdict` on [`super::maps::RELAY_SOCKS`]: each
+    /// segment a relayed socket receives goes out of its peer socket.
+    pub const RELAY_VERDICT: &str = "sluice_relay_verdict";
 }
 
 /// Map capacities.
@@ -64,6 +78,11 @@ pub mod capacity {
     pub const CONNS: u32 = 262_144;
     pub const DNS_ORIG: u32 = 65_536;
     pub const EVENTS_BYTES: u32 = 256 * 1024;
+    /// Sockets relayed in the kernel at once (two per connection); past it
+    /// a connection is relayed in user space.
+    pub const RELAY_SOCKS: u32 = 131_072;
+    /// Slots of `RELAY_STATE`: one a relayed socket.
+    pub const RELAY_SLOTS: u32 = RELAY_SOCKS;
 }
 
 /// Deepest cgroup below the sandbox root that still resolves to a registered
@@ -237,6 +256,34 @@ pub struct RefusalEvent {
     pub process: ProcessId,
 }
 
+/// Value of the relay peers map.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RelayPeer {
+    /// The peer socket's cookie: the key to redirect to.
+    pub peer: u64,
+    /// This socket's slot in the relay state map.
+    pub slot: u32,
+    pub _pad: u32,
+}
+
+/// One relayed socket's words in the relay state map. Both sides change
+/// them with atomic instructions only.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RelaySlot {
+    /// 0: what the socket receives is redirected to its peer. Otherwise
+    /// [`RELAY_HOLD`] plus every byte the program passed to the socket's
+    /// own queue (for the daemon to read) since the daemon set it.
+    pub state: u64,
+    /// Bytes the socket received and the program redirected to its peer.
+    pub redirected: u64,
+}
+
+/// The state of a slot whose socket's bytes are held for the daemon: its
+/// bit is never reached by the passed bytes added below it.
+pub const RELAY_HOLD: u64 = 1 << 63;
+
 const _: () = {
     assert!(core::mem::size_of::<Registration>() == 8);
     assert!(core::mem::size_of::<Listener>() == 24);
@@ -245,6 +292,8 @@ const _: () = {
     assert!(core::mem::size_of::<OrigDst>() == 64);
     assert!(core::mem::size_of::<ConnKey>() == 32);
     assert!(core::mem::size_of::<RefusalEvent>() == 64);
+    assert!(core::mem::size_of::<RelayPeer>() == 16);
+    assert!(core::mem::size_of::<RelaySlot>() == 16);
 };
 
 #[cfg(feature = "user")]
@@ -258,4 +307,6 @@ mod pod {
     unsafe impl aya::Pod for super::ConnKey {}
     unsafe impl aya::Pod for super::RefusalEvent {}
     unsafe impl aya::Pod for super::ProcessId {}
+    unsafe impl aya::Pod for super::RelayPeer {}
+    unsafe impl aya::Pod for super::RelaySlot {}
 }

@@ -12,9 +12,18 @@
 //! of a reply that came from Sluice's own DNS listener.
 #![no_std]
 #![no_main]
+// The relay's atomic add (see `relay`): core's atomics have no
+// read-modify-write on the bpf target.
+#![cfg_attr(
+    target_arch = "bpf",
+    feature(core_intrinsics),
+    allow(internal_features)
+)]
 // Map keys and values are passed by reference on purpose: by value they would
 // be copied onto the 512-byte BPF stack once more.
 #![allow(clippy::needless_borrows_for_generic_args)]
+
+mod relay;
 
 use core::ptr::{addr_of, addr_of_mut, read_volatile, write_volatile};
 

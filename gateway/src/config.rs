@@ -46,6 +46,8 @@ pub struct Config {
     #[serde(default)]
     pub limits: Limits,
     #[serde(default)]
+    pub relay: RelayConfig,
+    #[serde(default)]
     pub resolver: crate::resolve::ResolverConfig,
     #[serde(default)]
     pub tls: TlsConfig,
@@ -125,6 +127,26 @@ pub struct Limits {
     /// one sandbox cannot exhaust the daemon's sockets and memory.
     #[serde(default = "default_max_connections_per_sandbox")]
     pub max_connections_per_sandbox: usize,
+}
+
+/// How relayed connections (passthrough TLS, plain TCP) move their bytes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelayConfig {
+    /// Socket to socket in the kernel (a sockhash redirect) where the kernel
+    /// takes it; `false` copies every byte through the daemon.
+    #[serde(default = "yes")]
+    pub in_kernel: bool,
+}
+
+impl Default for RelayConfig {
+    fn default() -> Self {
+        RelayConfig { in_kernel: true }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for Limits {

@@ -45,9 +45,7 @@ impl Who {
     /// The network policy this connection is decided by: the policy's,
     /// or the sandbox's overlay compiled with it.
     pub fn network(&self) -> &NetworkPolicy {
-        self.overlay
-            .as_deref()
-            .map_or(&self.policy.network, |overlaid| &overlaid.network)
+        Overlaid::or_policy(self.overlay.as_deref(), &self.policy)
     }
 
     /// What reads the first bytes of this sandbox's connections to

@@ -31,6 +31,7 @@ pub mod explicit;
 pub mod fuzzing;
 pub mod ingress;
 pub mod intercept;
+pub mod jwt_crit;
 pub mod metrics;
 pub mod netns;
 pub mod outbound;

@@ -4,7 +4,10 @@
 //!
 //! Metric handles are created once here; hot paths only bump them.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{
+    net::SocketAddr,
+    sync::{Arc, OnceLock},
+};
 
 use prometheus::{
     Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
@@ -21,10 +24,16 @@ pub struct Metrics {
     pub connections: IntCounterVec,
     /// Connections currently being sniffed or relayed.
     pub active_connections: IntGauge,
+    /// Intercepted HTTP/1 connections waiting for their next request
+    /// parked: without hyper's buffers (`intercept::serve`).
+    pub parked_connections: IntGauge,
     /// DNS queries answered by the DNS listener, by result.
     pub dns_queries: IntCounterVec,
     /// Bytes relayed, by direction (`upstream`: sandbox → destination).
     pub relay_bytes: IntCounterVec,
+    /// Relayed connections by the path their bytes took (`kernel`: the
+    /// sockhash redirect; `user`: copied by the daemon).
+    pub relay_paths: IntCounterVec,
     /// Operations the eBPF programs refused, by reason (read from the kernel).
     pub ebpf_refusals: IntCounterVec,
     /// Registered sandboxes and sessions.
@@ -44,6 +53,8 @@ pub struct Metrics {
     pub certificates_minted: IntCounter,
     /// Intercepted HTTP requests, by response status class.
     pub intercepted_requests: IntCounterVec,
+    /// Its series by class (1xx to 5xx), each resolved on first use.
+    pub intercepted_by_class: [Series; 5],
     /// Upstream failures answered 502, by reason.
     pub upstream_errors: IntCounterVec,
     /// Secrets injected, by credential name.
@@ -92,6 +103,11 @@ impl Metrics {
         .expect("valid metric");
         let active_connections =
             IntGauge::new("sluice_active_connections", "Connections open now.").expect("valid");
+        let parked_connections = IntGauge::new(
+            "sluice_parked_connections",
+            "Intercepted HTTP/1 connections waiting for their next request, parked.",
+        )
+        .expect("valid");
         let dns_queries = IntCounterVec::new(
             Opts::new("sluice_dns_queries_total", "DNS queries by result."),
             &["result"],
@@ -103,6 +119,14 @@ impl Metrics {
                 "Bytes relayed undecrypted and unread (not HTTP, or TLS not decrypted), by direction.",
             ),
             &["direction"],
+        )
+        .expect("valid metric");
+        let relay_paths = IntCounterVec::new(
+            Opts::new(
+                "sluice_relay_connections_total",
+                "Relayed connections by the path their bytes took (kernel, user).",
+            ),
+            &["path"],
         )
         .expect("valid metric");
         let ebpf_refusals = IntCounterVec::new(
@@ -278,8 +302,10 @@ impl Metrics {
         for collector in [
             Box::new(connections.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(active_connections.clone()),
+            Box::new(parked_connections.clone()),
             Box::new(dns_queries.clone()),
             Box::new(relay_bytes.clone()),
+            Box::new(relay_paths.clone()),
             Box::new(ebpf_refusals.clone()),
             Box::new(registered.clone()),
             Box::new(audit_errors.clone()),
@@ -318,8 +344,10 @@ impl Metrics {
             names,
             connections,
             active_connections,
+            parked_connections,
             dns_queries,
             relay_bytes,
+            relay_paths,
             ebpf_refusals,
             registered,
             audit_errors,
@@ -329,6 +357,7 @@ impl Metrics {
             dns_refusals,
             certificates_minted,
             intercepted_requests,
+            intercepted_by_class: Default::default(),
             upstream_errors,
             credential_injections,
             credential_refusals,
@@ -437,6 +466,28 @@ pub async fn serve(
 }
 
 /// Binds the metrics listener.
+/// One series of a labelled counter, resolved on its first use and kept:
+/// `with_label_values` hashes the labels and takes a lock on every call,
+/// which the request path need not pay per request. Resolved lazily, so a
+/// series is exported from its first count, as before.
+#[derive(Default)]
+pub struct Series(OnceLock<(Box<str>, IntCounter)>);
+
+impl Series {
+    /// Counts one under `label` (the only label of `vec`): through the kept
+    /// series when it is that label's, else looked up as usual.
+    pub fn inc(&self, vec: &IntCounterVec, label: &str) {
+        let (kept, counter) = self
+            .0
+            .get_or_init(|| (label.into(), vec.with_label_values(&[label])));
+        if **kept == *label {
+            counter.inc();
+        } else {
+            vec.with_label_values(&[label]).inc();
+        }
+    }
+}
+
 pub async fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     tokio::net::TcpListener::bind(addr).await
 }
@@ -446,6 +497,26 @@ mod tests {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     use super::*;
+
+    /// A kept series counts into the same counter as a lookup would, is
+    /// exported only from its first count, and another label still counts.
+    #[test]
+    fn a_kept_series_counts_where_a_lookup_would() {
+        let vec = IntCounterVec::new(Opts::new("t", "t"), &["credential"]).expect("vec");
+        let series = Series::default();
+        let exported = |vec: &IntCounterVec| {
+            prometheus::core::Collector::collect(vec)[0]
+                .get_metric()
+                .len()
+        };
+        assert_eq!(exported(&vec), 0, "nothing before");
+        series.inc(&vec, "github");
+        series.inc(&vec, "github");
+        series.inc(&vec, "stripe");
+        assert_eq!(vec.with_label_values(&["github"]).get(), 2);
+        assert_eq!(vec.with_label_values(&["stripe"]).get(), 1);
+        assert_eq!(exported(&vec), 2);
+    }
 
     #[test]
     fn probes_and_metrics_table() {

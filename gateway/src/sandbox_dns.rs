@@ -27,7 +27,7 @@ use crate::{
     metrics::Metrics,
     policy::{
         network::{NameDecision, RESOLVE_UNLISTED},
-        overlay::Overlays,
+        overlay::{Overlaid, Overlays},
         raw::DeniedAnswer,
         store::PolicyStore,
     },
@@ -203,10 +203,8 @@ impl Gate for SandboxDns {
         let Some(policy) = set.get(self.policy.load().as_str()) else {
             return false;
         };
-        match self.overlays.network(&self.sandbox, policy) {
-            Some(overlaid) => overlaid.network.address_allowed(ip),
-            None => policy.network.address_allowed(ip),
-        }
+        let overlaid = self.overlays.network(&self.sandbox, policy);
+        Overlaid::or_policy(overlaid.as_deref(), policy).address_allowed(ip)
     }
 }
 
@@ -221,9 +219,7 @@ impl SandboxDns {
             return Admission::Refuse(ResponseCode::ServFail, "servfail");
         };
         let overlaid = self.overlays.network(&self.sandbox, policy);
-        let network = overlaid
-            .as_deref()
-            .map_or(&policy.network, |overlaid| &overlaid.network);
+        let network = Overlaid::or_policy(overlaid.as_deref(), policy);
         let limits = network.dns_limits();
         // Decided first (it is pure), so the names resolve_unlisted lets
         // through meet their own, lower, unique-name cap.

@@ -489,6 +489,44 @@ pub fn across_a_change(
     running.wait()
 }
 
+/// A sandbox added at run time opens the stream `spec` describes
+/// (`STREAM_ACROSS_A_CHANGE`, given the policy's echo upstream), then is
+/// removed: the stream must end, counted as revoked. Returns the daemon,
+/// for what the caller checks besides.
+pub fn removing_the_sandbox_cuts(
+    what: &str,
+    spec: impl FnOnce(&crate::EchoServer) -> serde_json::Value,
+) -> crate::Daemon {
+    let upstream = crate::EchoServer::v4();
+    let mut builder = crate::DaemonBuilder::new();
+    let sbx = builder.cgroup("sbx");
+    builder.policy("default", vec![crate::Rule::exact(upstream.addr())]);
+    let daemon = builder.start();
+    let cgroup = sbx.path_str();
+    let add = [
+        "sandbox", "add", "sbx", "--cgroup", &cgroup, "--policy", "default",
+    ];
+    daemon.cli(&add).expect_success("sluice sandbox add");
+
+    let out = across_a_change(
+        &sbx,
+        daemon.dir(),
+        STREAM_ACROSS_A_CHANGE,
+        spec(&upstream),
+        || {
+            daemon
+                .cli(&["sandbox", "rm", "sbx"])
+                .expect_success("sluice sandbox rm");
+        },
+    );
+    out.expect_success(&format!("{what} across its sandbox's removal"));
+    daemon.wait_metric_at_least(
+        "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}",
+        1.0,
+    );
+    daemon
+}
+
 /// The argument for a script: `spec` inline, or (when too large for one
 /// argv string) written to a file in `dir` and passed by path.
 pub fn spec_arg(spec: &serde_json::Value, dir: &std::path::Path) -> String {

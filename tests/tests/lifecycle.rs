@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sluice_e2e::{
     Daemon, DaemonBuilder, EchoServer, Rule, TestCgroup, in_cgroup,
     scripts::{self, hex},
-    tls_scripts::{self, across_a_change},
+    tls_scripts::{self, across_a_change, removing_the_sandbox_cuts},
     write_policy,
 };
 
@@ -262,39 +262,6 @@ fn removing_a_sandbox_cuts_its_dns_over_tcp_connections() {
     removing_the_sandbox_cuts(
         "a DNS-over-TCP connection",
         |_| json!({ "host": "127.0.0.1", "dns": "example.test" }),
-    );
-}
-
-/// A sandbox added at run time opens the stream `spec` describes
-/// (`STREAM_ACROSS_A_CHANGE`, given the policy's echo upstream), then is
-/// removed: the stream must end, counted as revoked.
-fn removing_the_sandbox_cuts(what: &str, spec: impl FnOnce(&EchoServer) -> Value) {
-    let upstream = EchoServer::v4();
-    let mut builder = DaemonBuilder::new();
-    let sbx = builder.cgroup("sbx");
-    builder.policy("default", vec![Rule::exact(upstream.addr())]);
-    let daemon = builder.start();
-    let cgroup = sbx.path_str();
-    let add = [
-        "sandbox", "add", "sbx", "--cgroup", &cgroup, "--policy", "default",
-    ];
-    daemon.cli(&add).expect_success("sluice sandbox add");
-
-    let out = across_a_change(
-        &sbx,
-        daemon.dir(),
-        tls_scripts::STREAM_ACROSS_A_CHANGE,
-        spec(&upstream),
-        || {
-            daemon
-                .cli(&["sandbox", "rm", "sbx"])
-                .expect_success("sluice sandbox rm");
-        },
-    );
-    out.expect_success(&format!("{what} across its sandbox's removal"));
-    daemon.wait_metric_at_least(
-        "sluice_connections_total{verdict=\"closed\",reason=\"revoked\"}",
-        1.0,
     );
 }
 

@@ -94,8 +94,9 @@ fn main() -> anyhow::Result<()> {
 /// Raises this process's descriptor limit to `want` (or as far as the
 /// hard limit allows when it cannot be raised); children (the daemon, the
 /// peers, the clients) inherit it. Root may raise the hard limit up to
-/// `fs.nr_open`.
-pub fn raise_fd_limit(want: u64) {
+/// `fs.nr_open` (where it holds `CAP_SYS_RESOURCE`: some sandboxes drop
+/// it). Returns the limit now in force.
+pub fn raise_fd_limit(want: u64) -> u64 {
     let want = want.min(nr_open());
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
         && soft < want
@@ -103,6 +104,7 @@ pub fn raise_fd_limit(want: u64) {
     {
         let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
     }
+    getrlimit(Resource::RLIMIT_NOFILE).map_or(want, |(soft, _)| soft)
 }
 
 /// The kernel's ceiling on a process's descriptors.

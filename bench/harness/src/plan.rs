@@ -171,6 +171,27 @@ impl Sizes {
         }
     }
 
+    /// The memory figure's steps that `fds` descriptors a process allow
+    /// (the client holds one per connection, the daemon one and what its
+    /// pool keeps; a margin for the rest): a larger step is taken at the
+    /// most allowed instead, and the note says so.
+    pub fn within_fd_limit(mut self, fds: u64) -> (Sizes, Option<String>) {
+        let most = fds.saturating_sub(FD_MARGIN) as usize;
+        if self.idle_conns <= most {
+            return (self, None);
+        }
+        let asked = self.idle_steps.clone();
+        self.idle_steps = asked.iter().map(|&n| n.min(most)).collect();
+        self.idle_steps.dedup();
+        self.idle_conns = most;
+        let note = format!(
+            "The descriptor limit here is {fds} and cannot be raised (no `CAP_SYS_RESOURCE`): \
+             the memory figure asked for {asked:?} connections and was taken at {:?}.",
+            self.idle_steps
+        );
+        (self, Some(note))
+    }
+
     /// Takes the memory figure at these counts instead (none: unchanged).
     pub fn with_idle_steps(mut self, steps: &[usize]) -> Sizes {
         let mut steps: Vec<usize> = steps.iter().copied().filter(|&n| n > 0).collect();
@@ -183,6 +204,10 @@ impl Sizes {
         self
     }
 }
+
+/// Descriptors a process keeps beside the idle connections: listeners,
+/// the daemon's maps and pools, the client's own.
+const FD_MARGIN: u64 = 1_024;
 
 /// A client's outcome and, for a target with a proxy, what the proxy's
 /// process tree spent over the client's measured phase.
@@ -348,5 +373,19 @@ mod tests {
             (unchanged.idle_steps, unchanged.idle_conns),
             (vec![100], 100)
         );
+    }
+
+    #[test]
+    fn idle_steps_beyond_the_descriptor_limit_are_taken_at_its_most() {
+        let (roomy, note) = Sizes::full().within_fd_limit(1 << 20);
+        assert_eq!((roomy.idle_steps, note), (vec![10_000, 100_000], None));
+        let (capped, note) = Sizes::full().within_fd_limit(20_000);
+        assert_eq!(capped.idle_steps, [10_000, 18_976]);
+        assert_eq!(capped.idle_conns, 18_976);
+        assert!(note.expect("a note").contains("20000"));
+        let (small, _) = Sizes::full()
+            .with_idle_steps(&[50_000, 100_000])
+            .within_fd_limit(10_000);
+        assert_eq!(small.idle_steps, [8_976]);
     }
 }

@@ -173,6 +173,9 @@ pub fn markdown(results: &Results, command: &str) -> String {
             );
         }
     }
+    if let Some(note) = &results.memory_note {
+        let _ = writeln!(md, "\n{note}");
+    }
     md
 }
 
@@ -315,6 +318,9 @@ fn ingress(md: &mut String, results: &Results) {
 }
 
 /// (target, measured, verdict) rows.
+/// Daemon RSS an idle intercepted connection may cost.
+const IDLE_KIB_TARGET: f64 = 16.0;
+
 fn verdicts(results: &Results) -> Vec<(String, String, String)> {
     let mut rows = Vec::new();
     let ratio_row = |what: &str, num: (&str, Metric), den: (&str, Metric), want: f64| {
@@ -418,7 +424,8 @@ fn verdicts(results: &Results) -> Vec<(String, String, String)> {
             _ => (what, "no figure".to_owned(), "not measured".to_owned()),
         },
     );
-    let what = "≤ 32 KiB per idle intercepted connection".to_owned();
+    // The design asked for 32 KiB; issue 45 for 16.
+    let what = format!("≤ {IDLE_KIB_TARGET} KiB per idle intercepted connection");
     rows.push(
         match results
             .memory
@@ -429,10 +436,10 @@ fn verdicts(results: &Results) -> Vec<(String, String, String)> {
             Some(m) => (
                 what,
                 format!("{:.1} KiB at {} connections", m.per_conn_kib, m.connections),
-                if m.per_conn_kib <= 32.0 {
+                if m.per_conn_kib <= IDLE_KIB_TARGET {
                     "met".to_owned()
                 } else {
-                    format!("missed by {:.1} KiB", m.per_conn_kib - 32.0)
+                    format!("missed by {:.1} KiB", m.per_conn_kib - IDLE_KIB_TARGET)
                 },
             ),
             None => (what, "no figure".to_owned(), "not measured".to_owned()),
@@ -484,6 +491,7 @@ mod tests {
             stages: "stages".to_owned(),
             targets,
             memory: Vec::new(),
+            memory_note: None,
         }
     }
 

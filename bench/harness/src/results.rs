@@ -23,6 +23,9 @@ pub struct Results {
     pub stages: String,
     pub targets: Vec<TargetResult>,
     pub memory: Vec<Memory>,
+    /// Why the memory figure was taken at other counts than asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_note: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

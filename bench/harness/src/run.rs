@@ -57,7 +57,11 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     // Before anything starts, so all inherit it: n idle connections take n
     // descriptors in the client, 2n in the daemon (both sides) and n in the
     // upstream (this process).
-    crate::raise_fd_limit(fd_budget(sizes.idle_conns));
+    let fds = crate::raise_fd_limit(fd_budget(sizes.idle_conns));
+    let (sizes, memory_note) = sizes.within_fd_limit(fds);
+    if let Some(note) = &memory_note {
+        progress(note);
+    }
     std::fs::create_dir_all(&options.out)?;
     let load_before = loadavg();
     let work = tempfile::Builder::new().prefix("sluice-bench-").tempdir()?;
@@ -230,8 +234,12 @@ pub fn run(options: Options) -> anyhow::Result<()> {
 
     let mut memory = Vec::new();
     if let Some(full) = targets.iter().find(|t| t.name == "sluice-full") {
+        // Every step from the RSS before the first: the allocator keeps
+        // what a smaller step freed, and a larger step measured from the
+        // RSS after it would count only what it added to that.
+        let baseline = settled_rss(&sluice);
         for &n in &sizes.idle_steps {
-            match idle_memory(&sluice, full, n) {
+            match idle_memory(&sluice, full, n, baseline) {
                 Ok(m) => memory.push(m),
                 Err(e) => progress(&format!("memory at {n}: {e:#}")),
             }
@@ -260,6 +268,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             })
             .collect(),
         memory,
+        memory_note,
     };
     drop((mitmproxy, squid, nginx, sluice, upstream));
     write_outputs(&results, &options)
@@ -297,9 +306,9 @@ fn app_target(name: &'static str, dial: Dial, proxy: Option<u32>) -> Target {
     }
 }
 
-/// Daemon RSS with `n` idle intercepted connections held, minus before.
-fn idle_memory(sluice: &Sluice, target: &Target, n: usize) -> anyhow::Result<Memory> {
-    let before = settled_rss(sluice);
+/// Daemon RSS with `n` idle intercepted connections held, minus `before`
+/// (the RSS before the first step).
+fn idle_memory(sluice: &Sluice, target: &Target, n: usize, before: u64) -> anyhow::Result<Memory> {
     // Opening takes about a millisecond a connection on a loaded machine.
     let limit = Duration::from_secs(300 + n as u64 / 100);
     let held = plan::hold_idle(&target.dial, n, limit)?;

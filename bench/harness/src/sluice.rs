@@ -113,6 +113,11 @@ impl Sluice {
                     "viewer_tokens": {"keys": [{"file": key_file, "alg": "EdDSA"}]},
                 }),
             );
+        // `SLUICE_BENCH_RELAY_IN_KERNEL=0`: relayed connections copied in
+        // user space, to hold the in-kernel relay against the copy.
+        if std::env::var("SLUICE_BENCH_RELAY_IN_KERNEL").as_deref() == Ok("0") {
+            builder.config_key("relay", json!({ "in_kernel": false }));
+        }
         let daemon = builder.start();
         let ca = daemon.wait_ca_pem();
         let out = daemon.cli(&["sandbox", "env", "full"]);

@@ -141,6 +141,9 @@ pub struct PlaceholderIndex {
     matcher: Option<AhoCorasick>,
     /// Pattern id → credential name.
     credentials: Vec<String>,
+    /// Pattern id → the placeholder itself, so an injection swaps the one
+    /// found without deriving it again (an HMAC per request).
+    placeholders: Vec<String>,
 }
 
 impl std::fmt::Debug for PlaceholderIndex {
@@ -155,21 +158,29 @@ impl PlaceholderIndex {
     /// `(placeholder, credential)` pairs; empty placeholders are ignored
     /// (they would match everywhere).
     pub fn new(entries: impl IntoIterator<Item = (String, String)>) -> Result<Self, BindingError> {
-        let (patterns, credentials): (Vec<String>, Vec<String>) =
+        let (placeholders, credentials): (Vec<String>, Vec<String>) =
             entries.into_iter().filter(|(p, _)| !p.is_empty()).unzip();
-        if patterns.is_empty() {
+        if placeholders.is_empty() {
             return Ok(Self {
                 matcher: None,
                 credentials,
+                placeholders,
             });
         }
         let matcher = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
-            .build(&patterns)?;
+            .build(&placeholders)?;
         Ok(Self {
             matcher: Some(matcher),
             credentials,
+            placeholders,
         })
+    }
+
+    /// The placeholder this index finds for `credential`.
+    pub fn placeholder(&self, credential: &str) -> Option<&str> {
+        let at = self.credentials.iter().position(|c| c == credential)?;
+        self.placeholders.get(at).map(String::as_str)
     }
 
     /// The index for `sandbox` over `(credential, secret length)` pairs. Pass

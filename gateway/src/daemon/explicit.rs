@@ -18,6 +18,7 @@ pub(super) async fn explicit_proxy(
     interceptor: &Arc<Interceptor>,
     quota: &crate::proxy::quota::Quota,
     ended: &Arc<crate::explicit::token::EndedSessions>,
+    relayer: &crate::proxy::relay::Relayer,
 ) -> anyhow::Result<
     Option<(
         tokio::net::TcpListener,
@@ -88,6 +89,7 @@ pub(super) async fn explicit_proxy(
         pending_per_source: crate::proxy::quota::Quota::new(explicit.max_pending_per_source),
         pending_refusals: Default::default(),
         quota: quota.clone(),
+        relayer: relayer.clone(),
     };
     Ok(Some((listener, Arc::new(proxy))))
 }

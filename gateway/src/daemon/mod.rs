@@ -281,6 +281,9 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let approvals = interceptor.approvals.clone();
     let quota = crate::proxy::quota::Quota::new(config.limits.max_connections_per_sandbox);
     let ended_sessions = Arc::new(crate::explicit::token::EndedSessions::default());
+    let relayer = crate::proxy::relay::Relayer::new(
+        steering.relay.clone().filter(|_| config.relay.in_kernel),
+    );
     let explicit = explicit::explicit_proxy(
         &config,
         &directory.store,
@@ -288,6 +291,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         &interceptor,
         &quota,
         &ended_sessions,
+        &relayer,
     )
     .await?;
     let explicit_addr = explicit
@@ -310,6 +314,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
         quota,
         processes: Arc::new(crate::process::Processes::new("/proc")),
         approvals: approvals.clone(),
+        relayer,
     });
     let daemon = Arc::new(Daemon {
         root,

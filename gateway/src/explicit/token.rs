@@ -3,10 +3,13 @@
 //! (`host:port` patterns), whether it runs dry, and when the token
 //! expires. The proxy verifies them statelessly with the configured public
 //! key; operators and tests mint them with the private key (`sluice token
-//! mint`).
+//! mint`). Parsing, signing and signature checks are `jsonwebtoken`'s
+//! (the `crit` header it leaves unchecked is `jwt_crit`'s); this module
+//! checks the claims against a clock passed in and names every refusal.
 
-use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
-use ring::signature::{self, Ed25519KeyPair, KeyPair as _, UnparsedPublicKey};
+use base64::Engine as _;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Validation, errors::ErrorKind};
+use ring::signature::{Ed25519KeyPair, KeyPair as _};
 use rustls::pki_types::{PrivatePkcs8KeyDer, SubjectPublicKeyInfoDer, pem::PemObject as _};
 use serde::{Deserialize, Serialize};
 
@@ -94,17 +97,6 @@ impl TokenError {
     }
 }
 
-#[derive(Serialize, Deserialize)]
-struct Header {
-    alg: String,
-    #[serde(default)]
-    typ: Option<String>,
-    /// Extensions the token says a verifier must understand (RFC 7515
-    /// 4.1.11): Sluice understands none, so a token with any is refused.
-    #[serde(default, skip_serializing)]
-    crit: Option<serde::de::IgnoredAny>,
-}
-
 /// Remote sessions ended (`sluice session rm`), with when: a token for
 /// one issued then or before is refused from that moment, so ending a
 /// session ends what was handed out for it; a token minted afterwards
@@ -136,7 +128,7 @@ impl EndedSessions {
 
 /// Verifies tokens with one Ed25519 public key.
 pub struct Verifier {
-    key: UnparsedPublicKey<Vec<u8>>,
+    key: DecodingKey,
     /// The longest a token may still have to live, in seconds: a token
     /// leaked with a far expiry cannot be revoked short of a new key.
     max_lifetime: u64,
@@ -163,7 +155,7 @@ impl Verifier {
             .filter(|raw| raw.len() == 32)
             .ok_or("not an Ed25519 public key")?;
         Ok(Verifier {
-            key: UnparsedPublicKey::new(&signature::ED25519, raw.to_vec()),
+            key: DecodingKey::from_ed_der(raw),
             max_lifetime: MAX_LIFETIME_SECS,
             audience: None,
         })
@@ -186,34 +178,32 @@ impl Verifier {
         if token.len() > MAX_TOKEN_LEN {
             return Err(TokenError::Malformed("too long"));
         }
-        let mut parts = token.split('.');
-        let (Some(header), Some(payload), Some(sig), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Err(TokenError::Malformed("not three dot-separated parts"));
-        };
-        let decode = |part: &str| {
-            URL_SAFE_NO_PAD
-                .decode(part)
-                .map_err(|_| TokenError::Malformed("bad base64url"))
-        };
-        let header: Header = serde_json::from_slice(&decode(header)?)
-            .map_err(|_| TokenError::Malformed("bad header"))?;
         // Only EdDSA: never `none`, never an algorithm the key was not made for.
-        if header.alg != "EdDSA" {
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| TokenError::Malformed("not a JWT with a JSON header"))?;
+        if header.alg != Algorithm::EdDSA {
             return Err(TokenError::Malformed("alg must be EdDSA"));
         }
-        if header.crit.is_some() {
+        if crate::jwt_crit::names_extensions(token) {
             return Err(TokenError::Malformed(
                 "crit names extensions Sluice does not know",
             ));
         }
-        let signed = &token[..token.len() - sig.len() - 1];
-        self.key
-            .verify(signed.as_bytes(), &decode(sig)?)
-            .map_err(|_| TokenError::BadSignature)?;
-        let claims: Claims = serde_json::from_slice(&decode(payload)?)
-            .map_err(|_| TokenError::Malformed("bad claims"))?;
+        let mut validation = Validation::new(Algorithm::EdDSA);
+        // Times and audience are checked below against the clock given
+        // (so the decision stays pure) and this node's name.
+        validation.validate_exp = false;
+        validation.validate_nbf = false;
+        validation.validate_aud = false;
+        validation.set_required_spec_claims::<&str>(&[]);
+        let claims = jsonwebtoken::decode::<Claims>(token, &self.key, &validation)
+            .map_err(|e| match e.kind() {
+                ErrorKind::InvalidSignature => TokenError::BadSignature,
+                ErrorKind::Base64(_) => TokenError::Malformed("bad base64url"),
+                ErrorKind::Json(_) => TokenError::Malformed("bad claims"),
+                _ => TokenError::Malformed("not a JWT signed with EdDSA"),
+            })?
+            .claims;
         if claims.exp.saturating_add(LEEWAY_SECS) <= now {
             return Err(TokenError::Expired);
         }
@@ -242,6 +232,8 @@ impl Verifier {
 
 /// Mints tokens with an Ed25519 private key.
 pub struct Signer {
+    key: EncodingKey,
+    /// The same key, for its public half.
     pair: Ed25519KeyPair,
 }
 
@@ -253,18 +245,21 @@ impl Signer {
             .map_err(|e| format!("not a PEM private key: {e}"))?;
         let pair = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der.secret_pkcs8_der())
             .map_err(|e| format!("not an Ed25519 private key: {e}"))?;
-        Ok(Signer { pair })
+        Ok(Signer {
+            key: EncodingKey::from_ed_der(der.secret_pkcs8_der()),
+            pair,
+        })
     }
 
     pub fn mint(&self, claims: &Claims) -> String {
-        let header = Header {
-            alg: "EdDSA".to_owned(),
-            typ: Some("JWT".to_owned()),
-            crit: None,
-        };
-        let signed = format!("{}.{}", b64_json(&header), b64_json(claims));
-        let sig = self.pair.sign(signed.as_bytes());
-        format!("{signed}.{}", URL_SAFE_NO_PAD.encode(sig.as_ref()))
+        // Claims are plain strings and numbers and the key was checked at
+        // load: encoding cannot fail.
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(Algorithm::EdDSA),
+            claims,
+            &self.key,
+        )
+        .unwrap_or_default()
     }
 
     /// The matching public key, PEM.
@@ -273,11 +268,6 @@ impl Signer {
         der.extend_from_slice(self.pair.public_key().as_ref());
         pem("PUBLIC KEY", &der)
     }
-}
-
-fn b64_json<T: Serialize>(value: &T) -> String {
-    // Plain structs of strings and numbers: serializing cannot fail.
-    URL_SAFE_NO_PAD.encode(serde_json::to_vec(value).unwrap_or_default())
 }
 
 /// A new Ed25519 key pair: (private PEM, public PEM).
@@ -342,6 +332,8 @@ pub fn allows(claims: &Claims, host: &str, port: u16) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
     use super::*;
 
     fn claims(exp: u64) -> Claims {

@@ -90,6 +90,19 @@ impl TestKeys {
         jsonwebtoken::encode(&header, claims, &self.ed).expect("encode")
     }
 
+    /// An EdDSA token (kid `ed-1`) whose header names a critical
+    /// extension (`crit`), validly signed.
+    pub fn ed_with_crit(&self, claims: &serde_json::Value) -> String {
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let header =
+            URL_SAFE_NO_PAD.encode(br#"{"alg":"EdDSA","kid":"ed-1","crit":["b64"],"b64":false}"#);
+        let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
+        let signed = format!("{header}.{payload}");
+        let sig = jsonwebtoken::crypto::sign(signed.as_bytes(), &self.ed, Algorithm::EdDSA)
+            .expect("sign");
+        format!("{signed}.{sig}")
+    }
+
     /// An RS256 token with these claims.
     pub fn rsa(&self, claims: &serde_json::Value) -> String {
         let key = EncodingKey::from_rsa_pem(RSA_KEY).expect("rsa key");

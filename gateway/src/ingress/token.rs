@@ -248,6 +248,9 @@ impl Verifier {
     /// The claims of a token whose signature one of the keys verifies.
     fn check_signature(&self, token: &str) -> Result<Claims, TokenError> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| TokenError::Malformed)?;
+        if crate::jwt_crit::names_extensions(token) {
+            return Err(TokenError::Malformed);
+        }
         if !matches!(header.alg, Algorithm::EdDSA | Algorithm::RS256) {
             return Err(TokenError::Algorithm(format!("{:?}", header.alg)));
         }

@@ -86,6 +86,11 @@ fn tokens_verify_or_say_why_not() {
             keys.ed(&json!({"sub": "ann", "exp": "tomorrow"})),
             Err(TokenError::Claims),
         ),
+        (
+            "critical extension",
+            keys.ed_with_crit(&good),
+            Err(TokenError::Malformed),
+        ),
         ("garbage", "not.a.jwt".into(), Err(TokenError::Malformed)),
         ("empty", String::new(), Err(TokenError::Malformed)),
         (

@@ -37,6 +37,10 @@ pub struct Content {
 #[derive(Default)]
 pub(super) struct ResponsePlan {
     pub(super) rehydrate: bool,
+    /// The session's vault as the request stages had it, where the answer
+    /// is rehydrated: the answer reads the same vault without a second
+    /// look-up (and its keys' copies) per request.
+    pub(super) vault: Option<Arc<Vault>>,
     pub(super) transforms: Rules,
 }
 
@@ -88,14 +92,14 @@ impl Interceptor {
         plan: ResponsePlan,
         headers: &mut HeaderMap,
     ) -> Option<AnswerStages> {
-        let vault = plan
-            .rehydrate
-            .then(|| {
-                self.content
-                    .vaults
-                    .existing(&conn.who.sandbox, conn.who.session.as_deref())
-            })
-            .flatten();
+        let vault = match (plan.rehydrate, plan.vault) {
+            (false, _) => None,
+            (true, Some(vault)) => (!vault.is_empty()).then_some(vault),
+            (true, None) => self
+                .content
+                .vaults
+                .existing(&conn.who.sandbox, conn.who.session.as_deref()),
+        };
         plan.transforms.apply_headers(headers);
         (vault.is_some() || !plan.transforms.is_empty()).then_some(AnswerStages {
             vault,

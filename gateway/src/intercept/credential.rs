@@ -113,6 +113,15 @@ pub enum Outcome {
     },
 }
 
+/// What [`Credentials::inject`] swaps in: the credential, the sandbox's
+/// placeholder for it where its index has it, and whether the body
+/// carries it too.
+struct Injection<'a> {
+    credential: &'a str,
+    placeholder: Option<&'a str>,
+    in_body: bool,
+}
+
 /// A request body: still streaming, or read whole.
 enum Held {
     Streaming(Body),
@@ -257,8 +266,13 @@ impl Credentials {
                     && found
                         .iter()
                         .any(|f| f.credential == credential && f.location == Location::Body);
-                self.inject(request, &credential, in_body, headers, uri, held)
-                    .await
+                let placeholder = index.placeholder(&credential);
+                let to = Injection {
+                    credential: &credential,
+                    placeholder,
+                    in_body,
+                };
+                self.inject(request, to, headers, uri, held).await
             }
         }
     }
@@ -289,8 +303,13 @@ impl Credentials {
         let bindings = &request.policy.bindings;
         match decide(request.host, request.transport, &found, bindings) {
             Binding::Inject { credential } => {
-                self.inject(request, &credential, false, headers, uri, held)
-                    .await
+                let index = self.index(request.sandbox);
+                let to = Injection {
+                    credential: &credential,
+                    placeholder: index.as_deref().and_then(|i| i.placeholder(&credential)),
+                    in_body: false,
+                };
+                self.inject(request, to, headers, uri, held).await
             }
             Binding::Refuse { reason, credential } => {
                 (Outcome::Refused { reason, credential }, held.into_body())
@@ -302,12 +321,16 @@ impl Credentials {
     async fn inject(
         &self,
         request: Request<'_>,
-        credential: &str,
-        in_body: bool,
+        to: Injection<'_>,
         headers: &mut HeaderMap,
         uri: &mut Uri,
         held: Held,
     ) -> (Outcome, Body) {
+        let Injection {
+            credential,
+            placeholder,
+            in_body,
+        } = to;
         let (Some(secret), Some(scheme), Some(config)) = (
             self.store.secret(credential),
             self.store.scheme(credential),
@@ -315,12 +338,21 @@ impl Credentials {
         ) else {
             return (refused("unknown_credential", credential), held.into_body());
         };
-        let placeholder = self.placeholders.placeholder(
-            request.sandbox,
-            credential,
-            &config.placeholder,
-            secret.len(),
-        );
+        // The sandbox's placeholder as its index holds it (derived when the
+        // index was built); derived here only where there is none.
+        let derived;
+        let placeholder = match placeholder {
+            Some(placeholder) => placeholder,
+            None => {
+                derived = self.placeholders.placeholder(
+                    request.sandbox,
+                    credential,
+                    &config.placeholder,
+                    secret.len(),
+                );
+                derived.as_str()
+            }
+        };
         // What goes upstream in place of the placeholder: the secret, or
         // for oauth2 an access token.
         let value = match scheme {
@@ -405,7 +437,7 @@ impl Credentials {
             sigv4: keys.as_ref(),
             body: body.as_deref(),
         };
-        match scheme.apply_to(&value, &placeholder, &context, headers, uri) {
+        match scheme.apply_to(&value, placeholder, &context, headers, uri) {
             Ok(mut redactions) => {
                 // Secrets the request did not carry are redacted too: an
                 // upstream has no business echoing them either.

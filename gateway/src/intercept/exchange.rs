@@ -17,9 +17,9 @@ use hyper::{
 };
 
 use super::{
-    Conn, Interceptor, answer_checks, content,
+    Authority, Conn, Interceptor, answer_checks, content,
     content::ResponsePlan,
-    credential, host_header, is_upgrade, is_websocket,
+    credential, is_upgrade, is_websocket,
     redirects::{self, Follow},
     refusal::Refusal,
     respond,
@@ -61,7 +61,9 @@ impl Interceptor {
             None
         };
 
-        let mut response = self.send(&conn.key, parts, body, upgrade).await?;
+        let mut response = self
+            .send(&conn.key, &conn.authority, parts, body, upgrade)
+            .await?;
         if response.status() == StatusCode::UNAUTHORIZED
             && let Some((credential, token)) = &sent_token
         {
@@ -93,11 +95,11 @@ impl Interceptor {
     async fn send(
         &self,
         key: &Key,
+        authority: &Authority,
         mut parts: request::Parts,
         body: Body,
         upgrade: bool,
     ) -> Result<Response<Incoming>, Refusal> {
-        let authority = host_header(key);
         let mut sender = match self.upstreams.sender(key, upgrade).await {
             Ok(sender) => sender,
             Err(failure) => {
@@ -109,23 +111,22 @@ impl Interceptor {
             }
         };
         respond::strip_hop_by_hop(&mut parts.headers, upgrade);
-        let path = parts
-            .uri
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_owned();
+        // The path as parsed already (a shared copy, not parsed again).
+        let path = parts.uri.path_and_query().cloned();
         // The same authority as an HTTP/1 Host (no default port): a
         // signature made by the credential stage (SigV4) covers it.
         let scheme = if key.tls { "https" } else { "http" };
         if sender.is_h2() {
+            let path = path.as_ref().map_or("/", |p| p.as_str());
+            let authority = &authority.text;
             parts.version = Version::HTTP_2;
             parts.uri = Uri::try_from(format!("{scheme}://{authority}{path}")).unwrap_or_default();
             parts.headers.remove(header::HOST);
         } else {
             parts.version = Version::HTTP_11;
-            parts.uri = Uri::try_from(path).unwrap_or_default();
-            if let Ok(host) = HeaderValue::from_str(&authority) {
-                parts.headers.insert(header::HOST, host);
+            parts.uri = path.map_or_else(|| Uri::from_static("/"), Uri::from);
+            if let Some(host) = &authority.host {
+                parts.headers.insert(header::HOST, host.clone());
             }
         }
         let forwarded = Request::from_parts(parts, body);
@@ -339,7 +340,7 @@ impl Interceptor {
             let Ok(mut uri) = Uri::try_from(next.url.path_and_query.as_str()) else {
                 break;
             };
-            let authority = host_header(&key);
+            let authority = Authority::of(&key);
             let request = credential::Request {
                 sandbox: &conn.who.sandbox,
                 policy: &policy,
@@ -350,7 +351,7 @@ impl Interceptor {
                     Transport::Plain
                 },
                 method: &next.method,
-                authority: &authority,
+                authority: &authority.text,
             };
             let (outcome, hop_body) = self
                 .credentials
@@ -374,7 +375,7 @@ impl Interceptor {
             parts.method = next.method.clone();
             parts.uri = uri;
             parts.headers = headers.clone();
-            let answer = self.send(&key, parts, hop_body, false).await?;
+            let answer = self.send(&key, &authority, parts, hop_body, false).await?;
             if answer.status() == StatusCode::UNAUTHORIZED
                 && let Some(token) = &token
             {

@@ -3,13 +3,17 @@
 //! trickling nothing) is closed instead of holding a socket, a TLS session
 //! and a task forever, while a request whose answer is slow to come (a
 //! model thinking for minutes before its first byte) is not cut.
+//!
+//! It also tells whether a connection has settled ([`InFlight::settled`]):
+//! nothing in flight and all it wrote flushed, the moment an HTTP/1
+//! connection may be parked (`serve`).
 
 use std::{
     io,
     pin::Pin,
     sync::{
         Arc,
-        atomic::{AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicUsize, Ordering},
     },
     task::{Context, Poll},
     time::Duration,
@@ -21,7 +25,7 @@ use tokio::{
     time::{Instant, Sleep, sleep},
 };
 
-use super::respond::{Body, BoxError};
+use super::respond::Body;
 
 pub struct Idle<S> {
     inner: S,
@@ -42,6 +46,11 @@ impl<S> Idle<S> {
         }
     }
 
+    /// The wrapped stream.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
     fn touched(&mut self) {
         self.deadline.as_mut().reset(Instant::now() + self.timeout);
     }
@@ -52,7 +61,7 @@ impl<S> Idle<S> {
         if self.deadline.as_mut().poll(cx).is_pending() {
             return false;
         }
-        if self.in_flight.0.load(Ordering::Acquire) == 0 {
+        if self.in_flight.0.requests.load(Ordering::Acquire) == 0 {
             return true;
         }
         self.touched();
@@ -62,49 +71,88 @@ impl<S> Idle<S> {
     }
 }
 
-/// How many requests of one connection are in flight.
+/// How many requests of one connection are in flight (a request counts
+/// from its head until both its body and its answer's have ended), and
+/// whether all that was written to the connection has been flushed.
 #[derive(Clone, Default)]
-pub struct InFlight(Arc<AtomicUsize>);
+pub struct InFlight(Arc<Counts>);
+
+#[derive(Default)]
+struct Counts {
+    requests: AtomicUsize,
+    /// Requests (and bodies) ever counted: which stretch of a connection
+    /// saw one start.
+    started: AtomicUsize,
+    /// Written to since the last flush that completed.
+    unflushed: AtomicBool,
+}
 
 impl InFlight {
-    /// Counts a request until the returned guard is dropped.
+    /// Counts a request (or its body) until the returned guard is dropped.
     pub fn start(&self) -> Busy {
-        self.0.fetch_add(1, Ordering::AcqRel);
+        self.0.requests.fetch_add(1, Ordering::AcqRel);
+        self.0.started.fetch_add(1, Ordering::AcqRel);
         Busy(self.0.clone())
+    }
+
+    /// How many requests (and bodies) were ever counted.
+    pub fn started(&self) -> usize {
+        self.0.started.load(Ordering::Acquire)
+    }
+
+    /// Nothing in flight, and every byte written flushed: whoever serves
+    /// the connection owes the client nothing until it speaks again.
+    pub fn settled(&self) -> bool {
+        self.0.requests.load(Ordering::Acquire) == 0 && !self.0.unflushed.load(Ordering::Acquire)
+    }
+
+    fn wrote(&self) {
+        self.0.unflushed.store(true, Ordering::Release);
+    }
+
+    fn flushed(&self) {
+        self.0.unflushed.store(false, Ordering::Release);
     }
 }
 
 /// One request in flight ([`InFlight::start`]).
-pub struct Busy(Arc<AtomicUsize>);
+pub struct Busy(Arc<Counts>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.requests.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-/// A response body that keeps its request counted as in flight until
-/// its last frame is sent (or hyper drops it).
-pub struct Tracked {
-    inner: Body,
-    _busy: Busy,
+/// A body that keeps its request counted as in flight until its last
+/// frame is read (or it is dropped): a response's, sent by hyper, and a
+/// request's, read by the stages or sent upstream, so an HTTP/1
+/// connection is never parked while hyper still reads a body.
+pub struct Tracked<B = Body> {
+    inner: B,
+    busy: Option<Busy>,
 }
 
-impl Tracked {
-    pub fn new(inner: Body, busy: Busy) -> Tracked {
-        Tracked { inner, _busy: busy }
+impl<B> Tracked<B> {
+    /// `inner`, counted by `busy` (`None`: a body already at its end).
+    pub fn new(inner: B, busy: Option<Busy>) -> Tracked<B> {
+        Tracked { inner, busy }
     }
 }
 
-impl HttpBody for Tracked {
+impl<B: HttpBody<Data = Bytes> + Unpin> HttpBody for Tracked<B> {
     type Data = Bytes;
-    type Error = BoxError;
+    type Error = B::Error;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(None) = polled {
+            self.busy = None;
+        }
+        polled
     }
 
     fn is_end_stream(&self) -> bool {
@@ -146,6 +194,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Idle<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        self.in_flight.wrote();
         match Pin::new(&mut self.inner).poll_write(cx, buf) {
             Poll::Ready(result) => {
                 self.touched();
@@ -157,7 +206,11 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Idle<S> {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
+        let flushed = Pin::new(&mut self.inner).poll_flush(cx);
+        if let Poll::Ready(Ok(())) = flushed {
+            self.in_flight.flushed();
+        }
+        flushed
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -18,6 +18,7 @@ pub mod prefixed;
 mod redirects;
 mod refusal;
 pub mod respond;
+mod serve;
 mod splice;
 mod stages;
 pub mod upstream;
@@ -28,24 +29,22 @@ mod in_process;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use http_body_util::BodyExt as _;
-use hyper::{Request, Response, StatusCode, Version, body::Incoming, header, service::service_fn};
-use hyper_util::{
-    rt::{TokioExecutor, TokioIo, TokioTimer},
-    server::conn::auto,
+use hyper::{
+    Request, Response, StatusCode, Version,
+    header::{self, HeaderValue},
 };
 use tokio::net::TcpStream;
 
 use crate::{
     audit::{Audit, Event},
-    conn::{Held, Standing, Who, revoked},
+    conn::{Held, Standing, Who},
     credentials::Transport,
     drain::Drain,
-    metrics::Metrics,
+    metrics::{Metrics, Series},
     policy::network::RequestRule,
     tls::mint::{MintError, Minter},
 };
-use idle::{Idle, InFlight, Tracked};
+use idle::{Idle, InFlight};
 use prefixed::Prefixed;
 use refusal::{Counter, Refusal};
 use respond::Body;
@@ -85,7 +84,7 @@ pub struct Interceptor {
 }
 
 /// One intercepted connection: who, where, and the name it was decided on.
-#[derive(Clone)]
+/// Shared by its requests (`Arc`), never copied per request.
 struct Conn {
     who: Who,
     key: Key,
@@ -102,6 +101,27 @@ struct Conn {
     /// allowed the connection has methods or paths (the `network_rule`
     /// stage).
     request_rule: Option<Arc<RequestRule>>,
+    /// The `Host` its requests go upstream with, made once for all of them.
+    authority: Authority,
+    /// The series its injections are counted in (`credential_injections`,
+    /// by credential), resolved at the first.
+    injections: Series,
+}
+
+/// The authority an upstream request names: as an HTTP/1 `Host` (no
+/// default port; what a SigV4 signature covers) and as a header value.
+pub(super) struct Authority {
+    text: String,
+    /// `None` when the text is no valid header value (then no `Host` is set).
+    host: Option<HeaderValue>,
+}
+
+impl Authority {
+    fn of(key: &Key) -> Authority {
+        let text = host_header(key);
+        let host = HeaderValue::from_str(&text).ok();
+        Authority { text, host }
+    }
 }
 
 impl Interceptor {
@@ -142,13 +162,16 @@ impl Interceptor {
         // The rule the listener allowed the connection by: decided once,
         // on the same name, address and port.
         let request_rule = who.network().request_rule(Some(&name), dst);
+        let key = Key {
+            sandbox: who.sandbox.clone(),
+            name,
+            addr: dst,
+            tls: true,
+        };
         let conn = Conn {
-            key: Key {
-                sandbox: who.sandbox.clone(),
-                name,
-                addr: dst,
-                tls: true,
-            },
+            authority: Authority::of(&key),
+            injections: Series::default(),
+            key,
             who,
             sni,
             transport: Transport::Tls,
@@ -167,12 +190,13 @@ impl Interceptor {
         // As for plain HTTP: hyper's header read timeout ends an idle
         // HTTP/1 connection, but HTTP/2 has no timer of its own.
         let in_flight = InFlight::default();
+        let h1 = serve::parkable(h2, &head);
         let io = Idle::new(
             Prefixed::new(head, tls),
             self.limits.idle,
             in_flight.clone(),
         );
-        self.serve(TokioIo::new(io), conn, in_flight).await;
+        self.serve(io, conn, in_flight, h1).await;
     }
 
     /// Reads the first request head of an HTTP/1 connection before hyper
@@ -219,13 +243,16 @@ impl Interceptor {
         held: Held,
     ) {
         let request_rule = who.network().request_rule(Some(&host), dst);
+        let key = Key {
+            sandbox: who.sandbox.clone(),
+            name: host,
+            addr: dst,
+            tls: false,
+        };
         let conn = Conn {
-            key: Key {
-                sandbox: who.sandbox.clone(),
-                name: host,
-                addr: dst,
-                tls: false,
-            },
+            authority: Authority::of(&key),
+            injections: Series::default(),
+            key,
             who,
             sni: None,
             transport: if named_address {
@@ -241,10 +268,11 @@ impl Interceptor {
         let Some(head) = self.first_head(&mut stream, &conn).await else {
             return;
         };
+        let h1 = serve::parkable(false, &head);
         let stream = Prefixed::new(head, stream);
         let in_flight = InFlight::default();
         let io = Idle::new(stream, self.limits.idle, in_flight.clone());
-        self.serve(TokioIo::new(io), conn, in_flight).await;
+        self.serve(io, conn, in_flight, h1).await;
     }
 
     /// Drops what is kept for a removed session (`Some`) or sandbox
@@ -258,62 +286,9 @@ impl Interceptor {
         }
     }
 
-    async fn serve<I>(self: Arc<Self>, io: I, conn: Conn, in_flight: InFlight)
-    where
-        I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-    {
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.limits.header_read)
-            .max_buf_size(self.limits.max_header_bytes.max(8192));
-        builder.http2().timer(TokioTimer::new());
-        let this = self.clone();
-        let served = conn.clone();
-        let service = service_fn(move |request| {
-            let (this, conn) = (this.clone(), served.clone());
-            let busy = in_flight.start();
-            async move {
-                let started = std::time::Instant::now();
-                let response = this
-                    .handle(request, &conn)
-                    .await
-                    .map(|body| Tracked::new(body, busy).boxed());
-                // Time to the response head; a streamed body is not waited for.
-                this.metrics
-                    .request_duration
-                    .observe(started.elapsed().as_secs_f64());
-                Ok::<_, std::convert::Infallible>(response)
-            }
-        });
-        let connection = builder.serve_connection_with_upgrades(io, service);
-        tokio::pin!(connection);
-        let result = tokio::select! {
-            result = connection.as_mut() => result,
-            () = self.drain.started() => {
-                // Finish what is in flight (a streamed body included), then close.
-                connection.as_mut().graceful_shutdown();
-                connection.await
-            }
-            () = revoked(&*self.standing, &conn.who, &self.metrics) => {
-                // Answer the requests in flight, then close; but not
-                // forever: an endless stream (an upload, SSE) to a host
-                // the policy no longer allows must end too.
-                connection.as_mut().graceful_shutdown();
-                tokio::time::timeout(REVOKED_GRACE, connection)
-                    .await
-                    .unwrap_or(Ok(()))
-            }
-        };
-        if let Err(err) = result {
-            tracing::debug!(%err, "intercepted connection ended with an error");
-        }
-    }
-
     /// One request: hygiene and the request stages (credentials last),
     /// the forward to the checked upstream, then the answer stages.
-    async fn handle(&self, request: Request<Incoming>, conn: &Conn) -> Response<Body> {
+    async fn handle(&self, request: Request<Body>, conn: &Conn) -> Response<Body> {
         let exchange = match self.request_stages(request, conn).await {
             Ok(exchange) => exchange,
             Err(answer) => return answer,
@@ -442,17 +417,16 @@ impl Interceptor {
     }
 
     fn count(&self, status: StatusCode) {
+        const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
         let class = match status.as_u16() {
-            100..=199 => "1xx",
-            200..=299 => "2xx",
-            300..=399 => "3xx",
-            400..=499 => "4xx",
-            _ => "5xx",
+            100..=199 => 0,
+            200..=299 => 1,
+            300..=399 => 2,
+            400..=499 => 3,
+            _ => 4,
         };
-        self.metrics
-            .intercepted_requests
-            .with_label_values(&[class])
-            .inc();
+        self.metrics.intercepted_by_class[class]
+            .inc(&self.metrics.intercepted_requests, CLASSES[class]);
     }
 }
 

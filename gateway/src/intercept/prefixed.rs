@@ -38,6 +38,21 @@ impl<S> Prefixed<S> {
         self.prefix.get(self.pos..).unwrap_or_default()
     }
 
+    /// Puts `bytes` back in front of whatever is still to be read: bytes
+    /// read from the stream and not used yet (what a parked HTTP/1
+    /// connection's hyper had read, or the first bytes that woke it).
+    pub fn unread(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let rest = self.prefix.get(self.pos..).unwrap_or_default();
+        let mut prefix = Vec::with_capacity(bytes.len() + rest.len());
+        prefix.extend_from_slice(bytes);
+        prefix.extend_from_slice(rest);
+        self.prefix = prefix;
+        self.pos = 0;
+    }
+
     /// The part of the prefix not read yet, and the inner stream.
     pub fn into_inner(self) -> (Vec<u8>, S) {
         let Prefixed {
@@ -188,6 +203,33 @@ mod tests {
             stream.read_exact(&mut buf).await?;
             let (unread, _inner) = stream.into_inner();
             assert_eq!(unread, rest, "prefix {prefix:?}, read {read}");
+        }
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn unread_bytes_come_first() -> io::Result<()> {
+        // (prefix, bytes read from it first, put back, expected next reads)
+        type Case = (&'static [u8], usize, &'static [u8], &'static [u8]);
+        let cases: &[Case] = &[
+            (b"", 0, b"GET /", b"GET /socket"),
+            (b"abcdef", 6, b"xy", b"xysocket"),
+            (b"abcdef", 2, b"xy", b"xycdefsocket"),
+            (b"abc", 1, b"", b"bcsocket"),
+        ];
+        for &(prefix, read, back, want) in cases {
+            let (mut client, server) = duplex(64);
+            client.write_all(b"socket").await?;
+            client.shutdown().await?;
+            let mut stream = Prefixed::new(prefix.to_vec(), server);
+            let mut buf = vec![0; read];
+            stream.read_exact(&mut buf).await?;
+            stream.unread(back);
+            assert_eq!(
+                read_all(&mut stream, 3).await?,
+                want,
+                "{prefix:?} {read} {back:?}"
+            );
         }
         Ok(())
     }

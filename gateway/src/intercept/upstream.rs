@@ -90,6 +90,16 @@ struct Idle {
     used: Instant,
 }
 
+impl Default for Idle {
+    fn default() -> Idle {
+        Idle {
+            h2: None,
+            h1: Vec::new(),
+            used: Instant::now(),
+        }
+    }
+}
+
 pub struct Upstreams {
     /// ALPN h2 and http/1.1.
     tls: Arc<rustls::ClientConfig>,
@@ -147,11 +157,13 @@ impl Upstreams {
     /// sender is only handed out again when it is ready for another request.
     pub fn give_back(&self, key: &Key, sender: Sender) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = idle.entry(key.clone()).or_insert_with(|| Idle {
-            h2: None,
-            h1: Vec::new(),
-            used: Instant::now(),
-        });
+        // The key is copied only for an entry not there yet.
+        if !idle.contains_key(key) {
+            idle.insert(key.clone(), Idle::default());
+        }
+        let Some(entry) = idle.get_mut(key) else {
+            return;
+        };
         entry.used = Instant::now();
         match sender {
             Sender::H2(sender) if !sender.is_closed() => entry.h2 = Some(sender),

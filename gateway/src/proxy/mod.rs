@@ -8,6 +8,7 @@
 
 mod ask;
 pub mod host_address;
+pub mod kernel_relay;
 pub mod quota;
 pub mod relay;
 pub mod sniff;
@@ -48,13 +49,15 @@ pub(crate) async fn dial_and_relay(
     prefix: &[u8],
     connect: Duration,
     revoked: impl Future<Output = ()>,
+    relayer: &relay::Relayer,
     metrics: &Metrics,
 ) {
     let reason = match tokio::time::timeout(connect, TcpStream::connect(dst)).await {
         Ok(Ok(upstream)) => {
             let _ = upstream.set_nodelay(true);
-            let (up, down) = relay::relay(client, upstream, prefix, revoked).await;
-            metrics.relayed(up, down);
+            relayer
+                .relay(client, upstream, prefix, revoked, metrics)
+                .await;
             return;
         }
         Ok(Err(err)) => {
@@ -110,6 +113,8 @@ pub struct Proxy {
     pub processes: Arc<Processes>,
     /// Where connections the network policy asks about are parked.
     pub approvals: Arc<Approvals>,
+    /// In the kernel or in user space (`relay.in_kernel`).
+    pub relayer: relay::Relayer,
 }
 
 impl Proxy {
@@ -201,7 +206,7 @@ impl Proxy {
         // Read where the policy reads; and where the address alone refuses,
         // so that a plain-HTTP client gets a 403 naming the rule instead of
         // a reset.
-        let mut buf = Vec::with_capacity(4096);
+        let mut buf = Vec::new();
         let deadline = Instant::now() + self.limits.sniff;
         let Some(sniffed) = sniff::first_bytes(&mut client, &mut buf, deadline).await else {
             // Closed before saying anything: not worth a log line.
@@ -493,6 +498,7 @@ impl Proxy {
             prefix,
             self.limits.connect,
             revoked,
+            &self.relayer,
             &self.metrics,
         )
         .await;

@@ -4,16 +4,66 @@
 //! copied until each side has closed; a half-close on one side is passed on
 //! (shutdown of the write half) while the other direction keeps flowing.
 //! A relay whose connection is revoked (`super::revoked`) ends at once.
+//!
+//! [`Relayer`] picks the path: in the kernel (`super::kernel_relay`) where
+//! the programs were attached and the config allows it, else (and for any
+//! connection the kernel refuses) the copy below. Each connection is
+//! counted under the path it took (`sluice_relay_connections_total`).
 
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::{
     io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, ReadBuf, copy_bidirectional_with_sizes},
     net::TcpStream,
 };
+
+use crate::{metrics::Metrics, steer::relay::KernelRelay};
+
+/// Which way relayed bytes go.
+#[derive(Clone, Default)]
+pub struct Relayer {
+    kernel: Option<Arc<KernelRelay>>,
+}
+
+impl Relayer {
+    /// In the kernel where `kernel` is there, else in user space.
+    pub fn new(kernel: Option<Arc<KernelRelay>>) -> Relayer {
+        Relayer { kernel }
+    }
+
+    /// Relays as [`relay`] does, in the kernel where it can; counts the
+    /// path taken and the bytes carried.
+    pub async fn relay(
+        &self,
+        client: TcpStream,
+        upstream: TcpStream,
+        prefix: &[u8],
+        revoked: impl Future<Output = ()>,
+        metrics: &Metrics,
+    ) {
+        let mut revoked = std::pin::pin!(revoked);
+        let (mut client, mut upstream) = (client, upstream);
+        if let Some(kernel) = &self.kernel {
+            match super::kernel_relay::relay(kernel, client, upstream, prefix, revoked.as_mut())
+                .await
+            {
+                Ok((up, down)) => {
+                    metrics.relay_paths.with_label_values(&["kernel"]).inc();
+                    metrics.relayed(up, down);
+                    return;
+                }
+                Err(refused) => (client, upstream) = (refused.client, refused.upstream),
+            }
+        }
+        metrics.relay_paths.with_label_values(&["user"]).inc();
+        let (up, down) = relay(client, upstream, prefix, revoked).await;
+        metrics.relayed(up, down);
+    }
+}
 
 /// Large enough that bulk transfers move in few syscalls; two per connection.
 const BUF: usize = 64 * 1024;

@@ -144,6 +144,7 @@ impl Harness {
             },
             drain: crate::drain::Drain::new(),
             quota: crate::proxy::quota::Quota::new(PER_SANDBOX),
+            relayer: Default::default(),
             processes: Arc::new(crate::process::Processes::new("/proc")),
             approvals: Arc::new(crate::approvals::Approvals::new(
                 Arc::default(),

@@ -28,7 +28,13 @@ use gateway_common::{
     maps, programs,
 };
 
-use super::{OrigDstSource, Steered, conn_key, steered, words};
+pub use super::handles::SteerError;
+use super::{
+    OrigDstSource, Steered, conn_key,
+    handles::{lock, map_err, take},
+    relay::KernelRelay,
+    steered, words,
+};
 use crate::cgroup::SandboxRoot;
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/sluice-ebpf"));
@@ -56,32 +62,6 @@ pub const OPTIONAL_PROGRAMS: [&str; 1] = [programs::SOCKET_CREATE_LSM];
 /// The bpffs magic number (`statfs(2)` f_type).
 const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
 
-#[derive(Debug, thiserror::Error)]
-pub enum SteerError {
-    #[error(
-        "this binary was built without its eBPF programs (AYA_BUILD_SKIP); rebuild with `cargo xtask build`"
-    )]
-    NoObject,
-    #[error("bpffs: {0}")]
-    Bpffs(String),
-    #[error("loading the eBPF object: {0}")]
-    Load(#[from] aya::EbpfError),
-    #[error("program {name}: {source}")]
-    Program {
-        name: &'static str,
-        source: ProgramError,
-    },
-    #[error("pinning {path}: {message}")]
-    Pin { path: PathBuf, message: String },
-    #[error("map {name}: {message}")]
-    Map { name: &'static str, message: String },
-    #[error("cannot open cgroup {path}: {source}")]
-    Cgroup {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-}
-
 /// The attached programs' maps, shared by the daemon's tasks.
 pub struct Steering {
     identity: Mutex<HashMap<MapData, u64, Registration>>,
@@ -91,6 +71,8 @@ pub struct Steering {
     events: Mutex<Option<RingBuf<MapData>>>,
     /// Names of the programs attached by this run.
     pub attached: Vec<&'static str>,
+    /// The in-kernel relay, where the kernel took its program.
+    pub relay: Option<std::sync::Arc<KernelRelay>>,
 }
 
 impl Steering {
@@ -139,7 +121,19 @@ impl Steering {
                 ),
             }
         }
-        let attached = links.iter().map(|(name, _)| *name).collect();
+        let mut attached: Vec<&'static str> = links.iter().map(|(name, _)| *name).collect();
+        // Not a cgroup program: attached to its (pinned) socket map for as
+        // long as the daemon runs, since the sockets in it are the daemon's.
+        let relay = match KernelRelay::attach(&mut ebpf) {
+            Ok(relay) => {
+                attached.push(programs::RELAY_VERDICT);
+                Some(std::sync::Arc::new(relay))
+            }
+            Err(err) => {
+                tracing::warn!(%err, "relayed connections are copied in user space");
+                None
+            }
+        };
         // Every new program is attached; now the old ones can go.
         for (name, link) in links {
             let path = links_dir.join(name);
@@ -154,6 +148,7 @@ impl Steering {
             refusals: take(&mut ebpf, maps::REFUSALS)?,
             events: Mutex::new(Some(take(&mut ebpf, maps::EVENTS)?)),
             attached,
+            relay,
         })
     }
 
@@ -367,27 +362,4 @@ fn ensure_bpffs(dir: &Path) -> Result<(), SteerError> {
         )));
     }
     Ok(())
-}
-
-fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, SteerError>
-where
-    T: TryFrom<aya::maps::Map, Error = aya::maps::MapError>,
-{
-    let map = ebpf.take_map(name).ok_or(SteerError::Map {
-        name,
-        message: "missing from the eBPF object".to_owned(),
-    })?;
-    T::try_from(map).map_err(|e| map_err(name, e))
-}
-
-fn map_err(name: &'static str, err: aya::maps::MapError) -> SteerError {
-    SteerError::Map {
-        name,
-        message: err.to_string(),
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic while holding a map handle leaves the map itself consistent.
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -5,6 +5,8 @@
 //! a mock; in production it is the eBPF connection map (`ebpf`).
 
 pub mod ebpf;
+mod handles;
+pub mod relay;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 

@@ -4,11 +4,13 @@
 //! requests served by `Interceptor::plain` and forwarded to a test upstream
 //! on 127.0.0.1 that records what it received. Each file holds the table
 //! of one stage's outcomes or refusals; `order` holds the tests that fail
-//! when two stages are swapped.
+//! when two stages are swapped; `keep_alive` holds those of connections
+//! kept alive, parked between their requests.
 
 mod apps;
 mod content;
 mod credentials;
+mod keep_alive;
 mod network_rule;
 mod order;
 mod redirects;

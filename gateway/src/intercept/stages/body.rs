@@ -64,6 +64,7 @@ pub(super) async fn run(
     let transforms = stages.transforms.rules(&conn.key.name, Direction::Request);
     exchange.plan = ResponsePlan {
         rehydrate: stages.pii.as_ref().is_some_and(|pii| pii.rehydrate),
+        vault: None,
         transforms: stages.transforms.rules(&conn.key.name, Direction::Response),
     };
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
@@ -122,7 +123,8 @@ pub(super) async fn run(
     let oversize = read.rest.is_some() || read.bytes.len() as u64 > limit;
     // The limit is pii's (`pii.oversize`); injection scoring alone
     // reads up to the default limit, and is the rule named then.
-    let limit_rule = match stages.pii {
+    // Named only when something is refused: no rule is written per request.
+    let limit_rule = || match stages.pii {
         Some(_) => format!("{}:pii.oversize", policy.name),
         None => inspecting_rule(&policy.name, stages),
     };
@@ -159,7 +161,7 @@ pub(super) async fn run(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
     if let Some(refusal) = charset(
-        &inspecting_rule(&policy.name, stages),
+        &|| inspecting_rule(&policy.name, stages),
         content_type,
         inspected,
     ) {
@@ -180,6 +182,9 @@ pub(super) async fn run(
         inspected,
     );
     interceptor.audit_detections(conn, &inspection, oversize, limit);
+    if exchange.plan.rehydrate {
+        exchange.plan.vault = Some(vault.clone());
+    }
     if exchange.plan.rehydrate && !vault.is_empty() {
         plain_answer(parts);
     }
@@ -246,16 +251,20 @@ fn upgrade(policy: &str, stages: &Stages, reads: bool, upgrade: bool) -> Option<
 /// A body over the inspection limit where its rest may not go unread
 /// (`refused`: `rest: block`, or `compressed`, whose prefix cannot be
 /// rewritten and joined to its rest).
-fn too_large(rule: &str, limit: u64, refused: bool, compressed: bool) -> Option<Refusal> {
-    let detail = match compressed {
-        false => format!("the body exceeds the {limit}-byte inspection limit"),
-        true => format!("a compressed body over the {limit}-byte inspection limit"),
-    };
+fn too_large(
+    rule: &dyn Fn() -> String,
+    limit: u64,
+    refused: bool,
+    compressed: bool,
+) -> Option<Refusal> {
     refused.then(|| Refusal::Content {
         status: StatusCode::PAYLOAD_TOO_LARGE,
         reason: "body_too_large_to_inspect",
-        rule: rule.to_owned(),
-        detail,
+        rule: rule(),
+        detail: match compressed {
+            false => format!("the body exceeds the {limit}-byte inspection limit"),
+            true => format!("a compressed body over the {limit}-byte inspection limit"),
+        },
     })
 }
 
@@ -270,12 +279,12 @@ fn not_decodable(rule: String, why: String) -> Refusal {
 }
 
 /// A body in a charset (or a multipart form) no detector reads.
-fn charset(rule: &str, content_type: Option<&str>, body: &[u8]) -> Option<Refusal> {
+fn charset(rule: &dyn Fn() -> String, content_type: Option<&str>, body: &[u8]) -> Option<Refusal> {
     let why = sluice_scan::charset::unreadable(content_type, body)?;
     Some(Refusal::Content {
         status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
         reason: why.reason(),
-        rule: rule.to_owned(),
+        rule: rule(),
         detail: why.to_string(),
     })
 }
@@ -431,7 +440,7 @@ mod tests {
             (true, true, Some("a compressed body over the 10-byte inspection limit")),
         ];
         for (refused, compressed, detail) in cases {
-            let got = too_large("p:pii.oversize", 10, refused, compressed);
+            let got = too_large(&|| "p:pii.oversize".into(), 10, refused, compressed);
             assert_eq!(
                 got.as_ref().and_then(Refusal::audit_detail).as_deref(),
                 detail
@@ -462,7 +471,7 @@ mod tests {
             assert!(REASONS.contains(&why.reason()), "{why:?}");
         }
         for (content_type, body, reason) in charsets {
-            let got = charset("p:pii", content_type, body);
+            let got = charset(&|| "p:pii".into(), content_type, body);
             assert_eq!(
                 got.as_ref().map(Refusal::reason),
                 reason,

@@ -18,7 +18,7 @@ use super::{Exchange, Outcome};
 use crate::{
     credentials::Secret,
     intercept::{
-        Conn, Interceptor, credential, host_header, is_upgrade, is_websocket, redirects::Follow,
+        Conn, Interceptor, credential, is_upgrade, is_websocket, redirects::Follow,
         refusal::Refusal, respond,
     },
     redact::Needles,
@@ -48,7 +48,6 @@ pub(super) async fn run(
     conn: &Conn,
     exchange: &mut Exchange,
 ) -> Outcome {
-    let authority = host_header(&conn.key);
     let parts = &mut exchange.parts;
     let request = credential::Request {
         sandbox: &conn.who.sandbox,
@@ -56,7 +55,7 @@ pub(super) async fn run(
         host: &conn.key.name,
         transport: conn.transport,
         method: &parts.method,
-        authority: &authority,
+        authority: &conn.authority.text,
     };
     let body = std::mem::replace(&mut exchange.body, respond::empty());
     let (outcome, body) = interceptor
@@ -70,11 +69,8 @@ pub(super) async fn run(
         Ok(None) => return Outcome::Continue,
         Err(refusal) => return Outcome::Refuse(refusal),
     };
-    interceptor
-        .metrics
-        .credential_injections
-        .with_label_values(&[&credential])
-        .inc();
+    conn.injections
+        .inc(&interceptor.metrics.credential_injections, &credential);
     // The binding has Sluice follow redirects: the answer's Location may
     // be followed (`exchange`), sending the body again where it is whole.
     if conn.who.policy.bindings.follow_redirects(&credential) > 0 {

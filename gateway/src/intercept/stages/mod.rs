@@ -19,8 +19,7 @@ mod network_rule;
 
 use std::sync::Arc;
 
-use http_body_util::BodyExt as _;
-use hyper::{Request, Response, body::Incoming, http::request};
+use hyper::{Request, Response, http::request};
 
 use super::{
     Conn, Interceptor, content::ResponsePlan, redirects::Follow, refusal::Refusal, respond::Body,
@@ -138,7 +137,7 @@ impl Interceptor {
     /// Sluice's answer.
     pub(super) async fn request_stages(
         &self,
-        request: Request<Incoming>,
+        request: Request<Body>,
         conn: &Conn,
     ) -> Result<Exchange, Response<Body>> {
         let (parts, body) = request.into_parts();
@@ -148,7 +147,7 @@ impl Interceptor {
         let bodiless = hyper::body::Body::is_end_stream(&body);
         let mut exchange = Exchange {
             parts,
-            body: body.map_err(Into::into).boxed(),
+            body,
             plan: ResponsePlan::default(),
             needles: None,
             sent_token: None,

@@ -56,6 +56,17 @@ pub struct Overlaid {
     pub removals: u64,
 }
 
+impl Overlaid {
+    /// The network policy a sandbox is decided by: its overlay's, where
+    /// it has one ([`Overlays::network`]), else its policy's.
+    pub fn or_policy<'a>(
+        overlaid: Option<&'a Overlaid>,
+        policy: &'a CompiledPolicy,
+    ) -> &'a NetworkPolicy {
+        overlaid.map_or(&policy.network, |overlaid| &overlaid.network)
+    }
+}
+
 /// Why an overlay change was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum OverlayError {

@@ -1,18 +1,24 @@
 //! Reading a connection's first bytes until [`sniff`] can judge them: the
 //! one read loop of the steered and the explicit-proxy listeners.
 
-use std::time::Instant;
+use std::{future::poll_fn, io, pin::Pin, task::Poll, time::Instant};
 
-use tokio::io::{AsyncRead, AsyncReadExt as _};
+use tokio::io::{AsyncRead, AsyncReadExt as _, ReadBuf};
 
 use super::{MAX_SNIFF_BYTES, Sniffed, Unreadable, sniff};
+
+/// The most a first read takes, on the stack: a connection that has sent
+/// nothing yet holds no buffer (a flood of silent connections costs their
+/// tasks only), and one that has holds what it sent.
+const FIRST_READ: usize = 4096;
 
 /// Reads from `client` until its first bytes are a whole ClientHello or
 /// request head, or cannot be ([`Sniffed::Unreadable`], with why: the
 /// bytes say so, the buffer is full, the client ended its side, or
 /// `deadline` passed). Never [`Sniffed::NeedMore`]. `None` when the client
 /// closed (or failed) before sending anything. The bytes read are
-/// appended to `buf`, which may hold some already.
+/// appended to `buf`, which may hold some already; an empty one is only
+/// allocated once bytes come.
 pub async fn first_bytes<S: AsyncRead + Unpin>(
     client: &mut S,
     buf: &mut Vec<u8>,
@@ -24,8 +30,11 @@ pub async fn first_bytes<S: AsyncRead + Unpin>(
             judged => return Some(judged),
         }
         let room = MAX_SNIFF_BYTES.saturating_sub(buf.len()) as u64;
-        let read =
-            tokio::time::timeout_at(deadline.into(), (&mut *client).take(room).read_buf(buf)).await;
+        let read = if buf.is_empty() {
+            tokio::time::timeout_at(deadline.into(), first_read(client, buf)).await
+        } else {
+            tokio::time::timeout_at(deadline.into(), (&mut *client).take(room).read_buf(buf)).await
+        };
         match read {
             Ok(Ok(0) | Err(_)) if buf.is_empty() => return None,
             Ok(Ok(n)) if n > 0 => {}
@@ -34,6 +43,23 @@ pub async fn first_bytes<S: AsyncRead + Unpin>(
             _ => return Some(Sniffed::Unreadable(Unreadable::cut_short(buf))),
         }
     }
+}
+
+/// Reads into a buffer on the stack, then what came into `buf` (empty).
+async fn first_read<S: AsyncRead + Unpin>(client: &mut S, buf: &mut Vec<u8>) -> io::Result<usize> {
+    poll_fn(|cx| {
+        let mut stack = [0u8; FIRST_READ];
+        let mut read = ReadBuf::new(&mut stack);
+        match Pin::new(&mut *client).poll_read(cx, &mut read) {
+            Poll::Ready(Ok(())) => {
+                buf.extend_from_slice(read.filled());
+                Poll::Ready(Ok(read.filled().len()))
+            }
+            Poll::Ready(Err(err)) => Poll::Ready(Err(err)),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
 }
 
 #[cfg(test)]
@@ -95,11 +121,13 @@ mod tests {
         .await;
         assert_eq!(got, Some(Sniffed::Unreadable(Unreadable::TlsIncomplete)));
 
-        // Silence.
+        // Silence: judged, and no buffer was held for it.
         let (_client, mut server) = tokio::io::duplex(64);
         let deadline = Instant::now() + Duration::from_millis(50);
-        let got = first_bytes(&mut server, &mut Vec::new(), deadline).await;
+        let mut buf = Vec::new();
+        let got = first_bytes(&mut server, &mut buf, deadline).await;
         assert_eq!(got, Some(Sniffed::Unreadable(Unreadable::Silent)));
+        assert_eq!(buf.capacity(), 0);
 
         // Gone before a byte.
         let (client, mut server) = tokio::io::duplex(64);
