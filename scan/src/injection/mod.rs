@@ -194,7 +194,7 @@ fn assess_segment(
     if source == Source::System {
         return;
     }
-    let (found, anchored) = SCANNER.scan_anchored(text, ascii);
+    let (found, reading) = SCANNER.scan_for_model(text, ascii);
     for (kind, weight) in found.iter() {
         signals.push(Signal {
             kind,
@@ -203,7 +203,11 @@ fn assess_segment(
             weight: score::adjust(weight, source),
         });
     }
-    if anchored || !found.is_empty() {
+    // A text a rule fired on is read whole; otherwise only around the
+    // anchors the model reads after ([`model::gate::Reading`]).
+    if reading.whole || !found.is_empty() {
         model.note(MODEL.score(text), source, location);
+    } else if !reading.hits.is_empty() {
+        model.note(MODEL.score_around(text, &reading.hits), source, location);
     }
 }

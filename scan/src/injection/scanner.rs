@@ -29,6 +29,7 @@ use super::exfil;
 use super::gate::{Gate, Hit};
 use super::lang;
 use super::model;
+use super::model::gate::Reading;
 use super::rules::{self, RuleSpec};
 use super::signal::SignalKind;
 use super::unicode;
@@ -247,15 +248,33 @@ impl Scanner {
     /// which then is not checked again), and whether an anchor literal
     /// that is not an everyday word occurs in it (or in what it hides):
     /// the learned scorer reads only such texts ([`super::model::gate`]).
+    #[cfg(test)]
     pub fn scan_anchored(&self, text: &str, ascii: bool) -> (Found, bool) {
-        debug_assert!(!ascii || text.is_ascii());
-        let mut found = Found::default();
-        let mut anchored = false;
-        self.scan_at(text, ascii, 0, &mut found, &mut anchored);
-        (found, anchored)
+        let (found, reading) = self.scan_for_model(text, ascii);
+        (found, reading.any())
     }
 
-    fn scan_at(&self, text: &str, ascii: bool, depth: u8, found: &mut Found, anchored: &mut bool) {
+    /// Every signal in `text` (whose reader knows it is ASCII when `ascii`,
+    /// which then is not checked again), and where the learned scorer
+    /// reads it: around the hits of the anchors that are not everyday
+    /// words ([`super::model::gate`]), which the sweep has just found.
+    pub(crate) fn scan_for_model(&self, text: &str, ascii: bool) -> (Found, Reading) {
+        debug_assert!(!ascii || text.is_ascii());
+        let mut found = Found::default();
+        let mut reading = Reading::default();
+        self.scan_at(text, ascii, 0, &mut found, &mut reading);
+        (found, reading)
+    }
+
+    fn scan_at(
+        &self,
+        text: &str,
+        ascii: bool,
+        depth: u8,
+        found: &mut Found,
+        reading: &mut Reading,
+    ) {
+        let given = text;
         let text: Cow<str> = if ascii || chars::is_ascii(text.as_bytes()) {
             Cow::Borrowed(text)
         } else {
@@ -265,7 +284,7 @@ impl Scanner {
             }
             if !hidden.smuggled.is_empty() && depth < MAX_DEPTH {
                 // Text spelled in tag characters: whatever it says, it was hidden.
-                self.scan_at(&hidden.smuggled, false, depth + 1, found, anchored);
+                self.scan_at(&hidden.smuggled, false, depth + 1, found, reading);
             }
             Cow::Owned(hidden.visible)
         };
@@ -278,18 +297,31 @@ impl Scanner {
             }
             Finder::Automaton(anchors) => (every_hit(anchors, text), true),
         };
-        *anchored |= hits.iter().any(|h| self.uses[h.literal].model);
+        let mut model_hits = hits
+            .iter()
+            .filter(|h| self.uses[h.literal].model)
+            .peekable();
+        if model_hits.peek().is_some() {
+            // Offsets into the text as given: at the top, and with nothing
+            // stripped from it.
+            let same = std::ptr::eq(text, given) || text == given;
+            if depth == 0 && same {
+                reading.hits.extend(model_hits.map(|h| (h.start, h.end)));
+            } else {
+                reading.whole = true;
+            }
+        }
         let rot13 = !hits.is_empty() && self.match_rules(text, &hits, found);
 
         if depth < MAX_DEPTH {
             if rot13 {
-                self.scan_decoded(&encoded::rot13(text), depth, found, anchored);
+                self.scan_decoded(&encoded::rot13(text), depth, found, reading);
             }
             // Base64 and hex runs are printable bytes: the gate saw whether
             // the text has a run of them long enough.
             if may_hold_run {
                 for decoded in encoded::decoded_runs(text) {
-                    self.scan_decoded(&decoded, depth, found, anchored);
+                    self.scan_decoded(&decoded, depth, found, reading);
                 }
             }
         }
@@ -368,9 +400,9 @@ impl Scanner {
     }
 
     /// Scores decoded text; anything it says counts, and so does the hiding.
-    fn scan_decoded(&self, decoded: &str, depth: u8, found: &mut Found, anchored: &mut bool) {
+    fn scan_decoded(&self, decoded: &str, depth: u8, found: &mut Found, reading: &mut Reading) {
         let mut inner = Found::default();
-        self.scan_at(decoded, false, depth + 1, &mut inner, anchored);
+        self.scan_at(decoded, false, depth + 1, &mut inner, reading);
         if !inner.is_empty() {
             found.add(SignalKind::EncodedInstruction, 0.5 + 0.5 * inner.max());
             found.merge(&inner);

@@ -187,3 +187,51 @@ pub fn max_window(text: &[u8], table: &[i8], bits: u32, block: usize) -> Option<
     };
     best.map(|b| (b, total))
 }
+
+/// Bytes of text either side of an anchor hit that the model reads
+/// ([`spans`]): 64 words of six bytes, so every 64-word window that holds
+/// the hit in prose of the usual word length.
+pub const RADIUS: usize = 384;
+
+/// Bytes a span's ends move to leave no word cut in two; a word longer
+/// than this (a base64 run) is cut.
+const SNAP: usize = MAX_WORD;
+
+/// The stretches of `text` within [`RADIUS`] bytes of the `hits`
+/// (`start`, `end`, in any order), merged where they touch, in order, each
+/// shrunk to begin and end between words. A text shorter than a stretch
+/// is one span, the whole text.
+pub fn spans(text: &[u8], hits: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let mut around: Vec<(usize, usize)> = hits
+        .iter()
+        .map(|&(s, e)| {
+            (
+                s.saturating_sub(RADIUS),
+                e.saturating_add(RADIUS).min(text.len()),
+            )
+        })
+        .collect();
+    around.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(around.len());
+    for (s, e) in around {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    for span in &mut merged {
+        // Forward past the rest of a word the start cut, back before the
+        // start of a word the end cut.
+        let (mut s, mut e) = *span;
+        let limit = (s + SNAP).min(e);
+        while s > 0 && s < limit && is_word(text[s - 1]) && is_word(text[s]) {
+            s += 1;
+        }
+        let limit = e.saturating_sub(SNAP).max(s);
+        while e < text.len() && e > limit && is_word(text[e - 1]) && is_word(text[e]) {
+            e -= 1;
+        }
+        *span = (s, e);
+    }
+    merged
+}

@@ -52,3 +52,22 @@ pub(crate) const EVERYDAY: &[&str] = &[
 pub(crate) fn reads_after(literal: &str) -> bool {
     !EVERYDAY.contains(&literal)
 }
+
+/// Where in a text the learned scorer reads: the hits of anchors it reads
+/// after (`start`, `end` in the text's bytes), or the whole text when such
+/// a hit was in what the text hides (decoded, or spelled in tag
+/// characters) or in a text whose hidden characters were stripped, where
+/// the hit's offsets are not the text's.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Reading {
+    pub whole: bool,
+    pub hits: Vec<(usize, usize)>,
+}
+
+impl Reading {
+    /// Whether the model reads the text at all.
+    #[cfg(test)]
+    pub(crate) fn any(&self) -> bool {
+        self.whole || !self.hits.is_empty()
+    }
+}

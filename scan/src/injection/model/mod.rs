@@ -107,10 +107,33 @@ impl Model {
     /// attack's nouns, "summarize the instructions for this shelf", scored
     /// over 0.8 without it).
     pub fn logit(&self, text: &str) -> Option<f64> {
-        let (sum, words) =
-            features::max_window(text.as_bytes(), &self.table, self.bits, self.block)?;
+        self.logit_of(text.as_bytes())
+    }
+
+    /// [`Model::logit`] of a text's bytes, which need not end on a
+    /// character's boundary: a word is any run of non-ASCII bytes.
+    fn logit_of(&self, text: &[u8]) -> Option<f64> {
+        let (sum, words) = features::max_window(text, &self.table, self.bits, self.block)?;
         let share = (words as f64 / self.block as f64).min(1.0);
         Some(f64::from(self.bias) + f64::from(self.scale) * f64::from(sum) * share)
+    }
+
+    /// The logit of the strongest window within [`features::RADIUS`]
+    /// bytes of the `hits` (`start`, `end` in `text`): what [`Model::logit`]
+    /// reads there, and the same as it for a text no longer than the
+    /// stretch around its hits. Its cost is the hits', not the text's.
+    pub fn logit_around(&self, text: &str, hits: &[(usize, usize)]) -> Option<f64> {
+        features::spans(text.as_bytes(), hits)
+            .into_iter()
+            .filter_map(|(s, e)| self.logit_of(&text.as_bytes()[s..e]))
+            .max_by(f64::total_cmp)
+    }
+
+    /// The calibrated score of the strongest window around the `hits`
+    /// ([`Model::logit_around`]): 0 when there is no word.
+    pub fn score_around(&self, text: &str, hits: &[(usize, usize)]) -> f64 {
+        self.logit_around(text, hits)
+            .map_or(0.0, |z| self.calibrated(z))
     }
 
     /// The calibrated score of a logit: 0.8 at `z80`.
