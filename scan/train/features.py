@@ -12,7 +12,7 @@ text would dilute it).
 
 import re
 
-BITS = 20
+BITS = 18
 BLOCK = 32
 # Bytes of a word that are hashed: longer words (base64, hashes) are rare
 # and say little beyond their start.
