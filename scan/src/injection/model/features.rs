@@ -96,12 +96,22 @@ pub fn bigram(prev: u64, h: u64, bits: u32) -> usize {
 /// bits): no branch per byte, one per word. A word that runs past a block
 /// is finished in the next.
 #[inline]
-pub fn words(text: &[u8], mut each: impl FnMut(u64)) {
+pub fn words(text: &[u8], each: impl FnMut(u64)) {
+    words_with(text, |b| word_mask(b), each);
+}
+
+/// [`words`] with `mask` classifying each block of 64 bytes (a shorter last
+/// block goes to [`word_mask`]).
+#[inline(always)]
+fn words_with(text: &[u8], mask: impl Fn(&[u8; BLOCK_BYTES]) -> u64, mut each: impl FnMut(u64)) {
     // The start of a word that ran to the end of the previous block.
     let mut open: Option<usize> = None;
     for (k, block) in text.chunks(BLOCK_BYTES).enumerate() {
         let base = k * BLOCK_BYTES;
-        let mut m = word_mask(block);
+        let mut m = match <&[u8; BLOCK_BYTES]>::try_from(block) {
+            Ok(full) => mask(full),
+            Err(_) => word_mask(block),
+        };
         if let Some(start) = open {
             let run = (!m).trailing_zeros() as usize;
             if run == BLOCK_BYTES {
@@ -155,6 +165,74 @@ fn hash_at(text: &[u8], start: usize, end: usize) -> u64 {
 /// in blocks of `block` words, and the number of words; `None` when the
 /// text has no word.
 pub fn max_window(text: &[u8], table: &[i8], bits: u32, block: usize) -> Option<(i32, usize)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("bmi1")
+    {
+        // SAFETY: the CPU has AVX-512BW and BMI1, just checked (the answers
+        // are cached).
+        return unsafe { max_window_avx512(text, table, bits, block) };
+    }
+    max_window_with(text, table, bits, block, |b| word_mask(b))
+}
+
+/// [`max_window`] compiled for AVX-512BW and BMI1: each block's word bytes
+/// found by three compares into a mask register, the words read off the
+/// mask with `tzcnt`.
+///
+/// # Safety
+///
+/// The CPU must have AVX-512F, AVX-512BW and BMI1.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,bmi1")]
+unsafe fn max_window_avx512(
+    text: &[u8],
+    table: &[i8],
+    bits: u32,
+    block: usize,
+) -> Option<(i32, usize)> {
+    use std::arch::x86_64::{
+        __m512i, _mm512_cmplt_epu8_mask, _mm512_loadu_si512, _mm512_movepi8_mask, _mm512_or_si512,
+        _mm512_set1_epi8, _mm512_sub_epi8,
+    };
+    let mask = |b: &[u8; BLOCK_BYTES]| {
+        // SAFETY: 64 bytes read from a 64-byte array; the features are
+        // this function's.
+        unsafe {
+            let v = _mm512_loadu_si512(b.as_ptr().cast::<__m512i>());
+            let letter = _mm512_sub_epi8(
+                _mm512_or_si512(v, _mm512_set1_epi8(0x20)),
+                _mm512_set1_epi8(b'a' as i8),
+            );
+            let digit = _mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8));
+            _mm512_cmplt_epu8_mask(letter, _mm512_set1_epi8(26))
+                | _mm512_cmplt_epu8_mask(digit, _mm512_set1_epi8(10))
+                | _mm512_movepi8_mask(v)
+        }
+    };
+    max_window_with(text, table, bits, block, mask)
+}
+
+/// [`max_window`] without the vector classification, for the tests.
+#[cfg(test)]
+pub fn max_window_scalar(
+    text: &[u8],
+    table: &[i8],
+    bits: u32,
+    block: usize,
+) -> Option<(i32, usize)> {
+    max_window_with(text, table, bits, block, |b| word_mask(b))
+}
+
+/// [`max_window`] with `mask` classifying the full blocks.
+#[inline(always)]
+fn max_window_with(
+    text: &[u8],
+    table: &[i8],
+    bits: u32,
+    block: usize,
+    mask: impl Fn(&[u8; BLOCK_BYTES]) -> u64,
+) -> Option<(i32, usize)> {
     debug_assert_eq!(table.len(), 1 << bits);
     let mut prev: Option<u64> = None;
     let mut sum = 0i32;
@@ -162,7 +240,7 @@ pub fn max_window(text: &[u8], table: &[i8], bits: u32, block: usize) -> Option<
     let mut last: Option<i32> = None;
     let mut best: Option<i32> = None;
     let mut total = 0usize;
-    words(text, |h| {
+    words_with(text, mask, |h| {
         total += 1;
         sum += i32::from(table[unigram(h, bits)]);
         if let Some(p) = prev {

@@ -371,3 +371,43 @@ fn the_model_reads_the_words_around_hits() {
     assert!(MODEL.score(&text) >= 0.8);
     assert!(MODEL.score_around(&text, &[(10, 15)]) < 0.5);
 }
+
+/// The vector classification of word bytes (AVX-512, where the CPU has it)
+/// reads the same words as the scalar one: every byte value at every
+/// position of a block, and words across blocks.
+#[test]
+fn the_vector_word_loop_sums_as_the_scalar_one() {
+    use super::features::max_window_scalar;
+    let table: Vec<i8> = (0..1u32 << 12)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as i8)
+        .collect();
+    let mut texts: Vec<Vec<u8>> = (0..=255u8)
+        .map(|b| {
+            let mut t = b"word ".repeat(30);
+            t[7] = b;
+            t[70] = b;
+            t
+        })
+        .collect();
+    let mut x: u32 = 1;
+    for len in [0, 1, 63, 64, 65, 127, 128, 129, 500, 3000] {
+        let text: Vec<u8> = (0..len)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                // Mostly letters and spaces, some digits, punctuation and
+                // non-ASCII bytes.
+                let alphabet = b"abcdefgh XYZ 0189 ,.-_\xc3\xa9\xff";
+                alphabet[(x >> 16) as usize % alphabet.len()]
+            })
+            .collect();
+        texts.push(text);
+    }
+    for text in &texts {
+        assert_eq!(
+            max_window(text, &table, 12, 8),
+            max_window_scalar(text, &table, 12, 8),
+            "{:?}",
+            String::from_utf8_lossy(text)
+        );
+    }
+}
