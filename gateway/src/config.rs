@@ -43,6 +43,10 @@ pub struct Config {
     /// Audit sink: `stdout`, or a file path (JSON lines, appended).
     #[serde(default = "default_audit")]
     pub audit: String,
+    /// Threads serving connections (the async runtime's workers); unset:
+    /// one per CPU the daemon may run on. Read at start only.
+    #[serde(default)]
+    pub worker_threads: Option<std::num::NonZeroUsize>,
     #[serde(default)]
     pub limits: Limits,
     #[serde(default)]
@@ -415,6 +419,15 @@ mod tests {
         assert_eq!(config.tls.max_mints_per_second, 20);
         let err = parse("tls: {max_mints_per_second: 0}\n").expect_err("zero");
         assert!(err.to_string().contains("at least 1"), "{err}");
+    }
+
+    #[test]
+    fn worker_threads_are_one_per_cpu_unless_set_and_never_zero() {
+        assert_eq!(parse("{}\n").expect("valid").worker_threads, None);
+        let one = parse("worker_threads: 1\n").expect("valid").worker_threads;
+        assert_eq!(one.map(|n| n.get()), Some(1));
+        let err = parse("worker_threads: 0\n").expect_err("zero");
+        assert!(err.to_string().starts_with("sluice.yaml:1:"), "{err}");
     }
 
     #[test]

@@ -312,6 +312,7 @@ fn idle_memory(sluice: &Sluice, target: &Target, n: usize, before: u64) -> anyho
     // Opening takes about a millisecond a connection on a loaded machine.
     let limit = Duration::from_secs(300 + n as u64 / 100);
     let held = plan::hold_idle(&target.dial, n, limit)?;
+    until_parked(sluice, held.opened);
     let after = settled_rss(sluice);
     let opened = held.opened;
     // What the daemon closed before the reading is not in its RSS.
@@ -333,6 +334,28 @@ fn idle_memory(sluice: &Sluice, target: &Target, n: usize, before: u64) -> anyho
         ));
     }
     Ok(memory)
+}
+
+/// Waits until `n` connections are parked (`sluice_parked_connections`):
+/// an HTTP/1 connection parks once it has waited half a second for its
+/// next request, and the figure is of idle connections, not of ones just
+/// answered. Gives up after 30 s (a connection the daemon closed never
+/// parks); the report divides by the connections open at the reading.
+fn until_parked(sluice: &Sluice, n: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        let parked = sluice
+            .daemon
+            .metric("sluice_parked_connections")
+            .unwrap_or(0.0);
+        if parked >= n as f64 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    progress(&format!(
+        "memory: fewer than {n} connections parked after 30 s"
+    ));
 }
 
 /// The RSS once two readings 200 ms apart agree within 1% (or after 5 s).

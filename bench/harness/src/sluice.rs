@@ -113,6 +113,17 @@ impl Sluice {
                     "viewer_tokens": {"keys": [{"file": key_file, "alg": "EdDSA"}]},
                 }),
             );
+        // One worker thread, as every peer here has one worker (nginx's
+        // `worker_processes 1`, Squid's and mitmproxy's single process): on
+        // two cores shared with the client and the upstream, a second
+        // worker mostly adds wakeups across threads (29.0 against 23.5 µs
+        // of CPU per keep-alive request in one A/B run, 2026-12-07).
+        // `SLUICE_BENCH_WORKERS=N` gives it N.
+        let workers = std::env::var("SLUICE_BENCH_WORKERS")
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(1);
+        builder.config_key("worker_threads", json!(workers));
         // `SLUICE_BENCH_RELAY_IN_KERNEL=0`: relayed connections copied in
         // user space, to hold the in-kernel relay against the copy.
         if std::env::var("SLUICE_BENCH_RELAY_IN_KERNEL").as_deref() == Ok("0") {

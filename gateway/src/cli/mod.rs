@@ -11,6 +11,7 @@ mod token;
 
 use std::path::PathBuf;
 
+use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use sluice::admin::Client;
 
@@ -129,9 +130,33 @@ pub(crate) enum Command {
     },
 }
 
-pub(crate) async fn dispatch(command: Command) -> anyhow::Result<()> {
+/// Runs `command` on an async runtime: the daemon's with as many workers as
+/// its config asks, any other command's with the default.
+pub(crate) fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Run { config } => sluice::daemon::run(&config).await,
+        Command::Run { config: path } => {
+            let config = sluice::config::Config::load(&path)?;
+            runtime(config.worker_threads)?.block_on(sluice::daemon::run(&path, config))
+        }
+        command => runtime(None)?.block_on(dispatch_tool(command)),
+    }
+}
+
+/// A multi-threaded runtime; `workers` unset: one per CPU.
+fn runtime(workers: Option<std::num::NonZeroUsize>) -> anyhow::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = workers {
+        builder.worker_threads(workers.get());
+    }
+    builder
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+async fn dispatch_tool(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Run { .. } => unreachable!("the daemon is started by dispatch"),
         Command::Check { config, paths } => policy::check(config, paths),
         Command::Explain {
             url,

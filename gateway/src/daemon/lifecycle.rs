@@ -95,7 +95,12 @@ pub(super) fn plan_sandboxes(old: &[SandboxConfig], new: &[SandboxConfig]) -> Sa
 pub(super) fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
     // Debug text is enough to tell "changed"; none of these prints a secret
     // (credentials name their source, never its value).
-    let fields: [(&'static str, String, String); 14] = [
+    let fields: [(&'static str, String, String); 15] = [
+        (
+            "worker_threads",
+            format!("{:?}", old.worker_threads),
+            format!("{:?}", new.worker_threads),
+        ),
         (
             "listen",
             format!("{:?}", old.listen),

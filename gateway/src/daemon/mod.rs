@@ -198,8 +198,7 @@ pub struct Daemon {
 }
 
 /// Runs the daemon until SIGTERM or SIGINT, then drains.
-pub async fn run(config_path: &Path) -> anyhow::Result<()> {
-    let config = Config::load(config_path)?;
+pub async fn run(config_path: &Path, config: Config) -> anyhow::Result<()> {
     let root = SandboxRoot::open(&config.cgroup_root)?;
     let metrics = Arc::new(Metrics::new());
     let audit = Audit::open(&config.audit, metrics.clone())

@@ -133,7 +133,7 @@ async fn pipelined_and_split_requests_lose_no_byte() {
 /// the first byte that woke it), as hyper's own timer would.
 #[tokio::test]
 async fn a_parked_connection_ends_at_the_header_read_timeout() {
-    let h = harness(&with_limits("{header_read_timeout_ms: 1000}")).await;
+    let h = harness(&with_limits("{header_read_timeout_ms: 2000}")).await;
     let mut stream = h.connect().await;
     stream
         .write_all(post("/a", "one").as_bytes())
@@ -145,7 +145,7 @@ async fn a_parked_connection_ends_at_the_header_read_timeout() {
     assert!(closed_within(&mut stream, PATIENCE).await, "still open");
     let waited = answered.elapsed();
     assert!(
-        waited >= Duration::from_millis(950),
+        waited >= Duration::from_millis(1950),
         "closed after {waited:?}"
     );
     until_parked(&h, 0).await;
@@ -159,12 +159,13 @@ async fn a_parked_connection_ends_at_the_header_read_timeout() {
     read_answer(&mut stream).await;
     let answered = Instant::now();
     until_parked(&h, 1).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // Parked (after `PARK_AFTER`), well before the head's deadline.
+    tokio::time::sleep_until((answered + Duration::from_millis(1300)).into()).await;
     stream.write_all(b"GET / HT").await.expect("write");
     assert!(closed_within(&mut stream, PATIENCE).await, "still open");
     let waited = answered.elapsed();
     assert!(
-        waited < Duration::from_millis(1400),
+        waited < Duration::from_millis(2800),
         "the head's wait started over: closed after {waited:?}"
     );
 }
@@ -173,7 +174,8 @@ async fn a_parked_connection_ends_at_the_header_read_timeout() {
 #[tokio::test]
 async fn a_parked_connection_ends_at_the_idle_timeout() {
     let h = harness(&with_limits(
-        "{idle_timeout_ms: 300, header_read_timeout_ms: 60000}",
+        // Longer than a connection waits settled before it parks.
+        "{idle_timeout_ms: 1500, header_read_timeout_ms: 60000}",
     ))
     .await;
     let mut stream = h.connect().await;
