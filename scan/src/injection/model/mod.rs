@@ -11,12 +11,13 @@
 //!
 //! Only texts where the rules' SIMD sweep found an anchor literal that is
 //! not an everyday word ([`gate`]), or that a rule fired on, are read
-//! (`scanner::Scanner::scan_anchored`): run on every text, the word loop
+//! (`scanner::Scanner::scan_for_model`), and of the former only the words
+//! within [`features::RADIUS`] bytes of those anchors' hits
+//! ([`Model::score_around`]): run on every text, the word loop
 //! ([`features::words`]) cost both content stages three quarters of their
-//! speed, and run after any anchor still half at 64 KiB and 1 MiB
-//! (README, Content scanning). It still costs them where the benchmark's
-//! prose holds a rarer anchor phrase, and is the work left on the
-//! throughput target.
+//! speed, and run on the whole of each anchored text still a sixth to a
+//! third at 64 KiB and 1 MiB (README, Content scanning). Read around the
+//! hits its cost is the hits', not the texts' length.
 //!
 //! Calibration: the trainer finds the logit `z80` that 99.5% of the texts
 //! of every benign training source stay under, and the model's score is

@@ -300,7 +300,8 @@ fn spans_around_hits_are_merged_and_end_between_words() {
     let text = prose.as_bytes();
     let n = text.len();
     // (hits, the spans before snapping to words).
-    let cases: Vec<(Vec<(usize, usize)>, Vec<(usize, usize)>)> = vec![
+    type Spans = Vec<(usize, usize)>;
+    let cases: Vec<(Spans, Spans)> = vec![
         (vec![], vec![]),
         (vec![(10, 15)], vec![(0, 15 + r)]),
         (vec![(n - 5, n)], vec![(n - 5 - r, n)]),
