@@ -260,13 +260,17 @@ fn scoring_while_walking_equals_scoring_the_listed_segments() {
             if segment.source == Source::System {
                 continue;
             }
-            let (found, anchored) = SCANNER.scan_anchored(&segment.text, false);
-            if anchored || !found.is_empty() {
-                model.note(
-                    MODEL.score(&segment.text),
-                    segment.source,
-                    &segment.location,
-                );
+            let (found, reading) = SCANNER.scan_for_model(&segment.text, false);
+            let text = &segment.text;
+            let score = if reading.whole || !found.is_empty() {
+                Some(MODEL.score(text))
+            } else if !reading.hits.is_empty() {
+                Some(MODEL.score_around(text, &reading.hits))
+            } else {
+                None
+            };
+            if let Some(score) = score {
+                model.note(score, segment.source, &segment.location);
             }
             for (kind, weight) in found.iter() {
                 signals.push(Signal {
