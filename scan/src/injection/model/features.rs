@@ -9,7 +9,9 @@
 //! in blocks of `block`; a window is two neighbouring blocks, and the text's
 //! evidence is its largest window: an injection is a few sentences inside
 //! what may be a long tool output, and a sum over the whole text would
-//! dilute it in the benign text around it.
+//! dilute it in the benign text around it. The detector reads only the
+//! stretches of a text around the hits of the rules' anchors ([`spans`]);
+//! the trainer learns from every window of whole texts.
 
 /// Bytes of a word that are hashed: longer words (base64, hashes) are rare
 /// and say little beyond their start.
