@@ -12,7 +12,7 @@ text would dilute it).
 
 import re
 
-BITS = 18
+BITS = 19
 BLOCK = 32
 # Bytes of a word that are hashed: longer words (base64, hashes) are rare
 # and say little beyond their start.
