@@ -7,7 +7,7 @@
 use crate::{Rng, WORDS};
 
 /// A secret's shape, as the benchmark names it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
     /// `sk-` and 45 letters and digits (an OpenAI-style API key), 48 bytes.
     OpenAi,
@@ -39,6 +39,13 @@ impl Shape {
 
     /// A random secret of this shape.
     fn draw(self, rng: &mut Rng) -> Vec<u8> {
+        self.draw_with(|n| rng.below(n))
+    }
+
+    /// A secret of this shape whose characters `below` picks: given an
+    /// alphabet's size, an index into it. The end-to-end benchmark draws
+    /// with the OS's random numbers, fresh every run.
+    pub fn draw_with(self, mut below: impl FnMut(usize) -> usize) -> Vec<u8> {
         const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
         const HEX: &[u8] = b"0123456789abcdef";
         const URL: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -50,7 +57,7 @@ impl Shape {
             Shape::AwsSecret => (b"", STD, 40),
         };
         let mut out = prefix.to_vec();
-        out.extend((0..len).map(|_| alphabet[rng.below(alphabet.len())]));
+        out.extend((0..len).map(|_| alphabet[below(alphabet.len())]));
         out
     }
 }

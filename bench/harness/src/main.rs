@@ -17,6 +17,7 @@ mod plan;
 mod report;
 mod results;
 mod run;
+mod secrets;
 mod sluice;
 mod spec;
 mod upstream;

@@ -141,6 +141,9 @@ pub struct Sizes {
     /// Every count the memory figure is taken at, smallest first (the
     /// memory a larger step frees is not what a smaller one then reuses).
     pub idle_steps: Vec<usize>,
+    /// Random secrets drawn and bound, each in a sandbox of its own, for
+    /// 1 MiB bodies with a bound credential against none.
+    pub secrets: usize,
 }
 
 impl Sizes {
@@ -154,6 +157,7 @@ impl Sizes {
             conns: 16,
             idle_conns: 100_000,
             idle_steps: vec![10_000, 100_000],
+            secrets: 3,
         }
     }
 
@@ -168,6 +172,7 @@ impl Sizes {
             conns: 4,
             idle_conns: 100,
             idle_steps: vec![100],
+            secrets: 1,
         }
     }
 

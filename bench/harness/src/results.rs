@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::{
     plan::{Metric, Sizes},
+    secrets::{Bound, Comparison},
     spec::Outcome,
     usage::{self, Usage},
 };
@@ -26,6 +27,11 @@ pub struct Results {
     /// Why the memory figure was taken at other counts than asked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_note: Option<String>,
+    /// The secrets this run drew and bound, one a target (shape and
+    /// length, never the value).
+    pub secrets: Vec<Bound>,
+    /// 1 MiB bodies with each of them bound against none bound.
+    pub bound_credential: Option<Comparison>,
 }
 
 #[derive(Debug, Serialize)]

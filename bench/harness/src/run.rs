@@ -1,7 +1,7 @@
-//! One benchmark run: start the upstream, Sluice (four sandboxes, one
-//! publishing a web app through the ingress) and the peers, measure every
-//! metric against every target in interleaved rounds,
-//! then the memory of idle intercepted connections, and write the report,
+//! One benchmark run: start the upstream, Sluice (a sandbox per way of
+//! running, one publishing a web app through the ingress) and the peers,
+//! measure every metric against every target in interleaved rounds, then
+//! the memory of idle intercepted connections, and write the report,
 //! `results.json` and the chart into the output directory.
 
 use std::{
@@ -20,6 +20,7 @@ use crate::{
     plan::{self, Metric, Sizes, Target, progress},
     report,
     results::{Machine, Memory, MetricResult, Results, TargetResult},
+    secrets::{self, Bound, Comparison, OsRandom},
     sluice::Sluice,
     spec::{Dial, TlsDial},
     upstream::{NAME, Upstream},
@@ -40,7 +41,8 @@ pub struct Options {
 
 /// What `sluice-full` actually runs today; update as stages land.
 const STAGES: &str = "network policy, credential injection (bearer placeholder swapped for \
-     the secret) and streaming response credential redaction, `pii` and `injection_defense` \
+     a secret drawn at random for the run) and streaming response credential redaction, \
+     `pii` and `injection_defense` \
      switched on (the requests are GETs, so they read empty bodies; the scanners' own \
      throughput is the criterion benchmark's), audit of every request";
 
@@ -79,10 +81,14 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         upstream.plain, upstream.tls
     ));
 
+    // Fresh every run, from the OS: no secret is the benchmark's own.
+    let mut random = OsRandom::open()?;
+    let drawn = secrets::draw(sizes.secrets.max(1), |n| random.below(n));
     let sluice = Sluice::start(
         &upstream_ca,
         &[upstream.plain.port(), upstream.tls.port()],
         sizes.idle_conns,
+        &drawn,
     )?;
     progress(&format!("sluice: pid {}", sluice.daemon.pid()));
     let peer_ca = PeerCa::new()?;
@@ -121,10 +127,32 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     };
     let direct_tls = dial(upstream.tls, tls(&upstream_ca_file));
     let intercepted = dial(upstream.tls, tls(&sluice.ca));
-    let mut full = steered(intercepted.clone(), sluice.full.path());
-    full.headers
-        .push(("authorization".to_owned(), sluice.bearer.clone()));
     let daemon = Some(sluice.daemon.pid());
+    // The full pipeline with each secret bound (the client sends the
+    // sandbox's placeholder), and with none bound (nothing sent).
+    let mut bound: Vec<Target> = sluice
+        .bound
+        .iter()
+        .zip(secrets::BOUND)
+        .map(|(sandbox, name)| {
+            let mut dial = steered(intercepted.clone(), sandbox.cgroup.path());
+            dial.headers
+                .push(("authorization".to_owned(), sandbox.bearer.clone()));
+            let mut t = target(name, true, dial, daemon);
+            if name != secrets::BOUND[0] {
+                t.metrics = &[Metric::Bodies1m];
+            }
+            t
+        })
+        .collect();
+    let full = bound.remove(0);
+    let mut nocred = target(
+        secrets::WITHOUT,
+        true,
+        steered(intercepted.clone(), sluice.nocred.path()),
+        daemon,
+    );
+    nocred.metrics = &[Metric::Bodies1m];
     // The web app: the upstream's handler on loopback inside the `app`
     // sandbox's own namespace, published through the ingress. Its direct
     // connection is dialled from inside that namespace.
@@ -146,7 +174,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     through_ingress
         .headers
         .push(("authorization".to_owned(), sluice.viewer.clone()));
-    let all = vec![
+    let mut all = vec![
         target("direct-tcp", false, dial(upstream.plain, None), None),
         target("direct-tls", true, direct_tls.clone(), None),
         target(
@@ -167,7 +195,12 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             steered(intercepted, sluice.empty.path()),
             daemon,
         ),
-        target("sluice-full", true, full, daemon),
+        full,
+    ];
+    // Beside `sluice-full`: its other secrets, then none bound.
+    all.extend(bound);
+    all.push(nocred);
+    all.extend([
         target(
             "mitmproxy",
             true,
@@ -185,7 +218,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         ),
         app_target("direct-app", direct_app, None),
         app_target("ingress", through_ingress, daemon),
-    ];
+    ]);
     let targets: Vec<Target> = all
         .into_iter()
         .filter(|t| options.only.is_empty() || options.only.iter().any(|o| o == t.name))
@@ -246,7 +279,14 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         }
     }
 
-    let results = Results {
+    let secrets: Vec<Bound> = drawn
+        .iter()
+        .zip(secrets::BOUND)
+        .filter(|(_, name)| targets.iter().any(|t| t.name == *name))
+        .map(|(secret, name)| Bound::new(name, secret))
+        .collect();
+    progress(&format!("secrets bound: {secrets:?}"));
+    let mut results = Results {
         date: command_text("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
         smoke: options.smoke,
         machine: machine(load_before),
@@ -269,7 +309,10 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             .collect(),
         memory,
         memory_note,
+        secrets,
+        bound_credential: None,
     };
+    results.bound_credential = Comparison::of(&results);
     drop((mitmproxy, squid, nginx, sluice, upstream));
     write_outputs(&results, &options)
 }

@@ -1,12 +1,15 @@
 //! One Sluice daemon (the real binary and eBPF programs, through the
-//! end-to-end harness) with four sandbox cgroups, one per way of running:
+//! end-to-end harness) with a sandbox cgroup per way of running:
 //! - `pass`: `decide_without_decryption: true`: TLS decided on its SNI and
 //!   relayed without decryption (plain HTTP is served request by request);
 //! - `empty`: intercepting, nothing but the network policy;
 //! - `full`: intercepting with every content stage the policy format has
 //!   switched on (PII, injection defense, a bound credential the client
 //!   sends a placeholder for, so it is swapped in and redacted from
-//!   responses) and auditing every request. The report says what ran;
+//!   responses) and auditing every request. The report says what ran.
+//!   Its secret is random, drawn for the run; `full-2`, `full-3` are the
+//!   same with secrets of their own (the run's other secrets), and
+//!   `nocred` the same with no credential bound;
 //! - `app`: a sandbox with its own network namespace, whose web app (the
 //!   upstream's handler on loopback inside it, see `run`) is published
 //!   through the daemon's ingress, private to its owner, who presents a
@@ -21,11 +24,10 @@ use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 use sluice_e2e::{Daemon, DaemonBuilder, TestCa, TestCgroup, TestNetns, ViewerKeys};
 
-use crate::upstream::NAME;
+use crate::{secrets::Secret, upstream::NAME};
 
-/// The credential the `full` sandbox uses.
+/// The credential the `full` sandbox uses; `full-N` use `bench-api-N`.
 const CREDENTIAL: &str = "bench-api";
-const SECRET: &str = "sk-bench-REAL-SECRET-0123456789abcdef";
 /// Longer than any memory step takes to open and read.
 const IDLE_TIMEOUT_MS: u64 = 3_600_000;
 /// The published app's name and the apps domain: viewers ask for
@@ -39,11 +41,12 @@ pub struct Sluice {
     pub daemon: Daemon,
     pub pass: TestCgroup,
     pub empty: TestCgroup,
-    pub full: TestCgroup,
+    /// The full pipeline's sandboxes, one per secret: `full` first.
+    pub bound: Vec<BoundSandbox>,
+    /// The full pipeline with no credential bound.
+    pub nocred: TestCgroup,
     /// Sluice's interception CA, what intercepted clients trust.
     pub ca: PathBuf,
-    /// `Authorization` header value carrying the `full` sandbox's placeholder.
-    pub bearer: String,
     /// The `app` sandbox's cgroup: nothing runs in it (the app is served
     /// from this process, inside the namespace), held so it lives as long
     /// as the daemon's sandbox.
@@ -57,20 +60,56 @@ pub struct Sluice {
     pub viewer: String,
 }
 
+/// A full-pipeline sandbox with one of the run's secrets bound.
+pub struct BoundSandbox {
+    pub cgroup: TestCgroup,
+    /// `Authorization` header value carrying its placeholder.
+    pub bearer: String,
+}
+
 impl Sluice {
-    /// `idle_conns`: connections the memory figure holds in one sandbox.
-    pub fn start(upstream_ca: &TestCa, ports: &[u16], idle_conns: usize) -> anyhow::Result<Sluice> {
+    /// `idle_conns`: connections the memory figure holds in one sandbox;
+    /// `secrets`: one a full-pipeline sandbox (at least one).
+    pub fn start(
+        upstream_ca: &TestCa,
+        ports: &[u16],
+        idle_conns: usize,
+        secrets: &[Secret],
+    ) -> anyhow::Result<Sluice> {
+        anyhow::ensure!(!secrets.is_empty(), "the full pipeline needs a secret");
         let mut builder = DaemonBuilder::new();
         let pass = builder.cgroup("pass");
         let empty = builder.cgroup("empty");
-        let full = builder.cgroup("full");
+        let nocred = builder.cgroup("nocred");
+        // (sandbox, credential) of each secret.
+        let names: Vec<(String, String)> = (1..=secrets.len())
+            .map(|i| match i {
+                1 => ("full".to_owned(), CREDENTIAL.to_owned()),
+                i => (format!("full-{i}"), format!("{CREDENTIAL}-{i}")),
+            })
+            .collect();
+        let full: Vec<TestCgroup> = names.iter().map(|(s, _)| builder.cgroup(s)).collect();
         let app = builder.cgroup("app");
         let netns = TestNetns::new();
         let keys = ViewerKeys::generate();
         let key_file = builder.dir().join("viewer.pub");
         keys.write_public(&key_file);
-        let secret = builder.dir().join("bench-api.secret");
-        std::fs::write(&secret, SECRET)?;
+        for ((sandbox, credential), secret) in names.iter().zip(secrets) {
+            let file = builder.dir().join(format!("{credential}.secret"));
+            std::fs::write(&file, &secret.bytes)?;
+            builder
+                .credential(json!({
+                    "name": credential,
+                    "source": { "file": file },
+                    "hosts": [NAME],
+                    "scheme": { "type": "bearer" },
+                    "placeholder": { "prefix": "sk-bench-" },
+                }))
+                .policy_doc(sandbox, full_pipeline(ports, Some(credential)));
+        }
+        for ((sandbox, _), cgroup) in names.iter().zip(&full) {
+            builder.sandbox(sandbox, cgroup, None, sandbox);
+        }
         builder
             .host(NAME, &[IpAddr::V4(Ipv4Addr::LOCALHOST)])
             .trust_upstream_ca(upstream_ca)
@@ -87,19 +126,12 @@ impl Sluice {
             // 10 s): the first would be closed before the memory is read.
             .idle_timeout_ms(IDLE_TIMEOUT_MS)
             .limit("header_read_timeout_ms", json!(IDLE_TIMEOUT_MS))
-            .credential(json!({
-                "name": CREDENTIAL,
-                "source": { "file": secret },
-                "hosts": [NAME],
-                "scheme": { "type": "bearer" },
-                "placeholder": { "prefix": "sk-bench-" },
-            }))
             .policy_doc("pass", network(ports, true))
             .policy_doc("empty", network(ports, false))
-            .policy_doc("full", full_pipeline(ports))
+            .policy_doc("nocred", full_pipeline(ports, None))
             .sandbox("pass", &pass, None, "pass")
             .sandbox("empty", &empty, None, "empty")
-            .sandbox("full", &full, None, "full")
+            .sandbox("nocred", &nocred, None, "nocred")
             .sandbox("app", &app, Some(&netns), "empty")
             .owner("app", OWNER.0, OWNER.1)
             .config_key(
@@ -131,17 +163,13 @@ impl Sluice {
         }
         let daemon = builder.start();
         let ca = daemon.wait_ca_pem();
-        let out = daemon.cli(&["sandbox", "env", "full"]);
-        let env = out.stdout_str();
-        let placeholder = env
-            .lines()
-            .find_map(|l| l.strip_prefix("export BENCH_API="))
-            .map(|v| v.trim_matches('\'').to_owned())
-            .with_context(|| {
-                format!("no BENCH_API placeholder from `sluice sandbox env`:\n{out}")
-            })?;
-        if placeholder.is_empty() {
-            bail!("empty placeholder");
+        let mut bound = Vec::new();
+        for ((sandbox, credential), cgroup) in names.iter().zip(full) {
+            let placeholder = placeholder(&daemon, sandbox, credential)?;
+            bound.push(BoundSandbox {
+                cgroup,
+                bearer: format!("Bearer {placeholder}"),
+            });
         }
         let ingress = ingress_addr(&daemon)?;
         // Valid for longer than any run.
@@ -150,9 +178,9 @@ impl Sluice {
             daemon,
             pass,
             empty,
-            full,
+            bound,
+            nocred,
             ca,
-            bearer: format!("Bearer {placeholder}"),
             _app: app,
             netns,
             ingress,
@@ -180,6 +208,25 @@ impl Sluice {
     }
 }
 
+/// The placeholder `sandbox` holds for `credential`, from `sluice sandbox
+/// env` (the variable is the credential's name upper-cased, `-` as `_`).
+fn placeholder(daemon: &Daemon, sandbox: &str, credential: &str) -> anyhow::Result<String> {
+    let out = daemon.cli(&["sandbox", "env", sandbox]);
+    let var = credential.to_ascii_uppercase().replace('-', "_");
+    let placeholder = out
+        .stdout_str()
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("export {var}=")))
+        .map(|v| v.trim_matches('\'').to_owned())
+        .with_context(|| {
+            format!("no {var} placeholder from `sluice sandbox env {sandbox}`:\n{out}")
+        })?;
+    if placeholder.is_empty() {
+        bail!("empty placeholder for {credential}");
+    }
+    Ok(placeholder)
+}
+
 /// The ingress's listening address, from `sluice status`.
 fn ingress_addr(daemon: &Daemon) -> anyhow::Result<SocketAddr> {
     let out = daemon.cli(&["status"]);
@@ -205,11 +252,15 @@ fn network(ports: &[u16], decide_without_decryption: bool) -> Value {
     })
 }
 
-fn full_pipeline(ports: &[u16]) -> Value {
+/// Every content stage on, auditing every request, and `credential` bound
+/// when given.
+fn full_pipeline(ports: &[u16], credential: Option<&str>) -> Value {
     let mut policy = network(ports, false);
     policy["pii"] = json!({ "enabled": true, "action": "redact" });
     policy["injection_defense"] = json!({ "enabled": true, "action": "audit" });
-    policy["credentials"] = json!([{ "credential": CREDENTIAL }]);
+    if let Some(credential) = credential {
+        policy["credentials"] = json!([{ "credential": credential }]);
+    }
     policy["audit"] = json!({ "enabled": true, "log_allowed": true });
     policy
 }

@@ -1,5 +1,6 @@
 //! The benchmark's smoke run, so the harness never rots: every target
-//! (direct, Sluice passthrough and intercepting, mitmproxy, Squid, nginx, and
+//! (direct, Sluice passthrough and intercepting, with a random secret bound
+//! and with none, mitmproxy, Squid, nginx, and
 //! a web app through the ingress and dialled directly) and every metric is exercised with tiny sizes, and the report, the figures
 //! and the chart come out. Nothing is timed or compared: figures from a
 //! smoke run mean nothing. Root, the release daemon (`SLUICE_BIN`) and the
@@ -44,6 +45,7 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
             "passthrough-tls",
             "sluice-empty",
             "sluice-full",
+            "sluice-nocred",
             "mitmproxy",
             "squid",
             "nginx",
@@ -53,10 +55,12 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
     );
     for target in targets {
         let metrics = target["metrics"].as_object().expect("metrics");
-        let expected = match target["baseline"].as_str() {
-            Some("direct-tls") => 6,
+        let expected = match (target["name"].as_str(), target["baseline"].as_str()) {
+            // Only 1 MiB bodies, against those with a credential bound.
+            (Some("sluice-nocred"), _) => 1,
+            (_, Some("direct-tls")) => 6,
             // Keep-alive requests/s and latency.
-            Some("direct-app") => 2,
+            (_, Some("direct-app")) => 2,
             _ => 5,
         };
         assert_eq!(metrics.len(), expected, "{target}");
@@ -66,6 +70,9 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
                 "{} {metric} has no figure: {result}\n{report}",
                 target["name"]
             );
+        }
+        if expected == 1 {
+            continue;
         }
         // Every proxy's memory after load is read; direct has no proxy.
         let keepalive = &target["metrics"]["rps_keepalive"];
@@ -100,6 +107,26 @@ fn smoke_run_measures_every_target_and_writes_report_and_chart() {
     );
     assert!(report.contains("CPU µs / keep-alive request"), "{report}");
     assert!(report.contains("## Web-app ingress"), "{report}");
+    // One random secret in a smoke run, bound for `sluice-full` and held
+    // against the same pipeline with none.
+    let secrets = results["secrets"].as_array().expect("secrets");
+    assert_eq!(secrets.len(), 1, "{results}");
+    assert_eq!(secrets[0]["target"], "sluice-full", "{results}");
+    assert!(
+        secrets[0]["len"].as_u64().is_some_and(|n| n >= 32),
+        "{results}"
+    );
+    let bound = &results["bound_credential"];
+    assert_eq!(bound["without"], "sluice-nocred", "{results}");
+    assert!(bound["min"].as_f64().is_some_and(|r| r > 0.0), "{results}");
+    assert!(
+        report.contains("## 1 MiB bodies with a bound credential"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| 1 MiB bodies with a bound credential ≥ 0.9× without, every secret | sluice-full / sluice-nocred bodies_1m: min "),
+        "{report}"
+    );
     let through = report
         .lines()
         .find(|l| l.starts_with("Through the ingress: requests/s "))

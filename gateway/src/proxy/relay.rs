@@ -185,6 +185,43 @@ mod tests {
         assert_eq!(relay.await.expect("relay task"), (9, 5));
     }
 
+    /// Many buffers' worth each way at once, written in odd sizes: every
+    /// byte arrives, in order, and both ends see the other's end.
+    #[tokio::test]
+    async fn megabytes_both_ways_at_once_arrive_whole() {
+        const LEN: usize = 3 << 20;
+        let pattern = |seed: u8| -> Vec<u8> { (0..LEN).map(|i| (i % 251) as u8 ^ seed).collect() };
+        let (sandbox, client_side) = pair().await;
+        let (upstream_side, server) = pair().await;
+        let relay = tokio::spawn(relay(
+            client_side,
+            upstream_side,
+            b"",
+            std::future::pending(),
+        ));
+        let send_then_read = |mut stream: TcpStream, out: Vec<u8>| async move {
+            let (mut read, mut write) = stream.split();
+            let sending = async {
+                for chunk in out.chunks(70_001) {
+                    write.write_all(chunk).await.expect("write");
+                }
+                write.shutdown().await.expect("half-close");
+            };
+            let mut got = Vec::new();
+            let reading = read.read_to_end(&mut got);
+            let ((), read) = tokio::join!(sending, reading);
+            read.expect("read to the end");
+            got
+        };
+        let (at_sandbox, at_server) = tokio::join!(
+            send_then_read(sandbox, pattern(1)),
+            send_then_read(server, pattern(2)),
+        );
+        assert!(at_server == pattern(1), "upstream bytes differ");
+        assert!(at_sandbox == pattern(2), "downstream bytes differ");
+        assert_eq!(relay.await.expect("relay task"), (LEN as u64, LEN as u64));
+    }
+
     #[tokio::test]
     async fn a_revoked_relay_still_reports_what_it_carried() {
         let (mut sandbox, client_side) = pair().await;

@@ -19,6 +19,11 @@ type BoxError = Box<dyn Error + Send + Sync>;
 /// comes out of `finish`.
 pub trait Rewrite {
     fn push(&mut self, chunk: &[u8]) -> Vec<u8>;
+    /// `push` for a shared chunk: a rewrite that leaves it unchanged may
+    /// return (a slice of) it rather than a copy.
+    fn push_shared(&mut self, chunk: Bytes) -> Bytes {
+        Bytes::from(self.push(&chunk))
+    }
     /// Output still to come from what was pushed (or finished) already,
     /// for a rewrite that lets a large result out a piece at a time: asked
     /// until empty before the inner body is polled again.
@@ -43,6 +48,9 @@ pub trait Rewrite {
 impl Rewrite for Redactor {
     fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
         Redactor::push(self, chunk)
+    }
+    fn push_shared(&mut self, chunk: Bytes) -> Bytes {
+        Redactor::push_shared(self, chunk)
     }
     fn finish(&mut self) -> Vec<u8> {
         Redactor::finish(self)
@@ -150,9 +158,9 @@ where
             };
             let frame = match frame.into_data() {
                 Ok(data) => {
-                    let out = this.rewrite.push(&data);
+                    let out = this.rewrite.push_shared(data);
                     if !out.is_empty() {
-                        return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
+                        return Poll::Ready(Some(Ok(Frame::data(out))));
                     }
                     // All held back, an empty frame, or a failure (told
                     // next time round).

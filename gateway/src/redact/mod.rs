@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use hyper::HeaderMap;
+use hyper::body::Bytes;
 use hyper::header::HeaderValue;
 use zeroize::Zeroizing;
 
@@ -257,19 +258,8 @@ impl Needles {
     /// needle at its start can either, so later bytes cannot change it; a
     /// match starting at or after `hold` might, so it waits.
     fn scan(&self, buf: &[u8], at_end: bool, out: &mut Vec<u8>, matched: &mut bool) -> usize {
-        let hold_from = |pos: usize| {
-            if at_end {
-                return buf.len();
-            }
-            let window = &buf[pos.max(buf.len().saturating_sub(self.max_len))..];
-            let raw = buf.len() - self.trie.open_suffix(window);
-            match &self.escapes {
-                Some(pairs) => escaped::open_start(&self.trie, pairs, buf, pos, raw).unwrap_or(raw),
-                None => raw,
-            }
-        };
         let mut pos = 0;
-        let mut hold = hold_from(0);
+        let mut hold = self.hold_from(buf, 0, at_end);
         while let Some((start, end, needle)) = self.find(&buf[pos..], at_end) {
             let (start, end) = (pos + start, pos + end);
             if start >= hold {
@@ -280,11 +270,36 @@ impl Needles {
             *matched = true;
             pos = end;
             if pos > hold {
-                hold = hold_from(pos);
+                hold = self.hold_from(buf, pos, at_end);
             }
         }
         out.extend_from_slice(&buf[pos..hold]);
         hold
+    }
+
+    /// Where the held-back tail of `buf` starts, searching from `pos`
+    /// (see [`Needles::scan`]).
+    fn hold_from(&self, buf: &[u8], pos: usize, at_end: bool) -> usize {
+        if at_end {
+            return buf.len();
+        }
+        let window = &buf[pos.max(buf.len().saturating_sub(self.max_len))..];
+        let raw = buf.len() - self.trie.open_suffix(window);
+        match &self.escapes {
+            Some(pairs) => escaped::open_start(&self.trie, pairs, buf, pos, raw).unwrap_or(raw),
+            None => raw,
+        }
+    }
+
+    /// Where the held-back tail of `buf` (more input to come) starts, when
+    /// nothing before it is redacted: [`Needles::scan`] would emit
+    /// `buf[..hold]` unchanged. `None` when something is.
+    fn clean_until(&self, buf: &[u8]) -> Option<usize> {
+        let hold = self.hold_from(buf, 0, false);
+        match self.find(buf, false) {
+            Some((start, _, _)) if start < hold => None,
+            _ => Some(hold),
+        }
     }
 }
 
@@ -345,6 +360,22 @@ impl Redactor {
         let hold = self.needles.scan(buf, false, &mut out, &mut self.matched);
         self.held.extend_from_slice(&buf[hold..]);
         out
+    }
+
+    /// [`Redactor::push`] for a chunk that is shared: where nothing in it
+    /// is redacted and nothing was held, what is emitted is a slice of the
+    /// chunk itself, not a copy (most of every response body).
+    pub fn push_shared(&mut self, chunk: Bytes) -> Bytes {
+        if self.needles.is_empty() {
+            return chunk;
+        }
+        if self.held.is_empty()
+            && let Some(hold) = self.needles.clean_until(&chunk)
+        {
+            self.held.extend_from_slice(&chunk[hold..]);
+            return chunk.slice(..hold);
+        }
+        Bytes::from(self.push(&chunk))
     }
 
     /// End of body: returns what was held, redacted. The redactor is empty

@@ -44,12 +44,18 @@ fn reference(needles: &[&[u8]], body: &[u8], replacement: &[u8]) -> Vec<u8> {
 
 /// Streams `chunks` through a redactor, checking after every push that the
 /// held tail is bounded and, written without escapes, could still grow
-/// into a needle (anything else must have been emitted at once).
+/// into a needle (anything else must have been emitted at once). Every
+/// other chunk goes in shared (`push_shared`), so each way is held to the
+/// one-shot output, and to the other, wherever a chunk is cut.
 pub(super) fn stream(needles: &Arc<Needles>, raw: &[&[u8]], chunks: &[&[u8]]) -> Vec<u8> {
     let mut redactor = Redactor::new(Arc::clone(needles));
     let mut out = Vec::new();
-    for chunk in chunks {
-        out.extend(redactor.push(chunk));
+    for (i, chunk) in chunks.iter().enumerate() {
+        if i % 2 == 0 {
+            out.extend(redactor.push(chunk));
+        } else {
+            out.extend(redactor.push_shared(Bytes::copy_from_slice(chunk)));
+        }
         let held: &[u8] = &redactor.held;
         assert!(held.len() <= needles.max_held(), "held {held:?}");
         if !held.is_empty() && !held.iter().any(|b| b"\\%&".contains(b)) {
@@ -201,6 +207,26 @@ fn held_memory_is_bounded() {
     let mut want = vec![b'a'; 1010 - 63];
     want.extend_from_slice(R);
     assert_eq!(out, want);
+}
+
+/// A shared chunk with nothing to redact comes out as itself (a slice of
+/// it, the tail that may begin a needle held), never a copy; one with
+/// something to redact, or after a held tail, is rewritten.
+#[test]
+fn a_clean_shared_chunk_is_passed_on_not_copied() {
+    let needles = Arc::new(Needles::new(&[b"s3cr3t-value"], b"[REDACTED]"));
+    let mut redactor = Redactor::new(Arc::clone(&needles));
+    let clean = Bytes::from_static(b"nothing here but text, then s3cr");
+    let out = redactor.push_shared(clean.clone());
+    assert_eq!(&out[..], b"nothing here but text, then ");
+    assert_eq!(out.as_ptr(), clean.as_ptr(), "a copy of a clean chunk");
+    let out = redactor.push_shared(Bytes::from_static(b"3t-value and more"));
+    assert_eq!(&out[..], b"[REDACTED] and more");
+    let dirty = Bytes::from_static(b"a s3cr3t-value in the middle");
+    let out = redactor.push_shared(dirty.clone());
+    assert_eq!(&out[..], b"a [REDACTED] in the middle");
+    assert!(redactor.matched());
+    assert!(redactor.finish().is_empty());
 }
 
 #[test]
