@@ -9,6 +9,9 @@
 //!   detector's reading);
 //! - `naive_regex`: one `regex::Regex` per PII pattern run over the body,
 //!   the baseline the scanner is compared with;
+//! - `model/learned`: the injection detector's learned scorer alone, over
+//!   the text of the body's segments (read beforehand), as the detector
+//!   runs it;
 //! - `extract/segments`: the injection detector's reading of the body alone
 //!   (checking the JSON and collecting the text it scores), beside
 //!   `extract/serde_value`, what building a `serde_json::Value` of the same
@@ -172,5 +175,35 @@ fn extract(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, scan, extract);
+/// The learned scorer alone, on the texts the detector gives it. Its
+/// throughput is per byte of the body, as the other groups'.
+fn model(c: &mut Criterion) {
+    let model = &*sluice_scan::injection::model::MODEL;
+    each_body(c, "model", |group, id, bodies| {
+        let texts: Vec<Vec<String>> = bodies
+            .all
+            .iter()
+            .map(|b| {
+                Body::read(JSON, b.as_bytes())
+                    .segments()
+                    .into_iter()
+                    .map(|s| s.text.into_owned())
+                    .collect()
+            })
+            .collect();
+        let next = Cell::new(0);
+        group.bench_function(BenchmarkId::new("learned", id), |b| {
+            b.iter(|| {
+                let i = next.get();
+                next.set((i + 1) % texts.len());
+                black_box(&texts[i])
+                    .iter()
+                    .map(|t| model.score(t))
+                    .fold(0.0, f64::max)
+            })
+        });
+    });
+}
+
+criterion_group!(benches, scan, model, extract);
 criterion_main!(benches);

@@ -171,9 +171,13 @@ impl Interceptor {
                 "allow",
                 "prompt_injection_audited",
                 Some(&format!("{policy}:injection_defense")),
+                // The rules' and the learned scorer's own scores: which
+                // of the two (or both) brought the request over.
                 Some(format!(
-                    "score {:.2}; signals {}",
+                    "score {:.2} (rules {:.2}, model {:.2}); signals {}",
                     assessment.score,
+                    assessment.rules,
+                    assessment.model,
                     signals.join(",")
                 )),
             );

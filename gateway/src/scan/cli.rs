@@ -1,6 +1,8 @@
 //! `sluice scan`: runs a policy's detectors over a file, stdin, or a corpus
-//! of JSON-lines records, and prints the findings as JSON. Values are not
-//! printed unless asked (`--show-values`): the output may end up in logs.
+//! of JSON-lines records, and prints the findings and the injection score
+//! (rules and learned scorer apart) as JSON; with `--jsonl`, per record,
+//! only the fields the corpus scorer reads. Values are not printed unless
+//! asked (`--show-values`): the output may end up in logs.
 
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
@@ -120,8 +122,13 @@ pub fn run(args: &ScanArgs) -> Result<(), CliError> {
         {
             return Err(CliError::Unreadable(why.to_string()));
         }
-        let findings = scanner.scan(args.content_type.as_deref(), &decoded.bytes);
-        let shown = show(&findings, &decoded.bytes, args.show_values);
+        // Read once for both, as the pipeline reads a body.
+        let read = content::Read::new(args.content_type.as_deref(), &decoded.bytes, true);
+        let findings = read.pii(&scanner);
+        let shown = Human {
+            findings: show(&findings, &decoded.bytes, args.show_values),
+            injection: Injection::of(&read.injection(&detector)),
+        };
         serde_json::to_writer_pretty(&mut out, &shown).map_err(|e| CliError::Write(e.into()))?;
         writeln!(out).map_err(CliError::Write)?;
     }
@@ -146,6 +153,53 @@ struct Shown<'a> {
     value: Option<std::borrow::Cow<'a, str>>,
 }
 
+/// What `sluice scan` prints for one input: the PII findings and how the
+/// injection detector scored it, rule families and learned scorer apart.
+#[derive(Serialize)]
+struct Human<'a> {
+    findings: Vec<Shown<'a>>,
+    injection: Injection,
+}
+
+#[derive(Serialize)]
+struct Injection {
+    score: f64,
+    /// The rule families' score alone.
+    rules: f64,
+    /// The learned scorer's calibrated score of the strongest text.
+    model: f64,
+    signals: Vec<ShownSignal>,
+}
+
+#[derive(Serialize)]
+struct ShownSignal {
+    name: &'static str,
+    weight: f64,
+    source: &'static str,
+    location: String,
+}
+
+impl Injection {
+    fn of(a: &sluice_scan::injection::Assessment) -> Injection {
+        Injection {
+            score: a.score,
+            rules: a.rules,
+            model: a.model,
+            signals: a
+                .signals
+                .iter()
+                .map(|s| ShownSignal {
+                    name: s.as_str(),
+                    weight: s.weight,
+                    source: s.source.as_str(),
+                    location: s.location.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A `--jsonl` line: the shared corpus scorer reads exactly these fields.
 #[derive(Serialize)]
 struct Prediction<'a> {
     id: &'a serde_json::Value,

@@ -16,8 +16,10 @@ pub struct Record {
     pub body: String,
 }
 
-/// The prediction line for one record: `{"id", "findings": [], "injection_score"}`.
-/// PII findings are the PII scanner's to fill in.
+/// The prediction line for one record: `{"id", "findings": [], "injection_score"}`,
+/// with the signals' names and the rules' and the learned scorer's own
+/// scores beside it (the corpus scorer reads only the score). PII findings
+/// are the PII scanner's to fill in.
 pub fn predict(detector: &Detector, record: &Record) -> serde_json::Value {
     let assessment = detector.assess(record.content_type.as_deref(), record.body.as_bytes());
     json!({
@@ -25,6 +27,8 @@ pub fn predict(detector: &Detector, record: &Record) -> serde_json::Value {
         "findings": [],
         "injection_score": assessment.score,
         "injection_signals": assessment.names(),
+        "injection_rules": assessment.rules,
+        "injection_model": assessment.model,
     })
 }
 

@@ -3,9 +3,10 @@
 //! [`Detector::assess`] extracts the text a model will read from a request
 //! body ([`extract`]), tagged with its source, scans each piece for signal
 //! families (`scanner`, with the phrase tables in `rules` and `lang`, and
-//! `unicode`, `encoded`, `exfil`) and combines what fired into a score
-//! in 0..1 ([`score`] documents the model). Pure and synchronous: no network,
-//! no model files. The pipeline stage calls it on requests that
+//! `unicode`, `encoded`, `exfil`) and with a learned scorer ([`model`],
+//! weights compiled in), and combines what fired into a score in 0..1
+//! ([`score`] documents how). Pure and synchronous: no network, no model
+//! files at run time. The pipeline stage calls it on requests that
 //! [`is_llm_request`] recognizes and applies the policy's action at or above
 //! the threshold.
 
@@ -17,6 +18,7 @@ pub mod extract;
 mod gate;
 mod lang;
 mod mask;
+pub mod model;
 mod rules;
 pub(crate) mod scanner;
 pub mod score;
@@ -31,6 +33,7 @@ pub use endpoint::is_llm_request;
 pub use extract::Source;
 pub use signal::{Signal, SignalKind};
 
+use model::MODEL;
 use scanner::SCANNER;
 pub use settings::{InjectionAction, InjectionDefense, Requests};
 
@@ -39,8 +42,16 @@ pub use settings::{InjectionAction, InjectionDefense, Requests};
 pub struct Assessment {
     /// 0 (nothing suspicious) to 1.
     pub score: f64,
-    /// Every family that fired, per segment, strongest first.
+    /// Every family that fired, per segment, strongest first; the learned
+    /// scorer's evidence as `learned_model` when it counts
+    /// ([`score::MODEL_FLOOR`]).
     pub signals: Vec<Signal>,
+    /// The rule families' score alone.
+    pub rules: f64,
+    /// The learned scorer's calibrated score of the request's strongest
+    /// text, counted or not; 0 when no text held an anchor for it to read
+    /// ([`model`]'s docs say why).
+    pub model: f64,
 }
 
 impl Assessment {
@@ -106,38 +117,75 @@ impl Detector {
     /// Scores a body already read ([`extract::Body::read`]).
     pub fn assess_body(&self, body: &extract::Body<'_>) -> Assessment {
         let mut signals = Vec::new();
+        let mut model = Strongest::default();
         let ascii = body.known_ascii();
         body.each_segment(&mut |source, location, text| {
-            assess_segment(&mut signals, source, location, text, ascii);
+            assess_segment(&mut signals, &mut model, source, location, text, ascii);
         });
-        Assessment::of(signals)
+        Assessment::of(signals, model)
     }
 
     /// Scores one text as if it came from `source`.
     pub fn assess_text(&self, text: &str, source: Source) -> Assessment {
         let mut signals = Vec::new();
-        assess_segment(&mut signals, source, extract::TEXT_LOCATION, text, false);
-        Assessment::of(signals)
+        let mut model = Strongest::default();
+        let location = extract::TEXT_LOCATION;
+        assess_segment(&mut signals, &mut model, source, location, text, false);
+        Assessment::of(signals, model)
     }
 }
 
-impl Assessment {
-    /// The score of `signals`, listed strongest first (of equal weight, in
-    /// the order they fired).
-    fn of(mut signals: Vec<Signal>) -> Assessment {
-        signals.sort_by(|a, b| b.weight.total_cmp(&a.weight));
-        Assessment {
-            score: score::combine(&signals),
-            signals,
+/// The learned scorer's strongest text in a request so far: its score, and
+/// where it is once that counts.
+#[derive(Debug, Default)]
+pub(crate) struct Strongest {
+    score: f64,
+    at: Option<(Source, String)>,
+}
+
+impl Strongest {
+    /// Notes the model's `score` of the text at `location`.
+    pub(crate) fn note(&mut self, score: f64, source: Source, location: &str) {
+        if score > self.score {
+            self.score = score;
+            // Its location is copied only when it counts: most texts score low.
+            if score >= score::MODEL_FLOOR {
+                self.at = Some((source, location.to_string()));
+            }
         }
     }
 }
 
-/// Adds what fires in one segment to `signals`; `ascii` when the text is
-/// known to be ASCII. Its location is copied only for a signal: most
-/// segments have none.
+impl Assessment {
+    /// The score of `signals` and the model's evidence, listed strongest
+    /// first (of equal weight, in the order they fired).
+    pub(crate) fn of(mut signals: Vec<Signal>, model: Strongest) -> Assessment {
+        let rules = score::combine(&signals);
+        if let Some((source, location)) = model.at {
+            signals.push(Signal {
+                kind: SignalKind::LearnedModel,
+                source,
+                location,
+                weight: model.score,
+            });
+        }
+        signals.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+        Assessment {
+            score: score::combine(&signals),
+            signals,
+            rules,
+            model: model.score,
+        }
+    }
+}
+
+/// Adds what fires in one segment to `signals`, and the learned scorer's
+/// score of it to `model` where the rules' sweep found an anchor or a rule
+/// fired; `ascii` when the text is known to be ASCII. Its location is
+/// copied only for a signal: most segments have none.
 fn assess_segment(
     signals: &mut Vec<Signal>,
+    model: &mut Strongest,
     source: Source,
     location: &str,
     text: &str,
@@ -146,12 +194,20 @@ fn assess_segment(
     if source == Source::System {
         return;
     }
-    for (kind, weight) in SCANNER.scan_known(text, ascii).iter() {
+    let (found, reading) = SCANNER.scan_for_model(text, ascii);
+    for (kind, weight) in found.iter() {
         signals.push(Signal {
             kind,
             source,
             location: location.to_string(),
             weight: score::adjust(weight, source),
         });
+    }
+    // A text a rule fired on is read whole; otherwise only around the
+    // anchors the model reads after ([`model::gate::Reading`]).
+    if reading.whole || !found.is_empty() {
+        model.note(MODEL.score(text), source, location);
+    } else if !reading.hits.is_empty() {
+        model.note(MODEL.score_around(text, &reading.hits), source, location);
     }
 }

@@ -28,6 +28,8 @@ use super::encoded;
 use super::exfil;
 use super::gate::{Gate, Hit};
 use super::lang;
+use super::model;
+use super::model::gate::Reading;
 use super::rules::{self, RuleSpec};
 use super::signal::SignalKind;
 use super::unicode;
@@ -107,6 +109,9 @@ struct AnchorUse {
     rules: Vec<(usize, bool)>,
     rot13: bool,
     markup: bool,
+    /// Whether a hit makes the learned scorer read the text
+    /// ([`super::model::gate`]).
+    model: bool,
 }
 
 pub struct Scanner {
@@ -187,20 +192,28 @@ impl Scanner {
             let i = slot(anchor.to_string(), &mut literals, &mut uses);
             uses[i].markup = true;
         }
+        for (literal, uses) in literals.iter().zip(uses.iter_mut()) {
+            uses.model = model::gate::reads_after(literal);
+        }
         // The scan reports non-overlapping hits (much faster than
         // overlapping), so a literal that contains another stands in for
         // it: "system prompt" also triggers the rules anchored on "prompt".
         for i in 0..literals.len() {
             for j in 0..literals.len() {
                 if i != j && literals[i].contains(literals[j].as_str()) {
-                    let (rules, rot13, markup) =
-                        (uses[j].rules.clone(), uses[j].rot13, uses[j].markup);
+                    let (rules, rot13, markup, model) = (
+                        uses[j].rules.clone(),
+                        uses[j].rot13,
+                        uses[j].markup,
+                        uses[j].model,
+                    );
                     let prefix = literals[i].starts_with(literals[j].as_str());
                     for (r, begins) in rules {
                         announce(&mut uses[i], r, begins && prefix);
                     }
                     uses[i].rot13 |= rot13;
                     uses[i].markup |= markup;
+                    uses[i].model |= model;
                 }
             }
         }
@@ -228,19 +241,40 @@ impl Scanner {
     /// Every signal in `text`, decoding what hides it.
     #[cfg(test)]
     pub fn scan(&self, text: &str) -> Found {
-        self.scan_known(text, false)
+        self.scan_anchored(text, false).0
     }
 
-    /// [`Scanner::scan`] of a text whose reader knows it is ASCII
-    /// (`ascii`), which then is not checked again.
-    pub fn scan_known(&self, text: &str, ascii: bool) -> Found {
+    /// Every signal in `text` (whose reader knows it is ASCII when `ascii`,
+    /// which then is not checked again), and whether an anchor literal
+    /// that is not an everyday word occurs in it (or in what it hides):
+    /// the learned scorer reads only such texts ([`super::model::gate`]).
+    #[cfg(test)]
+    pub fn scan_anchored(&self, text: &str, ascii: bool) -> (Found, bool) {
+        let (found, reading) = self.scan_for_model(text, ascii);
+        (found, reading.any())
+    }
+
+    /// Every signal in `text` (whose reader knows it is ASCII when `ascii`,
+    /// which then is not checked again), and where the learned scorer
+    /// reads it: around the hits of the anchors that are not everyday
+    /// words ([`super::model::gate`]), which the sweep has just found.
+    pub(crate) fn scan_for_model(&self, text: &str, ascii: bool) -> (Found, Reading) {
         debug_assert!(!ascii || text.is_ascii());
         let mut found = Found::default();
-        self.scan_at(text, ascii, 0, &mut found);
-        found
+        let mut reading = Reading::default();
+        self.scan_at(text, ascii, 0, &mut found, &mut reading);
+        (found, reading)
     }
 
-    fn scan_at(&self, text: &str, ascii: bool, depth: u8, found: &mut Found) {
+    fn scan_at(
+        &self,
+        text: &str,
+        ascii: bool,
+        depth: u8,
+        found: &mut Found,
+        reading: &mut Reading,
+    ) {
+        let given = text;
         let text: Cow<str> = if ascii || chars::is_ascii(text.as_bytes()) {
             Cow::Borrowed(text)
         } else {
@@ -250,7 +284,7 @@ impl Scanner {
             }
             if !hidden.smuggled.is_empty() && depth < MAX_DEPTH {
                 // Text spelled in tag characters: whatever it says, it was hidden.
-                self.scan_at(&hidden.smuggled, false, depth + 1, found);
+                self.scan_at(&hidden.smuggled, false, depth + 1, found, reading);
             }
             Cow::Owned(hidden.visible)
         };
@@ -263,17 +297,31 @@ impl Scanner {
             }
             Finder::Automaton(anchors) => (every_hit(anchors, text), true),
         };
+        let mut model_hits = hits
+            .iter()
+            .filter(|h| self.uses[h.literal].model)
+            .peekable();
+        if model_hits.peek().is_some() {
+            // Offsets into the text as given: at the top, and with nothing
+            // stripped from it.
+            let same = std::ptr::eq(text, given) || text == given;
+            if depth == 0 && same {
+                reading.hits.extend(model_hits.map(|h| (h.start, h.end)));
+            } else {
+                reading.whole = true;
+            }
+        }
         let rot13 = !hits.is_empty() && self.match_rules(text, &hits, found);
 
         if depth < MAX_DEPTH {
             if rot13 {
-                self.scan_decoded(&encoded::rot13(text), depth, found);
+                self.scan_decoded(&encoded::rot13(text), depth, found, reading);
             }
             // Base64 and hex runs are printable bytes: the gate saw whether
             // the text has a run of them long enough.
             if may_hold_run {
                 for decoded in encoded::decoded_runs(text) {
-                    self.scan_decoded(&decoded, depth, found);
+                    self.scan_decoded(&decoded, depth, found, reading);
                 }
             }
         }
@@ -352,9 +400,9 @@ impl Scanner {
     }
 
     /// Scores decoded text; anything it says counts, and so does the hiding.
-    fn scan_decoded(&self, decoded: &str, depth: u8, found: &mut Found) {
+    fn scan_decoded(&self, decoded: &str, depth: u8, found: &mut Found, reading: &mut Reading) {
         let mut inner = Found::default();
-        self.scan_at(decoded, false, depth + 1, &mut inner);
+        self.scan_at(decoded, false, depth + 1, &mut inner, reading);
         if !inner.is_empty() {
             found.add(SignalKind::EncodedInstruction, 0.5 + 0.5 * inner.max());
             found.merge(&inner);

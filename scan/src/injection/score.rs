@@ -14,9 +14,22 @@
 //! strong signal (override, 0.9) crosses the default threshold of 0.8 alone,
 //! while weak ones (a claim of authority 0.45, a payload such as "delete all
 //! files" 0.4) need each other or a tool result to get there.
+//!
+//! The learned scorer ([`super::model`]) is one more family,
+//! `learned_model`, at its calibrated score of the request's strongest
+//! text (calibrated so that 0.8 is where 99.5% of each benign training
+//! source stays below; not adjusted for the source, since tool outputs and
+//! documents were among what it was calibrated on). It counts from
+//! [`MODEL_FLOOR`] up: below even odds it is not evidence, and the rules'
+//! scores of ordinary text stay as they were. So the model alone crosses
+//! 0.8 where it is sure, and a weak rule crosses it with the model's
+//! agreement: `1 - (1 - 0.45)(1 - 0.64) = 0.8`.
 
 use super::extract::Source;
 use super::signal::Signal;
+
+/// The model's score from which it counts as a family.
+pub const MODEL_FLOOR: f64 = 0.5;
 
 /// The exponent that adjusts a weight for the source of its text.
 pub fn source_exponent(source: Source) -> f64 {

@@ -33,10 +33,13 @@ pub enum SignalKind {
     DangerousAction,
     /// Asking to hide the action: "do not mention this", "without asking the user".
     Concealment,
+    /// The learned scorer's evidence (`model`), where it is more likely an
+    /// attack than not: no rule names it, the words around it do.
+    LearnedModel,
 }
 
 impl SignalKind {
-    pub const ALL: [SignalKind; 12] = [
+    pub const ALL: [SignalKind; 13] = [
         SignalKind::InstructionOverride,
         SignalKind::RolePlay,
         SignalKind::PromptExtraction,
@@ -49,6 +52,7 @@ impl SignalKind {
         SignalKind::AuthorityClaim,
         SignalKind::DangerousAction,
         SignalKind::Concealment,
+        SignalKind::LearnedModel,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -65,6 +69,7 @@ impl SignalKind {
             SignalKind::AuthorityClaim => "authority_claim",
             SignalKind::DangerousAction => "dangerous_action",
             SignalKind::Concealment => "concealment",
+            SignalKind::LearnedModel => "learned_model",
         }
     }
 }
