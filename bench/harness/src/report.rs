@@ -527,7 +527,7 @@ pub(crate) mod tests {
     use crate::{
         plan::Sizes,
         results::{Machine, MetricResult},
-        secrets::{Bound, Comparison, Secret},
+        secrets::{Bound, Secret},
     };
     use sluice_scan_bench::responses::Shape;
 
@@ -690,7 +690,7 @@ pub(crate) mod tests {
             Bound::new("sluice-full-2", &secret(Shape::Hex40, 40)),
             Bound::new("sluice-full-3", &secret(Shape::AwsSecret, 40)),
         ];
-        run.bound_credential = Comparison::of(&run);
+        run.bound_credential = run.bound_credential();
         let md = markdown(&run, "cmd");
         assert!(
             md.contains("## 1 MiB bodies with a bound credential"),
@@ -711,7 +711,7 @@ pub(crate) mod tests {
         }
         // The failed one measured after all, slower: the lowest decides.
         run.targets[3] = bodies_target("sluice-full-3", Some(640.0));
-        run.bound_credential = Comparison::of(&run);
+        run.bound_credential = run.bound_credential();
         let md = markdown(&run, "cmd");
         assert!(
             md.contains("min 0.80×, max 1.02× over 3 secrets | missed by 11% |"),

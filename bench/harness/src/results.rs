@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::{
     plan::{Metric, Sizes},
-    secrets::{Bound, Comparison},
+    secrets::{Bound, Comparison, Figures},
     spec::Outcome,
     usage::{self, Usage},
 };
@@ -177,6 +177,17 @@ pub fn percentile(sorted: &[u64], q: f64) -> u64 {
 impl Results {
     pub fn target(&self, name: &str) -> Option<&TargetResult> {
         self.targets.iter().find(|t| t.name == name)
+    }
+
+    /// 1 MiB bodies with each of the run's secrets bound against none.
+    pub fn bound_credential(&self) -> Option<Comparison> {
+        Comparison::of(&self.secrets, |target| {
+            let bodies = self.target(target)?.metrics.get(&Metric::Bodies1m);
+            Some(Figures {
+                mb_s: bodies.and_then(|m| m.median),
+                cpu_us_per_mb: bodies.and_then(|m| m.cpu_us_per_mb_median),
+            })
+        })
     }
 
     pub fn median(&self, target: &str, metric: Metric) -> Option<f64> {

@@ -20,7 +20,7 @@ use crate::{
     plan::{self, Metric, Sizes, Target, progress},
     report,
     results::{Machine, Memory, MetricResult, Results, TargetResult},
-    secrets::{self, Bound, Comparison, OsRandom},
+    secrets::{self, Bound, OsRandom},
     sluice::Sluice,
     spec::{Dial, TlsDial},
     upstream::{NAME, Upstream},
@@ -312,7 +312,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         secrets,
         bound_credential: None,
     };
-    results.bound_credential = Comparison::of(&results);
+    results.bound_credential = results.bound_credential();
     drop((mitmproxy, squid, nginx, sluice, upstream));
     write_outputs(&results, &options)
 }

@@ -14,8 +14,6 @@ use anyhow::Context as _;
 use serde::Serialize;
 use sluice_scan_bench::responses::Shape;
 
-use crate::{plan::Metric, results::Results};
-
 /// The targets binding the run's secrets, in the order they are drawn: the
 /// first is `sluice-full` itself (every metric), the others measure only
 /// 1 MiB bodies. At most this many secrets a run.
@@ -124,42 +122,43 @@ pub struct Comparison {
     pub max: Option<f64>,
 }
 
+/// A target's 1 MiB-body medians.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Figures {
+    pub mb_s: Option<f64>,
+    /// The daemon's CPU µs per MB.
+    pub cpu_us_per_mb: Option<f64>,
+}
+
 impl Comparison {
-    /// From a run's medians; none when the run measured neither side.
-    pub fn of(results: &Results) -> Option<Comparison> {
-        if results.secrets.is_empty() || results.target(WITHOUT).is_none() {
+    /// Over `secrets`, from each target's `figures` (`None`: the target
+    /// did not run); none when the run had no secrets or no [`WITHOUT`].
+    pub fn of(secrets: &[Bound], figures: impl Fn(&str) -> Option<Figures>) -> Option<Comparison> {
+        if secrets.is_empty() {
             return None;
         }
-        let without_mb_s = results.median(WITHOUT, Metric::Bodies1m);
-        let cpu = |target: &str| {
-            results
-                .target(target)?
-                .metrics
-                .get(&Metric::Bodies1m)?
-                .cpu_us_per_mb_median
-        };
-        let secrets: Vec<SecretRatio> = results
-            .secrets
+        let without = figures(WITHOUT)?;
+        let secrets: Vec<SecretRatio> = secrets
             .iter()
             .map(|bound| {
-                let mb_s = results.median(&bound.target, Metric::Bodies1m);
-                let ratio = match (mb_s, without_mb_s) {
+                let own = figures(&bound.target).unwrap_or_default();
+                let ratio = match (own.mb_s, without.mb_s) {
                     (Some(a), Some(b)) if b > 0.0 => Some(a / b),
                     _ => None,
                 };
                 SecretRatio {
                     bound: bound.clone(),
-                    mb_s,
+                    mb_s: own.mb_s,
                     ratio,
-                    cpu_us_per_mb: cpu(&bound.target),
+                    cpu_us_per_mb: own.cpu_us_per_mb,
                 }
             })
             .collect();
         let ratios = || secrets.iter().filter_map(|s| s.ratio);
         Some(Comparison {
             without: WITHOUT.to_owned(),
-            without_mb_s,
-            without_cpu_us_per_mb: cpu(WITHOUT),
+            without_mb_s: without.mb_s,
+            without_cpu_us_per_mb: without.cpu_us_per_mb,
             min: ratios().min_by(f64::total_cmp),
             max: ratios().max_by(f64::total_cmp),
             secrets,
@@ -267,25 +266,30 @@ mod tests {
         assert_eq!(random.below(1), 0);
     }
 
-    fn results(without: Option<f64>, bound: &[(&str, Option<f64>)]) -> Results {
-        let mut targets = Vec::new();
-        let mut secrets = Vec::new();
+    /// The comparison over `bound` (target, MB/s), against `without`
+    /// (`None`: that target did not run).
+    fn compare(without: Option<f64>, bound: &[(&str, Option<f64>)]) -> Option<Comparison> {
         let secret = Secret {
             shape: Shape::Hex40,
             bytes: vec![b'a'; 40],
         };
-        for (name, mb_s) in std::iter::once((WITHOUT, without)).chain(bound.iter().copied()) {
-            if name != WITHOUT {
-                secrets.push(Bound::new(name, &secret));
-            }
-            targets.push(crate::report::tests::bodies_target(name, mb_s));
-        }
-        if without.is_none() {
-            targets.remove(0);
-        }
-        let mut results = crate::report::tests::results(targets);
-        results.secrets = secrets;
-        results
+        let secrets: Vec<Bound> = bound
+            .iter()
+            .map(|(name, _)| Bound::new(name, &secret))
+            .collect();
+        Comparison::of(&secrets, |target| match target {
+            WITHOUT => without.map(|mb_s| Figures {
+                mb_s: Some(mb_s),
+                cpu_us_per_mb: None,
+            }),
+            target => bound
+                .iter()
+                .find(|(name, _)| *name == target)
+                .map(|&(_, mb_s)| Figures {
+                    mb_s,
+                    cpu_us_per_mb: None,
+                }),
+        })
     }
 
     #[test]
@@ -331,8 +335,7 @@ mod tests {
             ),
         ];
         for (without, bound, range, verdict) in cases {
-            let results = results(*without, bound);
-            let cmp = Comparison::of(&results).expect("both sides ran");
+            let cmp = compare(*without, bound).expect("both sides ran");
             let got = cmp.min.zip(cmp.max);
             match (got, range) {
                 (Some((lo, hi)), Some((want_lo, want_hi))) => {
@@ -346,7 +349,7 @@ mod tests {
         }
         // Without the target with no credential, or without secrets: no
         // comparison at all.
-        assert!(Comparison::of(&results(None, &[("sluice-full", Some(1.0))])).is_none());
-        assert!(Comparison::of(&results(Some(1.0), &[])).is_none());
+        assert!(compare(None, &[("sluice-full", Some(1.0))]).is_none());
+        assert!(compare(Some(1.0), &[]).is_none());
     }
 }
