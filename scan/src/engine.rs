@@ -430,7 +430,7 @@ pub(super) fn digits_ahead(text: &[u8], start: usize) -> usize {
     for &b in text[start..].iter().take(24) {
         match b {
             b'0'..=b'9' => digits += 1,
-            b' ' | b'-' | b'.' | b'(' | b')' => {}
+            b' ' | b'-' | b'.' | b'/' | b'(' | b')' => {}
             _ => break,
         }
     }

@@ -248,6 +248,21 @@ fn a_body_that_is_one_json_string_has_its_escapes_decoded() {
     );
 }
 
+/// Numbers written with a slash after the area code are stops of the
+/// class scan (the slash is one of its number separators); dates and paths
+/// with slashes stay unreported.
+#[test]
+fn slashed_phone_numbers_are_found_and_slashed_dates_are_not() {
+    let body = "Büro: 030/12345678, Zentrale 089 / 1234567, Durchwahl 0211/12345-67. \
+                Am 05/12/2024 um 10:30, Datei /var/log/2024/05/12/0001.log, Seite 12/345.";
+    let want = [
+        ("phone", "030/12345678"),
+        ("phone", "089 / 1234567"),
+        ("phone", "0211/12345-67"),
+    ];
+    assert_eq!(found(Some("text/plain"), body), pairs(&want));
+}
+
 #[test]
 fn near_misses_in_prose_are_not_reported() {
     let body = "Build 2026.03.14 finished in 12.5s, version 3.2.1. The meeting is at 10:30 on \
