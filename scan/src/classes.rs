@@ -332,7 +332,9 @@ impl Pair {
     /// at a byte of them.
     ///
     /// A digit at `p` may start a value when it has
-    /// - two capitals just before it (an IBAN's country), or
+    /// - two capitals just before it (an IBAN's country), or two small
+    ///   letters at a word's start and a digit after it (a lower-case
+    ///   IBAN's country and check digits: `gb82west…`, `mt84 jlsn …`), or
     /// - a colon within four bytes before it or seven after (an IPv6 group:
     ///   the run is at most four digits and the colon within four bytes
     ///   of either end), where `v6` (an address may be in reach:
@@ -349,7 +351,11 @@ impl Pair {
         };
         let upper = behind(|b| b.upper);
         let capitals = (upper << 1 & upper << 2) >> BLOCK;
-        let mut may = capitals;
+        let lower = behind(|b| b.alnum & !(b.digit | b.upper));
+        let word_start = !(behind(|b| b.alnum) << 3);
+        let small_country = (lower << 1 & lower << 2 & word_start) >> BLOCK;
+        let lower_iban = small_country & self.bits(|b| b.digit) >> 1;
+        let mut may = capitals | lower_iban;
         if v6 {
             let colon = behind(|b| b.colon);
             let colon_before = colon << 1 | colon << 2;
@@ -377,10 +383,10 @@ impl Pair {
     /// `words & self.may_hold_values(before, v6)`, the first digits of
     /// the first block that may start a value, with a cheaper test first:
     /// the digits of most blocks of prose ("in 2023 we", "53.4% of") have
-    /// no two capitals before them, and no digit or separator three and
-    /// six bytes on, which each value but an IPv6 address has (eight
-    /// digits and separators, seven digits and dots). Only the blocks with
-    /// a digit that passes it pay for the exact masks.
+    /// no two capitals nor a small letter before them, and no digit or
+    /// separator three and six bytes on, which each value but an IPv6
+    /// address has (eight digits and separators, seven digits and dots).
+    /// Only the blocks with a digit that passes it pay for the exact masks.
     #[inline(always)]
     pub(crate) fn values_in(&self, words: u64, before: &Block, v6: bool) -> u64 {
         if !v6 {
@@ -390,7 +396,10 @@ impl Pair {
             let (upper, behind) = (self.lo.upper, before.upper);
             let capitals =
                 (upper << 1 | behind >> (BLOCK - 1)) & (upper << 2 | behind >> (BLOCK - 2));
-            if words & (probe | capitals) == 0 {
+            // A small letter just before: a lower-case IBAN's country.
+            let lower = |b: &Block| b.alnum & !(b.digit | b.upper);
+            let small = lower(&self.lo) << 1 | lower(before) >> (BLOCK - 1);
+            if words & (probe | capitals | small) == 0 {
                 return 0;
             }
         }
