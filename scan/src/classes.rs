@@ -30,7 +30,8 @@ pub(crate) struct Block {
     pub digit: u64,
     pub at: u64,
     pub alnum: u64,
-    /// `' '`, `-`, `.`, `(` and `)`: what numbers are written with.
+    /// `' '`, `-`, `.`, `/`, `(` and `)`: what numbers are written with
+    /// (the slash after a German area code: `030/1234567`).
     pub sep: u64,
     /// `A`-`Z`, `:` and `.`: what tells a digit run that may start a value
     /// ([`Pair::may_hold_values`]).
@@ -40,7 +41,7 @@ pub(crate) struct Block {
 }
 
 fn is_sep(b: u8) -> bool {
-    matches!(b, b' ' | b'-' | b'.' | b'(' | b')')
+    matches!(b, b' ' | b'-' | b'.' | b'/' | b'(' | b')')
 }
 
 /// A way to classify blocks.
@@ -331,7 +332,9 @@ impl Pair {
     /// at a byte of them.
     ///
     /// A digit at `p` may start a value when it has
-    /// - two capitals just before it (an IBAN's country), or
+    /// - two capitals just before it (an IBAN's country), or two small
+    ///   letters at a word's start and a digit after it (a lower-case
+    ///   IBAN's country and check digits: `gb82west…`, `mt84 jlsn …`), or
     /// - a colon within four bytes before it or seven after (an IPv6 group:
     ///   the run is at most four digits and the colon within four bytes
     ///   of either end), where `v6` (an address may be in reach:
@@ -348,7 +351,11 @@ impl Pair {
         };
         let upper = behind(|b| b.upper);
         let capitals = (upper << 1 & upper << 2) >> BLOCK;
-        let mut may = capitals;
+        let lower = behind(|b| b.alnum & !(b.digit | b.upper));
+        let word_start = !(behind(|b| b.alnum) << 3);
+        let small_country = (lower << 1 & lower << 2 & word_start) >> BLOCK;
+        let lower_iban = small_country & self.bits(|b| b.digit) >> 1;
+        let mut may = capitals | lower_iban;
         if v6 {
             let colon = behind(|b| b.colon);
             let colon_before = colon << 1 | colon << 2;
@@ -376,10 +383,10 @@ impl Pair {
     /// `words & self.may_hold_values(before, v6)`, the first digits of
     /// the first block that may start a value, with a cheaper test first:
     /// the digits of most blocks of prose ("in 2023 we", "53.4% of") have
-    /// no two capitals before them, and no digit or separator three and
-    /// six bytes on, which each value but an IPv6 address has (eight
-    /// digits and separators, seven digits and dots). Only the blocks with
-    /// a digit that passes it pay for the exact masks.
+    /// no two capitals nor a small letter before them, and no digit or
+    /// separator three and six bytes on, which each value but an IPv6
+    /// address has (eight digits and separators, seven digits and dots).
+    /// Only the blocks with a digit that passes it pay for the exact masks.
     #[inline(always)]
     pub(crate) fn values_in(&self, words: u64, before: &Block, v6: bool) -> u64 {
         if !v6 {
@@ -389,7 +396,10 @@ impl Pair {
             let (upper, behind) = (self.lo.upper, before.upper);
             let capitals =
                 (upper << 1 | behind >> (BLOCK - 1)) & (upper << 2 | behind >> (BLOCK - 2));
-            if words & (probe | capitals) == 0 {
+            // A small letter just before: a lower-case IBAN's country.
+            let lower = |b: &Block| b.alnum & !(b.digit | b.upper);
+            let small = lower(&self.lo) << 1 | lower(before) >> (BLOCK - 1);
+            if words & (probe | capitals | small) == 0 {
                 return 0;
             }
         }
@@ -520,7 +530,7 @@ mod x86 {
             t[i] = bit(b.is_ascii_digit(), DIGIT)
                 | bit(b == b'@', AT)
                 | bit(b.is_ascii_alphanumeric(), ALNUM)
-                | bit(matches!(b, b' ' | b'-' | b'.' | b'(' | b')'), SEP)
+                | bit(matches!(b, b' ' | b'-' | b'.' | b'/' | b'(' | b')'), SEP)
                 | bit(b.is_ascii_uppercase(), UPPER)
                 | bit(b == b':', COLON)
                 | bit(b == b'.', DOT);
@@ -545,9 +555,9 @@ mod x86 {
                 let eq = |x: __m128i, b: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8));
                 let digit = in_range(x, b'0', 10);
                 let letter = in_range(_mm_or_si128(x, _mm_set1_epi8(0x20)), b'a', 26);
-                // `(`/`)` differ in the low bit; `-`/`.` are adjacent.
+                // `(`/`)` differ in the low bit; `-`, `.` and `/` are adjacent.
                 let paren = eq(_mm_and_si128(x, _mm_set1_epi8(!1)), b'(');
-                let sep = _mm_or_si128(_mm_or_si128(eq(x, b' '), paren), in_range(x, b'-', 2));
+                let sep = _mm_or_si128(_mm_or_si128(eq(x, b' '), paren), in_range(x, b'-', 3));
                 out.digit |= mask(digit);
                 out.alnum |= mask(_mm_or_si128(digit, letter));
                 out.at |= mask(eq(x, b'@'));
@@ -578,7 +588,7 @@ mod x86 {
             let letter = in_range(_mm256_or_si256(x, _mm256_set1_epi8(0x20)), b'a', 26);
             let paren = eq(_mm256_and_si256(x, _mm256_set1_epi8(!1)), b'(');
             let space = eq(x, b' ');
-            let sep = _mm256_or_si256(_mm256_or_si256(space, paren), in_range(x, b'-', 2));
+            let sep = _mm256_or_si256(_mm256_or_si256(space, paren), in_range(x, b'-', 3));
             out.digit |= mask(digit);
             out.alnum |= mask(_mm256_or_si256(digit, letter));
             out.at |= mask(eq(x, b'@'));
@@ -610,7 +620,7 @@ mod x86 {
             digit,
             at: eq(x, b'@'),
             alnum: digit | letter,
-            sep: eq(x, b' ') | paren | in_range(x, b'-', 2),
+            sep: eq(x, b' ') | paren | in_range(x, b'-', 3),
             upper: in_range(x, b'A', 26),
             colon: eq(x, b':'),
             dot: eq(x, b'.'),
@@ -722,14 +732,15 @@ mod tests {
     fn portable_table() {
         let mut bytes = [b'x'; BLOCK];
         bytes[..12].copy_from_slice(b"a1@: -.()Z_\xff");
+        bytes[12] = b'/';
         bytes[63] = b'9';
         let b = portable(&bytes);
         assert_eq!(b.digit, 1 << 1 | 1 << 63);
         assert_eq!(b.at, 1 << 2);
-        assert_eq!(b.sep, 0b1_1111 << 4);
+        assert_eq!(b.sep, 0b1_1111 << 4 | 1 << 12);
         assert_eq!((b.upper, b.colon, b.dot), (1 << 9, 1 << 3, 1 << 6));
         // Letters and digits, not `_` nor high bytes; the 'x' filler counts.
-        assert_eq!(b.alnum, !(0b111_1111 << 2) & !(0b11 << 10));
+        assert_eq!(b.alnum, !(0b111_1111 << 2) & !(0b111 << 10));
     }
 
     #[test]

@@ -430,7 +430,7 @@ pub(super) fn digits_ahead(text: &[u8], start: usize) -> usize {
     for &b in text[start..].iter().take(24) {
         match b {
             b'0'..=b'9' => digits += 1,
-            b' ' | b'-' | b'.' | b'(' | b')' => {}
+            b' ' | b'-' | b'.' | b'/' | b'(' | b')' => {}
             _ => break,
         }
     }
@@ -444,7 +444,8 @@ pub(super) fn digits_ahead(text: &[u8], start: usize) -> usize {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Prospects {
     /// Two capitals before the digits, or two small letters and eight
-    /// digits or more (which the masks keep as a run of eight).
+    /// digits or more (which the masks keep as a run of eight), or two
+    /// small letters at a word's start and two digits.
     iban: bool,
     /// A colon within the hex group, and no group longer than four hex
     /// digits (`Ipv6Addr` reads no more).
@@ -465,8 +466,12 @@ impl Prospects {
         Prospects {
             iban: p >= 2 && {
                 let (a, b) = (text[p - 2], text[p - 1]);
+                let small = a.is_ascii_lowercase() && b.is_ascii_lowercase();
+                // `gb82west…`, `mt84 jlsn …`: the country and the check
+                // digits, whatever follows.
+                let word_start = || !is_alnum(before(text, p - 2)) && is_digit(at(text, p + 1));
                 (a.is_ascii_uppercase() && b.is_ascii_uppercase())
-                    || (digits >= 8 && a.is_ascii_lowercase() && b.is_ascii_lowercase())
+                    || (small && (digits >= 8 || word_start()))
             },
             v6,
             token: (digits >= 8 || v4) && starts_token(text, p),
@@ -729,10 +734,15 @@ mod tests {
             ("call 415 555-0132", true),
             // Two small letters and eight digits: a lower-case IBAN's start.
             ("id=ab12345678", true),
-            ("id=ab1234567", false),
+            ("id=xab1234567", false),
             ("GB82 WEST", true),
             ("de89370400440532013000", true),
-            ("ab12 west", false),
+            // Two small letters at a word's start and two digits: a
+            // lower-case IBAN's country and check digits.
+            ("ab12 west", true),
+            ("ab12west", true),
+            ("xab12 west", false),
+            ("ab1 west", false),
             ("at 12:30", true),
             ("fe80::1", true),
             ("a 1234:", true),
@@ -1014,6 +1024,7 @@ mod tests {
         for (text, at) in [
             (&b"ip 10.1.2.3"[..], 3),
             (b"GB82 WEST", 2),
+            (b" gb82west1", 3),
             (b"at 12:30", 3),
             (b"call 415 555-0132", 5),
         ] {

@@ -248,6 +248,50 @@ fn a_body_that_is_one_json_string_has_its_escapes_decoded() {
     );
 }
 
+/// Numbers written with a slash after the area code are stops of the
+/// class scan (the slash is one of its number separators); dates and paths
+/// with slashes stay unreported.
+#[test]
+fn slashed_phone_numbers_are_found_and_slashed_dates_are_not() {
+    let body = "Büro: 030/12345678, Zentrale 089 / 1234567, Durchwahl 0211/12345-67. \
+                Am 05/12/2024 um 10:30, Datei /var/log/2024/05/12/0001.log, Seite 12/345.";
+    let want = [
+        ("phone", "030/12345678"),
+        ("phone", "089 / 1234567"),
+        ("phone", "0211/12345-67"),
+    ];
+    assert_eq!(found(Some("text/plain"), body), pairs(&want));
+}
+
+/// Lower-case IBANs whose national part holds letters are stops of the
+/// class scan at their check digits, solid or in groups whose digits are
+/// few; words of the same shape that fail the country's length or the
+/// mod-97 check are not reported.
+#[test]
+fn lower_case_ibans_with_letters_are_found() {
+    let body = "iban gb82west12345698765432, nl91abna0417164300 and \
+                it60x0542811101000000123456, mt84 malt 0110 0001 2345 mtlc ast0 01s; \
+                not gb82west12345698765433, ab12cd34ef56gh78ij, de12abcd1234567890, \
+                sha256 utf8 gpt4o x86_64 nl91abna041716430 chatcmpl-ab12cd345678 id42 \
+                mt84malt011000012345mtlcast001t";
+    let want = [
+        ("iban", "gb82west12345698765432"),
+        ("iban", "nl91abna0417164300"),
+        ("iban", "it60x0542811101000000123456"),
+        ("iban", "mt84 malt 0110 0001 2345 mtlc ast0 01s"),
+    ];
+    assert_eq!(found(Some("text/plain"), body), pairs(&want));
+    // In a JSON string and after a block edge, too.
+    for pad in [0, 50, 60, 61, 62, 63, 64, 70] {
+        let body = format!(
+            "{{\"note\":\"{}ie29aibk93115212345678\"}}",
+            "x ".repeat(pad / 2)
+        );
+        let found = found(Some("application/json"), &body);
+        assert_eq!(found, pairs(&[("iban", "ie29aibk93115212345678")]), "{pad}");
+    }
+}
+
 #[test]
 fn near_misses_in_prose_are_not_reported() {
     let body = "Build 2026.03.14 finished in 12.5s, version 3.2.1. The meeting is at 10:30 on \

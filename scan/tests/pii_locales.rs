@@ -795,13 +795,15 @@ fn cases() -> Vec<Labelled> {
 const KINDS: [Kind; 4] = [Kind::CreditCard, Kind::Phone, Kind::Email, Kind::Iban];
 
 /// Recall and precision each kind keeps on this set: (kind, recall,
-/// precision), from its scoring of 2026-12-07 rounded down (cards'
-/// precision: an EAN-13 barcode that passes Luhn is read as a card).
+/// precision), rounded down from its scoring of 2026-12-07; phones, IBANs
+/// and cards' precision from their second, after the national numbering
+/// plans, the lower-case IBANs with letters and the EAN-13 barcodes (the
+/// set's misses seen by then; each became a unit test first).
 const FLOORS: &[(Kind, f64, f64)] = &[
-    (Kind::CreditCard, 0.99, 0.95),
-    (Kind::Phone, 0.88, 0.995),
+    (Kind::CreditCard, 0.99, 0.99),
+    (Kind::Phone, 0.99, 0.995),
     (Kind::Email, 0.99, 0.995),
-    (Kind::Iban, 0.90, 0.995),
+    (Kind::Iban, 0.99, 0.995),
 ];
 
 #[test]

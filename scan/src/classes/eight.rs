@@ -346,6 +346,19 @@ impl Pairs {
         let (and, or) = (_mm512_and_si512, _mm512_or_si512);
         // The lookbehind tests shift the block before in from below.
         let capitals = and(up::<1>(lo.upper, b.upper), up::<2>(lo.upper, b.upper));
+        // Two small letters at a word's start and two digits: a
+        // lower-case IBAN's country and check digits.
+        let andnot = _mm512_andnot_si512;
+        let (lower_b, lower_lo) = (
+            andnot(or(b.digit, b.upper), b.alnum),
+            andnot(or(lo.digit, lo.upper), lo.alnum),
+        );
+        let small_country = andnot(
+            up::<3>(lo.alnum, b.alnum),
+            and(up::<1>(lower_lo, lower_b), up::<2>(lower_lo, lower_b)),
+        );
+        let lower_iban = and(small_country, down::<1>(lo.digit, hi.digit));
+        let capitals = or(capitals, lower_iban);
         let colon_before = or(
             or(up::<1>(lo.colon, b.colon), up::<2>(lo.colon, b.colon)),
             or(up::<3>(lo.colon, b.colon), up::<4>(lo.colon, b.colon)),

@@ -27,6 +27,14 @@
 //! and 56-58 with any twelve would catch one in two hundred of them. Other
 //! twelve-digit numbers need a card word. UnionPay numbers that fail Luhn
 //! (some do) are reported only after a UnionPay word.
+//!
+//! Thirteen digits written solid that pass the EAN-13 check as well are
+//! a product's barcode as often as a card (`5901234123457`, GS1's example,
+//! passes both): such a number needs a card word, unless it starts with 4.
+//! Visa issued thirteen-digit numbers, which stay reported on their prefix
+//! (one in ten of them passes the EAN check too); the other thirteen-digit
+//! issuers (Maestro, Discover's and UnionPay's 6) lose the one in ten that
+//! passes it, when no card word is near.
 
 use crate::chars::{at, ends_token, has_context, is_digit, starts_token};
 
@@ -119,8 +127,9 @@ pub(crate) fn at_digit(text: &[u8], start: usize) -> Option<(usize, usize)> {
             continue;
         }
         let number = &digits[..n];
+        let barcode = used == 1 && ean13(number) && number[0] != 4;
         let valid = if luhn(number) {
-            known_prefix(number) || has_context(text, start, CONTEXT)
+            (known_prefix(number) && !barcode) || has_context(text, start, CONTEXT)
         } else {
             unionpay(number) && has_context(text, start, UNIONPAY)
         };
@@ -143,6 +152,21 @@ pub(crate) fn luhn(digits: &[u8]) -> bool {
             d
         };
     }
+    sum.is_multiple_of(10)
+}
+
+/// Whether thirteen digits pass the EAN-13 (GTIN-13) check: weights 1 and
+/// 3 in turn over the first twelve, the last making the sum a multiple of
+/// ten.
+fn ean13(d: &[u8]) -> bool {
+    if d.len() != 13 {
+        return false;
+    }
+    let sum: u32 = d
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| u32::from(x) * if i % 2 == 1 { 3 } else { 1 })
+        .sum();
     sum.is_multiple_of(10)
 }
 
@@ -228,6 +252,13 @@ mod tests {
             ("numéro de carte 571234567899", "571234567899"),
             // UnionPay outside Luhn, named.
             ("UnionPay 6212345678901234", "6212345678901234"),
+            // Thirteen digits: Visa's even when they pass the EAN-13 check,
+            // Maestro's when they do not, or after a card word.
+            ("4000000000006", "4000000000006"),
+            ("5900000000014", "5900000000014"),
+            ("6304000000000", "6304000000000"),
+            ("card 5901234123457", "5901234123457"),
+            ("5901 2341 2345 7", "5901 2341 2345 7"),
         ] {
             assert_eq!(find(text), Some(want), "{text}");
         }
@@ -247,7 +278,9 @@ mod tests {
             "4111111111111111a",   // head of a word
             "550e8400-e29b-41d4-a716-446655440000",
             "2026-05-04",
-            "4111.1111.1111.1111.1", // dotted version-like
+            "4111.1111.1111.1111.1",         // dotted version-like
+            "Barcode 5901234123457 scanned", // an EAN-13 that passes Luhn
+            "EAN 6901234500042",             // another (a Chinese GS1 prefix)
         ] {
             let bytes = text.as_bytes();
             for i in 0..bytes.len() {

@@ -5,12 +5,14 @@
 //! of either case (`gb82 west 1234 5698 7654 32`, `de89370400440532013000`).
 //!
 //! The engine reads an IBAN from its country code where the digits after
-//! it are a stop of its class scan: two capitals before them, or two small
+//! it are a stop of its class scan: two capitals before them, two small
 //! letters and eight digits or more (a lower-case IBAN whose national part
-//! starts with digits). A lower-case one whose national part starts with
-//! letters is found from a later group of digits, looking back over up to
-//! three groups of four ([`grouped_before`]); written solid
-//! (`gb82west12345698765432`), it has no such group, and is not found.
+//! starts with digits), or two small letters at a word's start and two
+//! digits (a lower-case one whose national part holds letters, solid or in
+//! groups: `gb82west12345698765432`, `mt84 malt 0110 …`). A grouped one is
+//! also found from a later group of digits, looking back over up to three
+//! groups of four ([`grouped_before`]). The country's length and the
+//! mod-97 check keep the words that look alike (`ab12cd`, `id42`) out.
 
 use crate::chars::{at, before, is_alnum, is_digit};
 

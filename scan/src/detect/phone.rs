@@ -8,21 +8,18 @@
 //! - North American: `(202) 555-0123`, `202-555-0123`, `202.555.0123`,
 //!   `202 555 0123`, optionally after `1-` or `1 `; area code and exchange
 //!   start with 2-9;
-//! - national, with a trunk `0` (then not `0`), 9 to 12 digits, in two or
-//!   more groups: an area code of 2 to 5 digits (or in parentheses) then
-//!   groups of 3 to 8, not all starting with 0 (`020 7946 0958`, `07700 900123`, `030 12345678`,
-//!   `(030) 1234-5678`, `0151 23456789`, `06 1234 5678`, `020-123 4567`,
-//!   `022 2345 6789`, `03-1234-5678`, `090-1234-5678`, `(02) 1234 5678`,
-//!   `0412 345 678`), or five pairs (`01 23 45 67 89`, `06.12.34.56.78`,
-//!   `06-12-34-56-78`); dots only between pairs;
-//! - national without a trunk prefix, in the layouts of the countries that
-//!   dial none: Spain's nine digits from 6-9 (`912 345 678`,
-//!   `612 34 56 78`, `93 123 45 67`), Italy's mobiles (`312 345 6789`),
-//!   India's mobiles in two fives from 6-9 (`98765 43210`), Brazil's area
-//!   code in parentheses (`(11) 91234-5678`, `(21) 3456-7890`).
+//! - national, in the writings of each country's numbering plan
+//!   ([`plans`]): with a trunk `0` (`020 7946 0958`, `030/12345678`,
+//!   `089 / 1234567`, `(030) 1234-5678`, `044 668 18 00`,
+//!   `01 23 45 67 89`, `03-1234-5678`, `0467-12-3456`), or without one
+//!   where the country dials none (Spain's and Poland's `912 345 678`,
+//!   Italy's `312 345 6789`, India's `98765 43210`, Brazil's
+//!   `(11) 91234-5678` and `11 3456-7890`, Mexico's `55 1234 5678`,
+//!   Australia's `1300 123 456`).
 //!
 //! The groups after the first are separated the same way throughout, but
-//! for one change after the area code (`020-123 4567`, `(030) 1234-5678`).
+//! for one change after the area code (`020-123 4567`, `(030) 1234-5678`,
+//! `0211/12345-67`); a slash, alone or between spaces, only there.
 //! A national number is not reported when signed (`-0127-04829`), after a
 //! word of another kind of
 //! number ("order", "invoice", "ref", "ISBN", "zip", "id:", "total", tax,
@@ -33,12 +30,14 @@
 //! compound such as "Bestellnummer" holds).
 //!
 //! An international number may have its country code in parentheses
-//! (`(+34) 612 345 678`), or be dialed with `00` in its own group and two
-//! groups or more after it (`0044 20 7946 0958`, `0031 20-123 4567`).
+//! (`(+34) 612 345 678`), or be dialed with `00` joined to the country
+//! code or in a group of its own, and two groups or more after the code
+//! (`0044 20 7946 0958`, `0031 20-123 4567`, `00 44 20 7946 0958`).
 //!
 //! Formats reported only after a phone word ("phone", "call", "tel",
 //! "mobile", "Telefon", "numéro", "電話", ...): ten bare North American digits
-//! (`2025550123`), Spain's, India's and Italy's mobile numbers written
+//! (`2025550123`), India's mobiles with a dash (`98765-43210`, as a range
+//! of five-digit numbers is written), Spain's, India's and Italy's mobile numbers written
 //! solid (`612345678`, `9876543210`, `3123456789`; these after a word that
 //! names a phone, "mobile", "móvil", "call", ..., not "number" nor "tel",
 //! which "hotel" holds), other national numbers with a trunk `0` of 9 to 12
@@ -47,150 +46,16 @@
 //! phone numbers on their shape alone: a JSON number (`"ts": 1709641234`)
 //! or an id looks the same.
 
+mod plans;
+#[cfg(test)]
+mod tests;
+mod words;
+
 use crate::chars::{
     at, before, ends_token, has_context, has_context_within, is_digit, is_word, starts_token,
 };
-
-const CONTEXT: &[&str] = &[
-    "phone",
-    "tel",
-    "call",
-    "mobile",
-    "cell",
-    "fax",
-    "whatsapp",
-    "sms",
-    "number",
-    "contact",
-    "reach",
-    "dial",
-    "mob.",
-    "ph.",
-    "ph:",
-    "mobil",
-    "nummer",
-    "num\u{e9}ro",
-    "n\u{fa}mero",
-    "m\u{f3}vil",
-    "celular",
-    "cellulare",
-    "portable :",
-    "portable:",
-    "numero di",
-    "numero:",
-    "bel ",
-    "fone",
-    "\u{96fb}\u{8a71}",
-    "\u{643a}\u{5e2f}",
-    "\u{7535}\u{8bdd}",
-    "\u{442}\u{435}\u{43b}",
-];
-
-/// The phone words that mobile numbers written solid need: none that is
-/// part of common words ("tel" of "hotel") or names other numbers
-/// ("number").
-const MOBILE_CONTEXT: &[&str] = &[
-    "phone",
-    "mobile",
-    "m\u{f3}vil",
-    "movil",
-    "cell",
-    "celular",
-    "whatsapp",
-    "tel\u{e9}fono",
-    "telefono",
-    "telefone",
-    "call",
-    "sms",
-    "contact",
-];
-
-/// Words before other kinds of numbers: a national number right after one
-/// is not reported on its shape alone.
-const NOT_PHONE: &[&str] = &[
-    "order",
-    "invoice",
-    "sku",
-    "ref",
-    "isbn",
-    "serial",
-    "ticket",
-    "tracking",
-    "zip",
-    "postal",
-    "postcode",
-    "plz",
-    "version",
-    "build",
-    "total",
-    "price",
-    "amount",
-    "budget",
-    "population",
-    "bestell",
-    "rechnung",
-    "commande",
-    "facture",
-    "pedido",
-    "factura",
-    "ordine",
-    "fattura",
-    "id:",
-    "id=",
-    " id ",
-    "#",
-    // Company, tax and identity numbers.
-    "siren",
-    "siret",
-    "tva:",
-    "tva ",
-    "vat:",
-    "vat ",
-    "vat no",
-    "steuer",
-    "tax",
-    "nif:",
-    "nif ",
-    "cif:",
-    "cif ",
-    "dni:",
-    "dni ",
-    "fiscal",
-    "p.iva",
-    "partita iva",
-    "kvk",
-    "btw",
-    "bsn",
-    "ssn",
-    "social security",
-    "passport",
-    "licen",
-    "imei",
-    "iban",
-    "swift",
-    "routing",
-];
-
-/// What follows an amount or a measure, not a phone number.
-const UNITS: &[&[u8]] = &[
-    b"eur",
-    b"usd",
-    b"gbp",
-    b"inr",
-    b"rs",
-    b"yen",
-    b"dollar",
-    b"peso",
-    b"rupee",
-    b"\xE2\x82\xAC",
-    b"$",
-    b"\xC2\xA3",
-    b"%",
-    b"km",
-    b"kg",
-    b"people",
-    b"users",
-];
+use plans::{all_zero_led, national_layout, separators_ok};
+use words::{CONTEXT, MOBILE_CONTEXT, NOT_PHONE, UNITS};
 
 const MAX_GROUPS: usize = 8;
 const MAX_DIGITS: usize = 15;
@@ -253,10 +118,23 @@ fn groups(text: &[u8], mut i: usize) -> Option<Groups> {
         g.seps[g.count] = if paren { b'(' } else { sep_before };
         g.count += 1;
         g.end = i;
-        // At most one separator, then a digit or a parenthesized group.
+        // At most one separator, then a digit or a parenthesized group; or
+        // one slash in the number, alone or with a space either side
+        // (`030/1234567`, `089 / 1234567`).
         let mut j = i;
         let mut sep = 0u8;
-        if matches!(at(text, j), b' ' | b'-' | b'.') {
+        let slash = match (at(text, j), at(text, j + 1), at(text, j + 2)) {
+            (b'/', _, _) => 1,
+            (b' ', b'/', b' ') => 3,
+            _ => 0,
+        };
+        if slash > 0 {
+            if g.seps[..g.count].contains(&b'/') {
+                return None;
+            }
+            sep = b'/';
+            j += slash;
+        } else if matches!(at(text, j), b' ' | b'-' | b'.') {
             sep = text[j];
             j += 1;
         }
@@ -341,10 +219,15 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
     let dialed_abroad = d.len() > 2 && d[0] == 0 && d[1] == 0 && international(&d[2..]);
     // `0044 20 7946 0958`: the first group `00` and the country code, then
     // two groups or more, as the number is written after `+`.
+    // `00 44 20 7946 0958`: `00` in a group of its own, then the code's.
     let code_group = dialed_abroad
-        && g.count >= 3
-        && code_len(&d[2..]).is_some_and(|n| g.lens[0] == 2 + n)
-        && separators_ok(&g.seps[..g.count])
+        && code_len(&d[2..]).is_some_and(|n| {
+            let own = g.count >= 4 && g.lens[..2] == [2, n] && separators_ok(&g.seps[1..g.count]);
+            let joined = g.count >= 3 && g.lens[0] == 2 + n && separators_ok(&g.seps[..g.count]);
+            // Or the national number whole after it (`0034 612345678`).
+            let whole = g.count == 2 && g.lens[0] == 2 + n && g.lens[1] >= 9;
+            own || joined || whole
+        })
         && !all_zero_led(&g);
     if code_group && !other_number(text, start, g.end) {
         return Some((start, g.end));
@@ -352,7 +235,10 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
     // Spain's nine digits, India's and Italy's mobile ten, written solid.
     let bare_mobile = g.count == 1 && matches!((d.len(), d[0]), (9, 6..=9) | (10, 3 | 6..=9));
     let bare_mobile = bare_mobile && has_context(text, start, MOBILE_CONTEXT);
-    let with_context = north_american(&g, true) || national(&g) || dialed_abroad || bare_mobile;
+    // India's mobiles in two fives joined by a dash, as ranges are written.
+    let dashed_mobile = g.lens[..g.count] == [5, 5] && g.seps[1] == b'-' && d[0] >= 6;
+    let with_context =
+        north_american(&g, true) || national(&g) || dialed_abroad || bare_mobile || dashed_mobile;
     let ok = with_context && has_context(text, start, CONTEXT) && !other_number(text, start, g.end);
     ok.then_some((start, g.end))
 }
@@ -424,87 +310,6 @@ fn consistent(seps: &[u8]) -> bool {
     seps.windows(2).all(|w| w[0] == w[1]) && seps.first().is_some_and(|s| *s != b'(')
 }
 
-/// A national number in one of the layouts reported on their own (the
-/// module's docs).
-fn national_layout(g: &Groups) -> bool {
-    let (lens, seps, d) = (&g.lens[..g.count], &g.seps[..g.count], g.digits());
-    if g.count < 2 || !separators_ok(seps) {
-        return false;
-    }
-    let n = d.len();
-    if d[0] == 0 {
-        if d[1] == 0 || !(9..=12).contains(&n) {
-            return false;
-        }
-        let pairs = g.count == 5 && lens.iter().all(|&l| l == 2) && !stepping(d);
-        let area_then_groups = (2..=5).contains(&lens[0])
-            && lens[1..].iter().all(|l| (3..=8).contains(l))
-            && !all_zero_led(g);
-        // Not a US ZIP+4 code (`02110-1301`) nor a range (`01000-09999`).
-        let zip_or_range = matches!(lens, [5, 4]) || (matches!(lens, [5, 5]) && seps[1] == b'-');
-        return pairs || (area_then_groups && !zip_or_range && !seps.contains(&b'.'));
-    }
-    if seps.contains(&b'.') {
-        return false;
-    }
-    match (lens, n, d[0]) {
-        // Spain.
-        ([3, 3, 3] | [3, 2, 2, 2] | [2, 3, 2, 2], 9, 6..=9) => seps[0] != b'(',
-        // Italy's mobiles.
-        ([3, 3, 4] | [3, 7], 10, 3) => seps[0] != b'(',
-        // India's mobiles, with a space (`60000-64999` is a range).
-        ([5, 5], 10, 6..=9) => seps[1] == b' ',
-        // Brazil: the area code in parentheses, the mobiles' nine digits
-        // from 9.
-        ([2, 4, 4], 10, _) => seps[0] == b'(',
-        ([2, 5, 4], 11, _) => seps[0] == b'(' && d[2] == 9,
-        _ => false,
-    }
-}
-
-/// Whether every group starts with 0: code points (`0391 0342 0345`,
-/// `0046 0066 0069`), not a telephone number.
-fn all_zero_led(g: &Groups) -> bool {
-    let mut group_start = 0;
-    g.lens[..g.count].iter().all(|&l| {
-        let zero = g.digits[group_start] == 0;
-        group_start += l;
-        zero
-    })
-}
-
-/// Whether five pairs of digits count up or down by one or repeat
-/// (`01 02 03 04 05`, a dump of bytes; `00 00 00 …`), which a telephone
-/// number seldom does.
-fn stepping(d: &[u8]) -> bool {
-    let pair = |k: usize| i16::from(d[2 * k]) * 10 + i16::from(d[2 * k + 1]);
-    let step = pair(1) - pair(0);
-    step.abs() <= 1 && (2..5).all(|k| pair(k) - pair(k - 1) == step)
-}
-
-/// The separators before each group but the first: one kind throughout,
-/// but the first may differ (after the area code, or after an area code
-/// in parentheses); no parentheses after the first group.
-fn separators_ok(seps: &[u8]) -> bool {
-    if seps.len() < 2 || seps[1..].contains(&b'(') {
-        return false;
-    }
-    let rest = if seps[0] == b'(' {
-        &seps[2..]
-    } else {
-        &seps[1..]
-    };
-    let Some((&first, tail)) = rest.split_first() else {
-        return true;
-    };
-    if rest.contains(&0) || !tail.windows(2).all(|w| w[0] == w[1]) {
-        return false;
-    }
-    // A change after the area code between a dash and a space only.
-    tail.first()
-        .is_none_or(|&t| t == first || (t != b'.' && first != b'.'))
-}
-
 /// Whether a time follows the number (`01.02.2023 12:30`): a colon and a
 /// digit.
 fn time_follows(text: &[u8], end: usize) -> bool {
@@ -517,7 +322,10 @@ fn time_follows(text: &[u8], end: usize) -> bool {
 /// unit.
 fn other_number(text: &[u8], start: usize, end: usize) -> bool {
     // The tail of a longer sequence of groups (`1090 1014 0000 0712 1981`).
-    if start >= 2 && matches!(text[start - 1], b' ' | b'-' | b'.') && is_digit(text[start - 2]) {
+    if start >= 2
+        && matches!(text[start - 1], b' ' | b'-' | b'.' | b'/')
+        && is_digit(text[start - 2])
+    {
         return true;
     }
     // A signed number (`-0127-04829`, a coordinate).
@@ -528,10 +336,7 @@ fn other_number(text: &[u8], start: usize, end: usize) -> bool {
     if before(text, b) == b' ' {
         b -= 1;
     }
-    let prev = before(text, b);
-    // `$`, `#`, and the last bytes of the signs for euro (E2 82 AC),
-    // pound (C2 A3), yen (C2 A5) and rupee (E2 82 B9).
-    if matches!(prev, b'$' | b'#' | 0xAC | 0xA3 | 0xA5 | 0xB9) {
+    if matches!(before(text, b), b'$' | b'#') || currency_sign_before(text, b) {
         return true;
     }
     if has_context_within(text, start, NOT_PHONE, 16) {
@@ -545,6 +350,21 @@ fn other_number(text: &[u8], start: usize, end: usize) -> bool {
     UNITS
         .iter()
         .any(|unit| after.len() >= unit.len() && after[..unit.len()].eq_ignore_ascii_case(unit))
+}
+
+/// Whether the bytes before `end` are the sign of the euro (E2 82 AC),
+/// pound (C2 A3), yen (C2 A5) or rupee (E2 82 B9): whole, as the same
+/// last bytes end letters too (`å` is C3 A5: "Ring mig på 020 …").
+fn currency_sign_before(text: &[u8], end: usize) -> bool {
+    let tail = &text[..end];
+    [
+        &b"\xE2\x82\xAC"[..],
+        b"\xC2\xA3",
+        b"\xC2\xA5",
+        b"\xE2\x82\xB9",
+    ]
+    .iter()
+    .any(|sign| tail.ends_with(sign))
 }
 
 /// A national number with a trunk `0`: 9 to 12 digits.
@@ -586,159 +406,5 @@ fn country_code_len(d: &[u8]) -> Option<usize> {
         Some(3)
     } else {
         None
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn find(text: &str) -> Option<&str> {
-        let bytes = text.as_bytes();
-        let start = bytes.iter().position(|b| b.is_ascii_digit())?;
-        at_digit(bytes, start).map(|(s, e)| &text[s..e])
-    }
-
-    #[test]
-    fn positives() {
-        for (text, want) in [
-            ("Call me on (240) 472-8872 after", "(240) 472-8872"),
-            ("(240)472-8872", "(240)472-8872"),
-            ("849-997-6509.", "849-997-6509"),
-            ("849.997.6509", "849.997.6509"),
-            ("849 997 6509", "849 997 6509"),
-            ("1-849-997-6509", "1-849-997-6509"),
-            ("phone: +44 20 8919 6125", "+44 20 8919 6125"),
-            ("+1 283 498 8626", "+1 283 498 8626"),
-            ("+12817920919", "+12817920919"),
-            ("+1 (283) 498-8626", "+1 (283) 498-8626"),
-            ("+49 30 1234567", "+49 30 1234567"),
-            ("+33 6 12 34 56 78", "+33 6 12 34 56 78"),
-            ("+353-1-234-5678", "+353-1-234-5678"),
-            ("phone 2817920919", "2817920919"),
-            ("tel: 020 7946 0958", "020 7946 0958"),
-            ("Call me on 06 12 34 56 78", "06 12 34 56 78"),
-            ("phone (020) 7946 0958", "(020) 7946 0958"),
-            ("tel 0044 20 7946 0958", "0044 20 7946 0958"),
-            ("0044 20 7946 0958", "0044 20 7946 0958"),
-            ("0031 20 123 4567", "0031 20 123 4567"),
-            ("+91 98765 43210", "+91 98765 43210"),
-            ("+81 3-1234-5678", "+81 3-1234-5678"),
-            ("+44 (0)20 7946 0958", "+44 (0)20 7946 0958"),
-            // National formats on their own.
-            ("020 7946 0958", "020 7946 0958"),
-            ("(020) 7946 0958", "(020) 7946 0958"),
-            ("ring 07700 900123 now", "07700 900123"),
-            ("unter (030) 1234-5678 an", "(030) 1234-5678"),
-            ("0151 23456789", "0151 23456789"),
-            ("01 23 45 67 89", "01 23 45 67 89"),
-            ("au 06.12.34.56.78.", "06.12.34.56.78"),
-            ("al 912 345 678", "912 345 678"),
-            ("612 34 56 78", "612 34 56 78"),
-            ("06 1234 5678", "06 1234 5678"),
-            ("312 345 6789", "312 345 6789"),
-            ("020-123 4567", "020-123 4567"),
-            ("06-12345678", "06-12345678"),
-            ("98765 43210", "98765 43210"),
-            ("022 2345 6789", "022 2345 6789"),
-            ("(11) 91234-5678", "(11) 91234-5678"),
-            ("(21) 3456-7890", "(21) 3456-7890"),
-            ("電話番号は03-1234-5678です", "03-1234-5678"),
-            ("090-1234-5678", "090-1234-5678"),
-            ("(02) 1234 5678", "(02) 1234 5678"),
-            ("0412 345 678", "0412 345 678"),
-            ("Telefon: 030123456789", "030123456789"),
-            ("(+34) 612 345 678", "(+34) 612 345 678"),
-            ("tel (+91) 98765 43210.", "(+91) 98765 43210"),
-            ("(+44)2079460958", "(+44)2079460958"),
-            ("móvil 612345678", "612345678"),
-            ("mobile 9876543210", "9876543210"),
-            ("cellulare 3123456789", "3123456789"),
-        ] {
-            assert_eq!(find(text), Some(want), "{text}");
-        }
-    }
-
-    #[test]
-    fn runs_into_word_table() {
-        for (text, want) in [
-            ("2025-03-04T12:30", true),
-            ("415 555 0132x", true),
-            ("1_", true),
-            ("415 555 0132", false),
-            ("415 555 0132 x", false),
-            ("415-555--0132x", false),
-            ("415-555-0132-x", false),
-            ("(415) 555-0132x", false),
-            ("415:x", false),
-        ] {
-            let start = text.find(|c: char| c.is_ascii_digit()).expect("a digit");
-            assert_eq!(runs_into_word(text.as_bytes(), start), want, "{text}");
-        }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
-        /// The shortcut never changes what the groups find.
-        #[test]
-        fn the_word_shortcut_finds_what_reading_the_groups_finds(
-            bytes in proptest::collection::vec(
-                proptest::sample::select(b"0123456789012345 -.()+_Tx".to_vec()),
-                0..40,
-            )
-        ) {
-            for (start, b) in bytes.iter().enumerate() {
-                if b.is_ascii_digit() {
-                    proptest::prop_assert_eq!(
-                        at_digit(&bytes, start),
-                        at_digit_read(&bytes, start),
-                        "{} at {}", String::from_utf8_lossy(&bytes), start
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn near_misses() {
-        for text in [
-            "Call extension 4421 for IT",
-            "376-85-2672",        // an SSN
-            "2026-05-04",         // a date
-            "10:30",              // a time
-            "37.7749, -122.4194", // coordinates
-            "version 3.2.1",
-            "4111 1111 1111 1111", // a card
-            "149-997-6509",        // area code starts with 1
-            "849-097-6509",        // exchange starts with 0
-            "2817920919",          // bare digits without a phone word
-            "00442079460958",      // dialed abroad, bare, without a phone word
-            "0049 12345678",       // two groups
-            "02079460958",         // national, bare, without a phone word
-            "Order #0123 4567 89",
-            "Bestellnummer 0142 1234 5678",
-            "01.02.2023 12:30", // a date and a time
-            "05.03.2024 14:22:01",
-            "06.12.34.56",       // a version
-            "010.001.002.003",   // an address with leading zeros
-            "0 306 40615 2",     // an ISBN
-            "0123-456-7890-12",  // a part number
-            "912 345 678 euros", // an amount
-            "€ 612 345 678",
-            "zip 75001 75002",
-            "1090 1014 0000 0712 1981 2874", // groups of a longer number
-            "(1) 2345-6789",                 // no area code
-            "(11) 81234-5678",               // Brazil's mobiles start with 9
-            "612.345.678",                   // dots outside pairs
-            "020 7946.0958",                 // mixed with a dot
-            "+28 912 345 678",               // unassigned country code
-            "+44 20",                        // too short
-            "3+44 20 8919 6125",             // arithmetic
-            "849-997-6509-22",               // longer dashed token
-            "220.137.81.7",                  // an IP address
-            "1Z999AA10123456784",
-        ] {
-            assert_eq!(find(text), None, "{text}");
-        }
     }
 }
