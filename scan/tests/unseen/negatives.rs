@@ -12,6 +12,76 @@ use crate::common::{Rng, luhn_digit};
 const WRITTEN: &[(Lang, &str, &str)] = &[
     (
         Lang::En,
+        "isbn",
+        "Cited as Smith (2019), ISBN 0-306-40615-2, pp. 45-67.",
+    ),
+    (
+        Lang::En,
+        "ip",
+        "Firewall: allow 203.0.113.54/32 to 10.20.30.40 port 5432, deny 0.0.0.0/0.",
+    ),
+    (
+        Lang::En,
+        "price",
+        "Was 1,299.00 EUR, now 999.00 EUR: save 23% until 24.12.",
+    ),
+    (
+        Lang::En,
+        "serial",
+        "Replace the unit with S/N 5CG1234XYZ, part no. 853-0021-01.",
+    ),
+    (
+        Lang::En,
+        "version",
+        "Requires Python >= 3.10, tested on 3.12.7 and 3.13.0.",
+    ),
+    (
+        Lang::De,
+        "isbn",
+        "Das Buch (ISBN 978-3-16-148410-0) ist leider vergriffen.",
+    ),
+    (
+        Lang::Fr,
+        "ip",
+        "Le serveur 172.16.254.1:3306 ne répond plus depuis 03h12.",
+    ),
+    (
+        Lang::Es,
+        "price",
+        "Precio: 1.249,99 € (IVA incl.), envío 4,95 €.",
+    ),
+    (
+        Lang::It,
+        "price",
+        "Prezzo 1.349,00 €, spedizione gratuita sopra 49,90 €.",
+    ),
+    (
+        Lang::Nl,
+        "coords",
+        "Locatie: 52°22′N 4°54′E, hoogte 2 m boven NAP.",
+    ),
+    (
+        Lang::Pt,
+        "timestamp",
+        "Reunião marcada para 07/12/2026 às 14h30 (horário de Brasília).",
+    ),
+    (
+        Lang::Pl,
+        "ref",
+        "Zgodnie z art. 22 § 1 k.p., strona 14, pkt 3.2.1.",
+    ),
+    (
+        Lang::Hi,
+        "lottery",
+        "Lottery ticket number 48 27 91 05 13 hai, result kal aayega.",
+    ),
+    (
+        Lang::Ja,
+        "serial",
+        "製造番号 SN-2026-0417-8832 の製品が対象です。",
+    ),
+    (
+        Lang::En,
         "order",
         "Order 302-4471958-2290416 shipped on 2026-12-03 and should arrive by Friday.",
     ),
