@@ -1,5 +1,5 @@
 //! Payment card numbers: 12 to 19 digits, plain or in groups separated by
-//! one space or dash, that pass the Luhn check and either start with an
+//! one space, dash or dot (the same one throughout), that pass the Luhn check and either start with an
 //! issuer prefix of a major network, in a length it issues, or follow a
 //! card word ("card", "visa", "Karte", "carte", "tarjeta", "カード", ...).
 //! Luhn alone passes one random number in ten, so a number with neither a
@@ -93,7 +93,7 @@ pub(crate) fn at_digit(text: &[u8], start: usize) -> Option<(usize, usize)> {
         let next = at(text, i);
         let first_group_ok = count > 1 || i - group_start >= 4;
         if count == MAX_GROUPS
-            || !(next == b' ' || next == b'-')
+            || !(next == b' ' || next == b'-' || next == b'.')
             || (sep != 0 && next != sep)
             || !is_digit(at(text, i + 1))
             || !first_group_ok
@@ -259,6 +259,9 @@ mod tests {
             ("6304000000000", "6304000000000"),
             ("card 5901234123457", "5901234123457"),
             ("5901 2341 2345 7", "5901 2341 2345 7"),
+            // Dots between the groups, as many European forms write them.
+            ("paid with 4111.1111.1111.1111.", "4111.1111.1111.1111"),
+            ("amex 3782.822463.10005", "3782.822463.10005"),
         ] {
             assert_eq!(find(text), Some(want), "{text}");
         }
@@ -279,6 +282,8 @@ mod tests {
             "550e8400-e29b-41d4-a716-446655440000",
             "2026-05-04",
             "4111.1111.1111.1111.1",         // dotted version-like
+            "release 4111.1111.1111.1112",   // dotted, Luhn fails
+            "4111.1111 1111-1111",           // separators that change
             "Barcode 5901234123457 scanned", // an EAN-13 that passes Luhn
             "EAN 6901234500042",             // another (a Chinese GS1 prefix)
         ] {
