@@ -304,7 +304,9 @@ def deepteam(root: str) -> list:
     return out
 
 
-def training(roots: dict, seed: int) -> tuple[list, list]:
+def training(roots: dict, seed: int, extra: bool = False) -> tuple[list, list]:
+    """The training set; with `extra`, also the sources added for issue 44
+    (SOURCES.md: measured, not shipped)."""
     rng = random.Random(seed)
     a1, b1 = spikee(roots["spikee"], rng)
     a2, b2 = promptinject(roots["promptinject"], rng)
@@ -315,6 +317,8 @@ def training(roots: dict, seed: int) -> tuple[list, list]:
     b6 = snippets(b4 + b5, rng, 2)
     b7 = chatterbot(roots["chatterbot-corpus"])
     b8 = wordnet(rng, 3000)
+    if not extra:
+        return a1 + a2 + a3, b1 + b2 + b3 + b4 + b5 + b6 + b7 + b8
     a9, b9 = aib(roots["agent-injection-bench"])
     a10, b10 = agent_threat_bench(roots["inspect-evals"])
     a11, b11 = code_ipi(roots["inspect-evals"])

@@ -56,7 +56,7 @@ def main():
     ap.add_argument("--drop", nargs="*", default=[], help="groups left out of every run")
     args = ap.parse_args()
     roots = train.fetch(args.cache)
-    attacks, benign = sources.training(roots, train.SEED)
+    attacks, benign = sources.training(roots, train.SEED, extra=True)
     todo = [("older", set(NEW))] + [(g, {g}) for g in NEW]
     for name, out in todo:
         if args.only and name not in args.only:
