@@ -274,7 +274,8 @@ def code_ipi(root: str) -> tuple[list, list]:
 def mind2web(root: str) -> list:
     """Mind2Web's everyday web tasks (booking, shopping, travel), as the
     GuardAgent sample in inspect-evals ships them: benign user requests."""
-    d = json.load(open(os.path.join(root, "inspect_evals/mind2web_sc/data/seeact/sample_labeled_all.json"), encoding="utf-8"))
+    path = os.path.join(root, "inspect_evals/mind2web_sc/data/seeact/sample_labeled_all.json")
+    d = json.load(open(path, encoding="utf-8"))
     return [(t, "mind2web-tasks") for t in sorted({r["confirmed_task"] for r in d})]
 
 
