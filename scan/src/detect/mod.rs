@@ -11,3 +11,15 @@ pub(crate) mod ip;
 pub(crate) mod phone;
 pub(crate) mod secrets;
 pub(crate) mod ssn;
+
+/// The span a validator finds from the first digit of `text`, as text:
+/// the detectors' table tests read their cases through it.
+#[cfg(test)]
+pub(crate) fn first_digit_find(
+    text: &str,
+    at_digit: fn(&[u8], usize) -> Option<(usize, usize)>,
+) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let start = bytes.iter().position(|b| b.is_ascii_digit())?;
+    at_digit(bytes, start).map(|(s, e)| &text[s..e])
+}

@@ -50,9 +50,7 @@ mod tests {
     use super::*;
 
     fn find(text: &str) -> Option<&str> {
-        let bytes = text.as_bytes();
-        let start = bytes.iter().position(|b| b.is_ascii_digit())?;
-        at_digit(bytes, start).map(|(s, e)| &text[s..e])
+        crate::detect::first_digit_find(text, at_digit)
     }
 
     #[test]
