@@ -30,6 +30,11 @@ use super::respond::Body;
 pub struct Idle<S> {
     inner: S,
     timeout: Duration,
+    /// When something last moved through the stream.
+    last: Instant,
+    /// Never due after `last + timeout`: re-armed from `last` when it
+    /// fires early, not moved on every read and write (a timer wheel
+    /// removal and insertion each, several per keep-alive request).
     deadline: Pin<Box<Sleep>>,
     in_flight: InFlight,
 }
@@ -41,6 +46,7 @@ impl<S> Idle<S> {
         Idle {
             inner,
             timeout,
+            last: Instant::now(),
             deadline: Box::pin(sleep(timeout)),
             in_flight,
         }
@@ -52,21 +58,26 @@ impl<S> Idle<S> {
     }
 
     fn touched(&mut self) {
-        self.deadline.as_mut().reset(Instant::now() + self.timeout);
+        self.last = Instant::now();
     }
 
     /// Pending I/O past the deadline fails with `TimedOut`, unless a
     /// request is in flight: the deadline then starts over.
     fn expired(&mut self, cx: &mut Context<'_>) -> bool {
-        if self.deadline.as_mut().poll(cx).is_pending() {
-            return false;
+        // Polled again after each re-arming, so the new deadline wakes
+        // this task.
+        while self.deadline.as_mut().poll(cx).is_ready() {
+            let due = self.last + self.timeout;
+            if Instant::now() < due {
+                self.deadline.as_mut().reset(due);
+                continue;
+            }
+            if self.in_flight.0.requests.load(Ordering::Acquire) == 0 {
+                return true;
+            }
+            self.touched();
+            self.deadline.as_mut().reset(self.last + self.timeout);
         }
-        if self.in_flight.0.requests.load(Ordering::Acquire) == 0 {
-            return true;
-        }
-        self.touched();
-        // Polled once more so the new deadline wakes this task.
-        let _ = self.deadline.as_mut().poll(cx);
         false
     }
 }

@@ -317,6 +317,10 @@ async fn settle<F: Future + ?Sized>(
     in_flight: &InFlight,
     began: usize,
 ) -> Result<F::Output, Instant> {
+    // Never due later than the settled stretch is [`PARK_AFTER`] old: its
+    // deadline is only ever moved to that, and each stretch settles after
+    // the one before. Re-armed when it fires early, not each time the
+    // connection settles: back to back, that is after every request.
     let quiet = tokio::time::sleep(PARK_AFTER);
     tokio::pin!(quiet);
     // When the connection last became settled, while it stays so.
@@ -329,12 +333,15 @@ async fn settle<F: Future + ?Sized>(
             since = None;
             return Poll::Pending;
         }
-        let settled = *since.get_or_insert_with(|| {
-            let now = Instant::now();
-            quiet.as_mut().reset(now + PARK_AFTER);
-            now
-        });
-        quiet.as_mut().poll(cx).map(|()| Err(settled))
+        let settled = *since.get_or_insert_with(Instant::now);
+        let due = settled + PARK_AFTER;
+        while quiet.as_mut().poll(cx).is_ready() {
+            if Instant::now() >= due {
+                return Poll::Ready(Err(settled));
+            }
+            quiet.as_mut().reset(due);
+        }
+        Poll::Pending
     })
     .await
 }
