@@ -536,10 +536,13 @@ impl Announced {
 }
 
 /// Whether `text[start..end]` is enclosed in quotes of its own: a quote right
-/// before it and one within a few bytes after.
+/// before it and one within a few bytes after. The rules match bytes, so
+/// either edge may fall inside a character: it is widened to the
+/// character's edge.
 fn quoted(text: &str, start: usize, end: usize) -> bool {
     const OPEN: &[char] = &['\'', '"', '`', '“', '‘', '«', '„'];
     const CLOSE: &[char] = &['\'', '"', '`', '”', '’', '»', '“'];
+    let (start, end) = (floor_boundary(text, start), ceil_boundary(text, end));
     let before = text[..start].chars().next_back();
     let after = &text[end..ceil_boundary(text, (end + 6).min(text.len()))];
     before.is_some_and(|c| OPEN.contains(&c)) && after.contains(CLOSE)

@@ -320,3 +320,16 @@ fn scoring_while_walking_equals_scoring_the_listed_segments() {
     }
     assert!(fired > 20, "{fired}");
 }
+
+/// A rule's match may end inside a character (here a lone surrogate pair
+/// decoded to an emoji, with a byte class reading past it): the quote
+/// check around it reads from the characters' edges instead of slicing
+/// inside one (found by the `injection` fuzz target).
+#[test]
+fn a_match_ending_inside_a_character_is_read_whole() {
+    let body: &[u8] = b"\xef\xbb\xbf \x01\xef\xbb\xbf {\"ai:\\ud83d\\ude000#{\"ai:0#}";
+    for content_type in [None, Some("application/json"), Some("text/plain")] {
+        let a = Detector::default().assess(content_type, body);
+        assert!((0.0..=1.0).contains(&a.score));
+    }
+}
