@@ -15,10 +15,10 @@ pub(crate) mod ssn;
 /// The span a validator finds from the first digit of `text`, as text:
 /// the detectors' table tests read their cases through it.
 #[cfg(test)]
-pub(crate) fn first_digit_find(
-    text: &str,
-    at_digit: fn(&[u8], usize) -> Option<(usize, usize)>,
-) -> Option<&str> {
+pub(crate) fn first_digit_find<F>(text: &str, at_digit: F) -> Option<&str>
+where
+    F: Fn(&[u8], usize) -> Option<(usize, usize)>,
+{
     let bytes = text.as_bytes();
     let start = bytes.iter().position(|b| b.is_ascii_digit())?;
     at_digit(bytes, start).map(|(s, e)| &text[s..e])
