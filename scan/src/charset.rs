@@ -7,7 +7,7 @@
 //!   bytes finds the encoding by itself) reads its values; or UTF-7 and
 //!   EBCDIC, named in a `charset` that a server may honour;
 //! - multipart parts nested deeper than the scanners split them
-//!   ([`MAX_NESTING`]), whose own parts would be read as raw bytes;
+//!   (`MAX_NESTING`), whose own parts would be read as raw bytes;
 //! - multipart parts in a `Content-Transfer-Encoding` that changes their
 //!   bytes (quoted-printable `=34` for `4`, base64), which the scanners do
 //!   not undo and some servers do;
@@ -25,13 +25,13 @@ use super::{MAX_NESTING, multipart};
 pub enum Unreadable {
     /// It, or one of its parts, is in this encoding.
     Charset(&'static str),
-    /// Its parts nest deeper than [`MAX_NESTING`].
+    /// Its parts nest deeper than `MAX_NESTING`.
     Nesting,
     /// A part is sent in this `Content-Transfer-Encoding` (quoted-printable,
     /// base64, or an unknown one), which the scanners do not undo.
     PartEncoding(&'static str),
     /// Its Content-Type, or a part's, gives this parameter twice with
-    /// different values ([`media::ambiguous`]).
+    /// different values (`media::ambiguous`).
     Ambiguous(&'static str),
 }
 
@@ -67,7 +67,7 @@ impl fmt::Display for Unreadable {
     }
 }
 
-/// Why `body` cannot be inspected, if it cannot: its encoding ([`whole`])
+/// Why `body` cannot be inspected, if it cannot: its encoding (`whole`)
 /// or, in a multipart body, a part's, as deep as the scanner reads parts
 /// (a part is read by its own type, so a UTF-16 part would pass unread as
 /// a UTF-16 body would), or parts nested deeper than that.

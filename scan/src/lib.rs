@@ -14,7 +14,7 @@
 //!   once, its escapes decoded once), as the gateway's content stage runs
 //!   them.
 //!
-//! [`decode`] undoes a body's `Content-Encoding` before it is scanned, and
+//! [`decode`](mod@decode) undoes a body's `Content-Encoding` before it is scanned, and
 //! [`charset`] says when a body's charset is one the scanners cannot read.
 //!
 //! Scanning: the body is understood by content type (JSON strings with

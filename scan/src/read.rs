@@ -29,7 +29,7 @@ impl<'a> Read<'a> {
         }
     }
 
-    /// How the body is read ([`Format::of`]).
+    /// How the body is read (`Format::of`).
     pub fn format(&self) -> Format<'a> {
         self.format
     }

@@ -90,7 +90,7 @@ enum Readable<'a> {
 impl<'a> Body<'a> {
     /// Bodies read as JSON (`Format::of`: by content type, or by their
     /// first byte unless they name another format) are read by API shape;
-    /// any other body, or JSON the tape refuses, as text ([`lenient`]).
+    /// any other body, or JSON the tape refuses, as text (`lenient`).
     pub fn read(content_type: Option<&str>, body: &'a [u8]) -> Body<'a> {
         Body::read_as(Format::of(content_type, body), body)
     }

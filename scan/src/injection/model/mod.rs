@@ -10,7 +10,7 @@
 //! evidence is its highest-scoring text.
 //!
 //! Only texts where the rules' SIMD sweep found an anchor literal that is
-//! not an everyday word ([`gate`]), or that a rule fired on, are read
+//! not an everyday word (`gate`), or that a rule fired on, are read
 //! (`scanner::Scanner::scan_for_model`), and of the former only the words
 //! within [`features::RADIUS`] bytes of those anchors' hits
 //! ([`Model::score_around`]): run on every text, the word loop
