@@ -1,9 +1,10 @@
 //! Payment card numbers: 12 to 19 digits, plain or in groups separated by
-//! one space, dash or dot (the same one throughout), that pass the Luhn check and either start with an
-//! issuer prefix of a major network, in a length it issues, or follow a
-//! card word ("card", "visa", "Karte", "carte", "tarjeta", "カード", ...).
-//! Luhn alone passes one random number in ten, so a number with neither a
-//! known prefix nor a card word nearby is not reported.
+//! one space, dash or dot (the same one throughout), that pass the Luhn
+//! check and either start with an issuer prefix of a major network, in a
+//! length it issues, or follow a card word ("card", "visa", "Karte",
+//! "carte", "tarjeta", "カード", ...). Luhn alone passes one random number
+//! in ten, so a number with neither a known prefix nor a card word nearby
+//! is not reported.
 //!
 //! The prefixes (IIN ranges) and lengths known:
 //!
