@@ -40,7 +40,7 @@ pub(crate) struct Block {
     pub dot: u64,
 }
 
-fn is_sep(b: u8) -> bool {
+const fn is_sep(b: u8) -> bool {
     matches!(b, b' ' | b'-' | b'.' | b'/' | b'(' | b')')
 }
 
@@ -224,6 +224,12 @@ fn padded(tail: &[u8]) -> [u8; BLOCK] {
 }
 
 impl Block {
+    /// `a`-`z`: the ASCII letters that are not capitals.
+    #[inline(always)]
+    fn lower(&self) -> u64 {
+        self.alnum & !(self.digit | self.upper)
+    }
+
     /// The classes of the bytes from `k` on (`k < 64`): bytes shifted in
     /// at the end are in no class.
     #[inline(always)]
@@ -351,7 +357,7 @@ impl Pair {
         };
         let upper = behind(|b| b.upper);
         let capitals = (upper << 1 & upper << 2) >> BLOCK;
-        let lower = behind(|b| b.alnum & !(b.digit | b.upper));
+        let lower = behind(Block::lower);
         let word_start = !(behind(|b| b.alnum) << 3);
         let small_country = (lower << 1 & lower << 2 & word_start) >> BLOCK;
         let lower_iban = small_country & self.bits(|b| b.digit) >> 1;
@@ -397,8 +403,7 @@ impl Pair {
             let capitals =
                 (upper << 1 | behind >> (BLOCK - 1)) & (upper << 2 | behind >> (BLOCK - 2));
             // A small letter just before: a lower-case IBAN's country.
-            let lower = |b: &Block| b.alnum & !(b.digit | b.upper);
-            let small = lower(&self.lo) << 1 | lower(before) >> (BLOCK - 1);
+            let small = self.lo.lower() << 1 | before.lower() >> (BLOCK - 1);
             if words & (probe | capitals | small) == 0 {
                 return 0;
             }
@@ -530,7 +535,7 @@ mod x86 {
             t[i] = bit(b.is_ascii_digit(), DIGIT)
                 | bit(b == b'@', AT)
                 | bit(b.is_ascii_alphanumeric(), ALNUM)
-                | bit(matches!(b, b' ' | b'-' | b'.' | b'/' | b'(' | b')'), SEP)
+                | bit(super::is_sep(b), SEP)
                 | bit(b.is_ascii_uppercase(), UPPER)
                 | bit(b == b':', COLON)
                 | bit(b == b'.', DOT);
