@@ -1,0 +1,480 @@
+//! A second held-out, multi-locale PII set (issue 44: "a multi-locale set
+//! you generate, not tuned on by the detectors' author, written first,
+//! scored once"). Seed `0x5eed_2026_1207_0002`, deterministic.
+//!
+//! It was written without reading the detectors, their tests' tables or
+//! the policy's description of them, and without running the scanner on
+//! it: phone numbers of seventy countries in their national writings
+//! (trunk prefixes, area codes in parentheses, spaces, dots, dashes,
+//! slashes) and international ones, from the numbering plans as known;
+//! cards of every major scheme and several national ones at their
+//! issuers' ranges and lengths; internationalised, plus-addressed and
+//! subdomained emails; IBANs of sixty-odd countries; and sentences of
+//! numbers that are none of these. It reuses the first unseen set's
+//! bodies and carriers (`unseen/body.rs`, `unseen/carriers.rs`) and its
+//! ten languages' sentences, and adds seven languages.
+//!
+//! `the_set_is_well_formed` checks the set itself (Luhn, mod 97, the
+//! plans' lengths, every value at its byte range through its encodings)
+//! and prints its census. `recall_and_precision_per_type` scores the
+//! scanner; it is run once, after the detector work it is meant to
+//! measure has landed, and its floors are set from that one scoring.
+
+mod common;
+mod unseen2;
+
+use std::collections::BTreeMap;
+
+use sluice_scan::{Kind, ScanConfig, Scanner};
+
+use common::{Labelled, Rng, luhn_ok};
+use unseen2::body::Written;
+use unseen2::carriers::{CARRIERS, Chunk, shuffle};
+use unseen2::{Lang, Value, cards, emails, fill, ibans, negatives, phones};
+
+/// This set's seed (no other set uses it).
+const SEED: u64 = 0x5eed_2026_1207_0002;
+
+const KINDS: [Kind; 4] = [Kind::CreditCard, Kind::Phone, Kind::Email, Kind::Iban];
+
+/// Recall and precision each kind keeps on this set: (kind, recall,
+/// precision). Zero until the one scoring sets them.
+const FLOORS: &[(Kind, f64, f64)] = &[
+    (Kind::CreditCard, 0.0, 0.0),
+    (Kind::Phone, 0.0, 0.0),
+    (Kind::Email, 0.0, 0.0),
+    (Kind::Iban, 0.0, 0.0),
+];
+
+struct Set {
+    cases: Vec<Labelled>,
+    written: Vec<Vec<Written>>,
+    negatives: Vec<(Lang, &'static str, String)>,
+}
+
+/// The whole set: every value dealt by language into bodies of one to
+/// four values and one negative sentence each (carriers in turn), then
+/// every negative sentence again in bodies of three with no value.
+fn set() -> Set {
+    let mut rng = Rng(SEED);
+    let mut values: Vec<Value> = cards::values(&mut rng);
+    values.extend(phones::values(&mut rng));
+    values.extend(emails::values());
+    values.extend(ibans::values(&mut rng));
+    let negatives = negatives::sentences(&mut rng);
+
+    let mut chunks = Vec::new();
+    for lang in Lang::ALL {
+        let mut mine: Vec<Value> = values.iter().filter(|v| v.lang == lang).cloned().collect();
+        shuffle(&mut rng, &mut mine);
+        let own: Vec<&String> = negatives
+            .iter()
+            .filter(|(l, _, _)| *l == lang)
+            .map(|(_, _, s)| s)
+            .collect();
+        let mut next = 0;
+        while !mine.is_empty() {
+            let take = (rng.below(4) as usize + 1).min(mine.len());
+            let values: Vec<Value> = mine.drain(..take).collect();
+            let negatives = vec![own[next % own.len()].clone()];
+            next += 1;
+            chunks.push((lang, values, negatives));
+        }
+    }
+    let mut pure: Vec<&(Lang, &str, String)> = negatives.iter().collect();
+    shuffle(&mut rng, &mut pure);
+    for three in pure.chunks(3) {
+        let lang = three[0].0;
+        let negatives = three.iter().map(|(_, _, s)| s.clone()).collect();
+        chunks.push((lang, Vec::new(), negatives));
+    }
+
+    let mut set = Set {
+        cases: Vec::new(),
+        written: Vec::new(),
+        negatives: negatives.clone(),
+    };
+    for (n, (lang, values, negatives)) in chunks.into_iter().enumerate() {
+        let chunk = Chunk {
+            lang,
+            values,
+            negatives,
+            n,
+        };
+        let (_, carrier) = CARRIERS[n % CARRIERS.len()];
+        let (labelled, written) = carrier(&mut rng, &chunk).finish();
+        set.cases.push(labelled);
+        set.written.push(written);
+    }
+    set
+}
+
+// ---- checks of the set itself ----
+
+fn check_card(value: &str, origin: &str) -> Result<(), String> {
+    if value
+        .chars()
+        .any(|c| !c.is_ascii_digit() && !" -.".contains(c))
+    {
+        return Err("a character that is no digit or separator".into());
+    }
+    let separators: Vec<char> = value.chars().filter(|c| !c.is_ascii_digit()).collect();
+    if separators.windows(2).any(|w| w[0] != w[1]) {
+        return Err("mixed separators".into());
+    }
+    let digits: String = value.chars().filter(char::is_ascii_digit).collect();
+    let issuer = cards::ISSUERS
+        .iter()
+        .find(|i| i.name == origin)
+        .ok_or("no such issuer")?;
+    if !(12..=19).contains(&digits.len()) || !luhn_ok(digits.as_bytes()) {
+        return Err(format!("length {} or Luhn", digits.len()));
+    }
+    if !cards::in_range(issuer, &digits) {
+        return Err("outside the issuer's ranges".into());
+    }
+    Ok(())
+}
+
+fn check_iban(value: &str, origin: &str) -> Result<(), String> {
+    let solid: String = value.chars().filter(|c| *c != ' ').collect();
+    let upper = solid.to_ascii_uppercase();
+    if solid != upper && solid != solid.to_ascii_lowercase() {
+        return Err("mixed case".into());
+    }
+    let country = ibans::COUNTRIES
+        .iter()
+        .find(|c| c.code == origin)
+        .ok_or("no such country")?;
+    if !upper.starts_with(origin) || upper.len() != country.length {
+        return Err(format!(
+            "length {} (registry {})",
+            upper.len(),
+            country.length
+        ));
+    }
+    // Each BBAN character of the class its layout gives.
+    let mut bban = upper[4..].bytes();
+    for (count, class) in ibans::layout(country.layout) {
+        for b in bban.by_ref().take(count) {
+            let fits = match class {
+                b'n' => b.is_ascii_digit(),
+                b'a' => b.is_ascii_uppercase(),
+                _ => b.is_ascii_digit() || b.is_ascii_uppercase(),
+            };
+            if !fits {
+                return Err(format!("{} is not of class {}", b as char, class as char));
+            }
+        }
+    }
+    if !ibans::valid(&upper) {
+        return Err("mod 97".into());
+    }
+    if value.contains(' ') && value != common::grouped(&solid, &[4; 9], " ") {
+        return Err("not grouped by four".into());
+    }
+    Ok(())
+}
+
+/// A phone number holds only what people write in one, and its
+/// significant number (after `+CC`, `00CC` or `(CC)` and a `(0)`, or
+/// after the national trunk prefix) has a length of its country's plan.
+fn check_phone(value: &str, origin: &str) -> Result<(), String> {
+    let country = phones::find(origin).ok_or("no such country")?;
+    let allowed = |c: char| c.is_ascii_digit() || " -./()+".contains(c);
+    if !value.chars().all(allowed) {
+        return Err("a character no phone number has".into());
+    }
+    let bare = value.trim_start_matches('(');
+    let international = bare.starts_with('+')
+        || bare.starts_with("00")
+        || value.starts_with(&format!("({})", country.dial));
+    if international {
+        let digits: String = value
+            .replace("(0)", "")
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect();
+        let dialled = digits.strip_prefix("00").unwrap_or(&digits);
+        let nsn = dialled
+            .strip_prefix(country.dial)
+            .ok_or(format!("international without +{}", country.dial))?;
+        if nsn.starts_with('0') && !country.trunks.contains(&"") {
+            return Err("a trunk 0 after the country code".into());
+        }
+        if !country.nsn.contains(&nsn.len()) {
+            return Err(format!("{} significant digits", nsn.len()));
+        }
+        return Ok(());
+    }
+    let digits: String = value.chars().filter(char::is_ascii_digit).collect();
+    let fits = country.trunks.iter().any(|trunk| {
+        digits
+            .strip_prefix(trunk)
+            .is_some_and(|nsn| country.nsn.contains(&nsn.len()))
+    });
+    if !fits {
+        return Err(format!(
+            "{} digits with trunks {:?}",
+            digits.len(),
+            country.trunks
+        ));
+    }
+    Ok(())
+}
+
+fn check_email(value: &str) -> Result<(), String> {
+    let (local, domain) = value.rsplit_once('@').ok_or("no @")?;
+    if local.is_empty() || local.len() > 64 || local.contains(['@', ' ', '<', '>']) {
+        return Err("local part".into());
+    }
+    let labels: Vec<&str> = domain.split('.').collect();
+    let bad_label = |l: &&str| {
+        l.is_empty()
+            || l.starts_with('-')
+            || l.ends_with('-')
+            || l.chars().any(|c| !(c.is_alphanumeric() || c == '-'))
+    };
+    if labels.len() < 2 || labels.iter().any(bad_label) {
+        return Err("domain".into());
+    }
+    Ok(())
+}
+
+fn check_value(w: &Written) -> Result<(), String> {
+    match w.kind {
+        Kind::CreditCard => check_card(&w.value, w.origin),
+        Kind::Iban => check_iban(&w.value, w.origin),
+        Kind::Phone => check_phone(&w.value, w.origin),
+        Kind::Email => check_email(&w.value),
+        other => Err(format!("unexpected kind {other}")),
+    }
+}
+
+/// Every JSON string in `value` that holds a JSON document parses too.
+fn check_nested_json(value: &serde_json::Value) -> Result<(), String> {
+    match value {
+        serde_json::Value::String(s) if s.starts_with('{') => {
+            let inner: serde_json::Value = serde_json::from_str(s).map_err(|e| e.to_string())?;
+            check_nested_json(&inner)
+        }
+        serde_json::Value::Array(items) => items.iter().try_for_each(check_nested_json),
+        serde_json::Value::Object(map) => map.values().try_for_each(check_nested_json),
+        _ => Ok(()),
+    }
+}
+
+fn check_body(case: &Labelled) -> Result<(), String> {
+    let documents: Vec<&str> = match case.content_type {
+        "application/json" => vec![case.text.as_str()],
+        "application/x-ndjson" => case.text.lines().collect(),
+        _ => Vec::new(),
+    };
+    for doc in documents {
+        let value: serde_json::Value = serde_json::from_str(doc).map_err(|e| e.to_string())?;
+        check_nested_json(&value)?;
+    }
+    Ok(())
+}
+
+/// The digits of each run of digits in `s` joined by single spaces,
+/// dashes or dots.
+fn digit_runs(s: &str) -> Vec<String> {
+    let mut runs = vec![String::new()];
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let joins = " -.".contains(c)
+            && i > 0
+            && chars[i - 1].is_ascii_digit()
+            && chars.get(i + 1).is_some_and(char::is_ascii_digit);
+        if c.is_ascii_digit() {
+            runs.last_mut().expect("a run").push(c);
+        } else if !joins && !runs.last().expect("a run").is_empty() {
+            runs.push(String::new());
+        }
+    }
+    runs.retain(|r| !r.is_empty());
+    runs
+}
+
+/// The tables themselves: ranges of one width, layouts of the registry's
+/// lengths, templates closed, sentences with one `{}` not glued to a
+/// word.
+fn check_tables() {
+    for issuer in cards::ISSUERS {
+        for &(low, high, lengths) in issuer.ranges {
+            assert!(low.len() == high.len() && low <= high, "{}", issuer.name);
+            assert!(
+                lengths.iter().all(|l| (12..=19).contains(l)),
+                "{}",
+                issuer.name
+            );
+        }
+    }
+    for country in ibans::COUNTRIES {
+        let bban: usize = ibans::layout(country.layout).iter().map(|p| p.0).sum();
+        assert_eq!(4 + bban, country.length, "{}", country.code);
+    }
+    let mut codes = Vec::new();
+    for country in phones::countries() {
+        assert!(!country.formats.is_empty() && !country.langs.is_empty());
+        assert!(
+            country.formats.iter().all(|f| fill::balanced(f)),
+            "{}",
+            country.code
+        );
+        codes.push(country.code);
+    }
+    codes.sort_unstable();
+    codes.dedup();
+    assert!(codes.len() >= 60, "{} countries", codes.len());
+    for lang in Lang::ALL {
+        for kind in KINDS {
+            for t in lang.sentences(kind) {
+                let (before, after) = t.split_once("{}").expect("a {} in each sentence");
+                assert!(!after.contains("{}"), "{t}");
+                let glued = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+                assert!(
+                    !glued(before.chars().last()) && !glued(after.chars().next()),
+                    "{t}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_set_is_well_formed() {
+    check_tables();
+    let set = set();
+    if std::env::var_os("PII_UNSEEN2_DUMP").is_some() {
+        for case in &set.cases {
+            eprintln!("== {} ({})\n{}", case.label, case.content_type, case.text);
+        }
+    }
+    let mut problems = Vec::new();
+    for (case, written) in set.cases.iter().zip(&set.written) {
+        if let Err(e) = check_body(case) {
+            problems.push(format!("{}: body: {e}", case.label));
+        }
+        assert_eq!(case.spans.len(), written.len());
+        for (&(kind, s, e), w) in case.spans.iter().zip(written) {
+            assert_eq!(kind, w.kind);
+            // The span holds the value as written, through its encodings.
+            let raw = &case.text[s..e];
+            let decoded = w
+                .layers
+                .iter()
+                .try_fold(raw.to_string(), |s, enc| enc.undo(&s));
+            if decoded.as_deref() != Some(w.value.as_str()) {
+                problems.push(format!("{}: span {raw:?} is not {:?}", case.label, w.value));
+            }
+            if let Err(why) = check_value(w) {
+                problems.push(format!(
+                    "{} {kind} {:?} ({}): {why}",
+                    case.label, w.value, w.origin
+                ));
+            }
+        }
+    }
+    for (_, class, s) in &set.negatives {
+        if s.contains('<') {
+            problems.push(format!("negative ({class}) {s:?}: a token left"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    // The census the report quotes.
+    let mut per_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut per_origin: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for w in set.written.iter().flatten() {
+        *per_kind.entry(w.kind.as_str()).or_default() += 1;
+        *per_origin.entry((w.kind.as_str(), w.origin)).or_default() += 1;
+    }
+    let mut per_carrier: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut per_lang: BTreeMap<&str, usize> = BTreeMap::new();
+    for case in &set.cases {
+        let mut parts = case.label.split('/');
+        *per_carrier
+            .entry(parts.next().expect("carrier"))
+            .or_default() += 1;
+        *per_lang.entry(parts.next().expect("language")).or_default() += 1;
+    }
+    let mut per_class: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut negatives_per_lang: BTreeMap<&str, usize> = BTreeMap::new();
+    for (lang, class, _) in &set.negatives {
+        *per_class.entry(class).or_default() += 1;
+        *negatives_per_lang.entry(lang.code()).or_default() += 1;
+    }
+    // Negatives that a digits-and-Luhn rule alone would take for a card
+    // (barcodes and company ids carry check digits too): listed so a
+    // false positive on them is read for what it is.
+    let luhn_alike: Vec<String> = set
+        .negatives
+        .iter()
+        .flat_map(|(_, _, s)| digit_runs(s))
+        .filter(|run| (12..=19).contains(&run.len()) && luhn_ok(run.as_bytes()))
+        .collect();
+    let total: usize = per_kind.values().sum();
+    eprintln!(
+        "seed {SEED:#x}: {} bodies, {total} values, {} negative sentences",
+        set.cases.len(),
+        set.negatives.len()
+    );
+    eprintln!("per type: {per_kind:?}");
+    for kind in KINDS {
+        let origins: Vec<String> = per_origin
+            .iter()
+            .filter(|((k, _), _)| *k == kind.as_str())
+            .map(|((_, o), n)| format!("{o} {n}"))
+            .collect();
+        eprintln!(
+            "{} ({} origins): {}",
+            kind.as_str(),
+            origins.len(),
+            origins.join(", ")
+        );
+    }
+    eprintln!("bodies per carrier: {per_carrier:?}");
+    eprintln!("bodies per language: {per_lang:?}");
+    eprintln!("negatives per class: {per_class:?}");
+    eprintln!("negatives per language: {negatives_per_lang:?}");
+    eprintln!("negative digit runs of 12-19 that pass Luhn: {luhn_alike:?}");
+    assert!((1000..=1300).contains(&total), "{total} values");
+    assert!(
+        set.negatives.len() >= 150,
+        "{} negatives",
+        set.negatives.len()
+    );
+}
+
+/// Scores every kind and, per type, the recall of each issuer or country
+/// (or email form), so the one scoring says where the misses lie.
+#[test]
+fn recall_and_precision_per_type() {
+    let set = set();
+    let score = common::score(&set.cases, &KINDS);
+    score.print();
+    score.hold(FLOORS);
+
+    let scanner = Scanner::new(&ScanConfig::all()).expect("scanner");
+    let mut per_origin: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
+    for (case, written) in set.cases.iter().zip(&set.written) {
+        let findings = scanner.scan(Some(case.content_type), case.text.as_bytes());
+        for (&(kind, s, e), w) in case.spans.iter().zip(written) {
+            let found = findings
+                .iter()
+                .any(|f| f.kind == kind && f.start < e && s < f.end);
+            let tally = per_origin.entry((kind.as_str(), w.origin)).or_default();
+            tally.0 += 1;
+            tally.1 += usize::from(found);
+        }
+    }
+    eprintln!("type         origin              values  found  recall");
+    for ((kind, origin), (values, found)) in per_origin {
+        eprintln!(
+            "{kind:<12} {origin:<18} {values:>7} {found:>6} {:>7.3}",
+            found as f64 / values as f64
+        );
+    }
+}
