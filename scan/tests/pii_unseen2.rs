@@ -343,8 +343,65 @@ fn check_tables() {
     }
 }
 
+/// The checks themselves, on values known good and known wrong.
+fn check_the_checks() {
+    let cases: &[(Kind, &str, &str, bool)] = &[
+        (Kind::Phone, "+44 20 7946 0018", "GB", true),
+        (Kind::Phone, "+44 020 7946 0018", "GB", false),
+        (Kind::Phone, "020 7946 001", "GB", false),
+        (Kind::Phone, "8 (495) 123-45-67", "RU", true),
+        (Kind::Phone, "+7 (495) 123-45-67", "RU", true),
+        (Kind::Phone, "0 (495) 123-45-67", "RU", false),
+        (Kind::Phone, "+39 06 1234 5678", "IT", true),
+        (Kind::Phone, "(852) 9123 4567", "HK", true),
+        (Kind::Phone, "030 1234567x", "DE", false),
+        (Kind::Phone, "+33 6 12 34 56 78", "BE", false),
+        (Kind::CreditCard, "4111 1111 1111 1111", "Visa", true),
+        (Kind::CreditCard, "4111 1111 1111 1112", "Visa", false),
+        (Kind::CreditCard, "4111-1111 1111-1111", "Visa", false),
+        (
+            Kind::CreditCard,
+            "3782 822463 10005",
+            "American Express",
+            true,
+        ),
+        (
+            Kind::CreditCard,
+            "5555 5555 5555 4444",
+            "Mastercard 51-55",
+            true,
+        ),
+        (Kind::CreditCard, "5555 5555 5555 4444", "Visa", false),
+        (Kind::Iban, "DE89 3704 0044 0532 0130 00", "DE", true),
+        (Kind::Iban, "de89370400440532013000", "DE", true),
+        (Kind::Iban, "DE89 3704 0044 0532 0130 01", "DE", false),
+        (Kind::Iban, "De89370400440532013000", "DE", false),
+        (Kind::Iban, "DE89 370 400 440 532 013 000", "DE", false),
+        (Kind::Iban, "GB82 WEST 1234 5698 7654 32", "GB", true),
+        (Kind::Iban, "GB82 WEST 1234 5698 7654 3", "GB", false),
+        (Kind::Email, "jürgen.müller@bücher.de", "", true),
+        (Kind::Email, "a@b", "", false),
+        (Kind::Email, "a@-b.de", "", false),
+        (Kind::Email, "x y@z.de", "", false),
+    ];
+    for &(kind, value, origin, good) in cases {
+        let written = Written {
+            kind,
+            value: value.to_string(),
+            layers: Vec::new(),
+            origin,
+        };
+        assert_eq!(
+            check_value(&written).is_ok(),
+            good,
+            "{kind} {value:?} ({origin})"
+        );
+    }
+}
+
 #[test]
 fn the_set_is_well_formed() {
+    check_the_checks();
     check_tables();
     let set = set();
     if std::env::var_os("PII_UNSEEN2_DUMP").is_some() {
