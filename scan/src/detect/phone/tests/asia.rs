@@ -132,6 +132,9 @@ fn korea_china_taiwan_japan() {
             "\u{3012}100-0001", // a postcode
             "1234-5678-9012",   // a personal number
             "2024-05-12",
+            "\u{8ba2}\u{5355} 138 0013 8000",
+            "\u{6ce8}\u{6587}\u{756a}\u{53f7} 03-1234-5678",
+            "\u{c8fc}\u{bb38} 010-1234-5678",
         ],
     );
 }
@@ -231,7 +234,10 @@ fn south_and_south_east_asia() {
             "0.912.345.678",        // a version
             "0123.456.789",         // no mobile from 01
             "0912.345.678 VND",     // an amount
-            "0-1234-5678",          // no Thai area from 1
+            "NPWP 0812 3456 7890",
+            "h\u{f3}a \u{111}\u{1a1}n 0912 345 678",
+            "Pesanan 0812-3456-7890",
+            "0-1234-5678", // no Thai area from 1
             "0 (2123) 4567",
         ],
     );

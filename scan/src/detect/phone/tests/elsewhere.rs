@@ -77,7 +77,11 @@ fn americas() {
             "011 16-1234-5678", // not 15 after the area code
             "011 15-1234-567",  // a digit short
             "1 2123 4567",      // no Chilean number from 1
-            "$ 9 1234 5678",    // an amount
+            "RUT 9 1234 5678",
+            "RFC 55 1234 5678",
+            "CPF 912 345 678",
+            "Fatura 11 91234-5678",
+            "$ 9 1234 5678", // an amount
         ],
     );
 }

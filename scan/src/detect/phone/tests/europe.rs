@@ -54,6 +54,8 @@ fn russia_and_kazakhstan() {
             "1 234 567 руб.",         // an amount
             "912 345 67 89 \u{20bd}", // and in roubles
             "order 912 345-67-89",
+            "\u{417}\u{430}\u{43a}\u{430}\u{437} 912 345-67-89",
+            "\u{441}\u{447}\u{451}\u{442} 8 912 345 67 89",
         ],
     );
 }
@@ -136,6 +138,9 @@ fn nordics() {
             "12.03.2024",    // a date
             "12 03 2024",
             "ISO 9001 2015",
+            "faktura 412 34 567",
+            "Bestilling 32 12 34 56",
+            "personnummer 4123 4567",
         ],
     );
 }
@@ -256,6 +261,10 @@ fn central_and_south_eastern_europe() {
             "0 532 123",          // too short
             "532-123-45-67",      // dashed throughout without the trunk
             "1 234 567 K\u{10d}", // an amount
+            "Zam\u{f3}wienie 512 345 678",
+            "Objedn\u{e1}vka 601 123 456",
+            "Sipari\u{15f} no 0532 123 45 67",
+            "I\u{10c}O 221 123 456",
         ],
     );
 }
