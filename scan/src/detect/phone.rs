@@ -9,13 +9,16 @@
 //!   `202 555 0123`, optionally after `1-` or `1 `; area code and exchange
 //!   start with 2-9;
 //! - national, in the writings of each country's numbering plan
-//!   ([`plans`]): with a trunk `0` (`020 7946 0958`, `030/12345678`,
-//!   `089 / 1234567`, `(030) 1234-5678`, `044 668 18 00`,
-//!   `01 23 45 67 89`, `03-1234-5678`, `0467-12-3456`), or without one
-//!   where the country dials none (Spain's and Poland's `912 345 678`,
-//!   Italy's `312 345 6789`, India's `98765 43210`, Brazil's
-//!   `(11) 91234-5678` and `11 3456-7890`, Mexico's `55 1234 5678`,
-//!   Australia's `1300 123 456`).
+//!   ([`plans`], [`trunk`]): with a trunk `0` (`020 7946 0958`,
+//!   `030/12345678`, `089 / 1234567`, `(030) 1234-5678`, `044 668 18 00`,
+//!   `01 23 45 67 89`, `03-1234-5678`, `0467-12-3456`, `0470 12 34 56`,
+//!   `0 532 123 45 67`, `011 15-1234-5678`, `0912.345.678`) or `8`
+//!   (`8 (495) 123-45-67`), or without one where the country dials none
+//!   (Spain's and Poland's `912 345 678`, Italy's `312 345 6789`, India's
+//!   `98765 43210`, China's `138 0013 8000`, Brazil's `(11) 91234-5678`
+//!   and `11 3456-7890`, Mexico's `55 1234 5678`, Chile's `9 1234 5678`,
+//!   Australia's `1300 123 456`, Hong Kong's and Singapore's `9123 4567`,
+//!   Denmark's and Norway's `32 12 34 56`).
 //!
 //! The groups after the first are separated the same way throughout, but
 //! for one change after the area code (`020-123 4567`, `(030) 1234-5678`,
@@ -35,27 +38,31 @@
 //! (`0044 20 7946 0958`, `0031 20-123 4567`, `00 44 20 7946 0958`).
 //!
 //! Formats reported only after a phone word ("phone", "call", "tel",
-//! "mobile", "Telefon", "numéro", "電話", ...): ten bare North American digits
-//! (`2025550123`), India's mobiles with a dash (`98765-43210`, as a range
-//! of five-digit numbers is written), Spain's, India's and Italy's mobile numbers written
-//! solid (`612345678`, `9876543210`, `3123456789`; these after a word that
-//! names a phone, "mobile", "móvil", "call", ..., not "number" nor "tel",
-//! which "hotel" holds), other national numbers with a trunk `0` of 9 to 12
-//! digits (bare, or in groups of other sizes), and other international
-//! numbers dialed with `00` (`00442079460958`). Bare digit runs are never
-//! phone numbers on their shape alone: a JSON number (`"ts": 1709641234`)
-//! or an id looks the same.
+//! "mobile", "Telefon", "numéro", "電話", ...): ten bare North American
+//! digits (`2025550123`), India's mobiles with a dash (`98765-43210`, as a
+//! range of five-digit numbers is written), mobile numbers of nine to
+//! eleven digits written solid (`612345678`, `9876543210`,
+//! `13800138000`; these after a word that names a phone, "mobile",
+//! "móvil", "call", ..., not "number" nor "tel", which "hotel" holds),
+//! eight digits from 2 solid or in two dashed fours (`91234567`,
+//! `9123-4567`, after such a word or "tel:"), other national numbers with
+//! a trunk `0` of 9 to 12 digits (bare, or in groups of other sizes) or
+//! `8` and eleven digits (`89123456789`), and other international numbers
+//! dialed with `00` (`00442079460958`). Bare digit runs are never phone
+//! numbers on their shape alone: a JSON number (`"ts": 1709641234`) or an
+//! id looks the same.
 
 mod plans;
 #[cfg(test)]
 mod tests;
+mod trunk;
 mod words;
 
 use crate::chars::{
     at, before, ends_token, has_context, has_context_within, is_digit, is_word, starts_token,
 };
 use plans::{all_zero_led, national_layout, separators_ok};
-use words::{CONTEXT, MOBILE_CONTEXT, NOT_PHONE, UNITS};
+use words::{CONTEXT, MOBILE_CONTEXT, NOT_PHONE, SHORT_CONTEXT, UNITS};
 
 const MAX_GROUPS: usize = 8;
 const MAX_DIGITS: usize = 15;
@@ -232,15 +239,40 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
     if code_group && !other_number(text, start, g.end) {
         return Some((start, g.end));
     }
-    // Spain's nine digits, India's and Italy's mobile ten, written solid.
-    let bare_mobile = g.count == 1 && matches!((d.len(), d[0]), (9, 6..=9) | (10, 3 | 6..=9));
+    // Nine digits (Spain, Portugal, Poland, Czechia, Peru), ten (India,
+    // Italy, Greece, Turkey, Colombia) or China's eleven, written solid.
+    let bare_mobile = g.count == 1
+        && match (d.len(), d[0]) {
+            (9 | 10, 2..=9) => true,
+            (11, 1) => d[1] >= 3,
+            _ => false,
+        };
     let bare_mobile = bare_mobile && has_context(text, start, MOBILE_CONTEXT);
     // India's mobiles in two fives joined by a dash, as ranges are written.
     let dashed_mobile = g.lens[..g.count] == [5, 5] && g.seps[1] == b'-' && d[0] >= 6;
-    let with_context =
-        north_american(&g, true) || national(&g) || dialed_abroad || bare_mobile || dashed_mobile;
-    let ok = with_context && has_context(text, start, CONTEXT) && !other_number(text, start, g.end);
+    // Russia's and Kazakhstan's eleven digits after the trunk `8`, solid.
+    let russian = g.count == 1 && d.len() == 11 && d[0] == 8 && matches!(d[1], 3 | 4 | 7 | 8 | 9);
+    let with_context = north_american(&g, true)
+        || national(&g)
+        || dialed_abroad
+        || bare_mobile
+        || dashed_mobile
+        || russian;
+    let ok = ((with_context && has_context(text, start, CONTEXT)) || short_local(text, start, &g))
+        && !other_number(text, start, g.end);
     ok.then_some((start, g.end))
+}
+
+/// Eight digits from 2 to 9 of the plans whose numbers are that short
+/// (Hong Kong, Singapore, Denmark, Norway), solid or in two fours by a
+/// dash (`91234567`, `9123-4567`), after a word that names a phone: as
+/// ids and dates are written too, the shape alone is not enough.
+fn short_local(text: &[u8], start: usize, g: &Groups) -> bool {
+    let d = g.digits();
+    let shape = d.len() == 8
+        && d[0] >= 2
+        && (g.count == 1 || (g.lens[..g.count] == [4, 4] && g.seps[1] == b'-'));
+    shape && has_context(text, start, SHORT_CONTEXT)
 }
 
 /// An international number whose country code is in parentheses
@@ -353,8 +385,10 @@ fn other_number(text: &[u8], start: usize, end: usize) -> bool {
 }
 
 /// Whether the bytes before `end` are the sign of the euro (E2 82 AC),
-/// pound (C2 A3), yen (C2 A5) or rupee (E2 82 B9): whole, as the same
-/// last bytes end letters too (`å` is C3 A5: "Ring mig på 020 …").
+/// pound (C2 A3), yen (C2 A5), rupee (E2 82 B9), rouble (E2 82 BD), lira
+/// (E2 82 BA), won (E2 82 A9), naira (E2 82 A6), peso (E2 82 B1), dong
+/// (E2 82 AB) or baht (E0 B8 BF): whole, as the same last bytes end
+/// letters too (`å` is C3 A5: "Ring mig på 020 …").
 fn currency_sign_before(text: &[u8], end: usize) -> bool {
     let tail = &text[..end];
     [
@@ -362,6 +396,13 @@ fn currency_sign_before(text: &[u8], end: usize) -> bool {
         b"\xC2\xA3",
         b"\xC2\xA5",
         b"\xE2\x82\xB9",
+        b"\xE2\x82\xBD",
+        b"\xE2\x82\xBA",
+        b"\xE2\x82\xA9",
+        b"\xE2\x82\xA6",
+        b"\xE2\x82\xB1",
+        b"\xE2\x82\xAB",
+        b"\xE0\xB8\xBF",
     ]
     .iter()
     .any(|sign| tail.ends_with(sign))

@@ -3,8 +3,38 @@
 
 use super::*;
 
+mod asia;
+mod elsewhere;
+mod europe;
+
 fn find(text: &str) -> Option<&str> {
     crate::detect::first_digit_find(text, at_digit)
+}
+
+/// Asserts that each of a country's numbers is found whole, alone and in
+/// a sentence with no phone word.
+fn found_whole(country: &str, numbers: &[&str]) {
+    for number in numbers {
+        for text in [number.to_string(), format!("Ligue {number}, por favor.")] {
+            assert_eq!(find(&text), Some(*number), "{country}: {text}");
+        }
+    }
+}
+
+/// Asserts that each text is found as written in `found` (`Some` the
+/// number, after a phone word) or not at all (`None`).
+fn found_as(cases: &[(&str, Option<&str>)]) {
+    for (text, want) in cases {
+        assert_eq!(find(text), *want, "{text}");
+    }
+}
+
+/// Asserts that none of the texts, numbers of other kinds, holds a phone
+/// number.
+fn none_found(what: &str, texts: &[&str]) {
+    for text in texts {
+        assert_eq!(find(text), None, "{what}: {text}");
+    }
 }
 
 #[test]
