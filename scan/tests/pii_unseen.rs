@@ -12,7 +12,8 @@
 //! table and holds the floors below. It was scored once, after the
 //! detectors' changes of 2026-12-07 (cards 0.934, phones 0.915, emails
 //! 0.959, IBANs 1.000 recall; one phone false positive); cards grouped by
-//! dots, its largest miss, were then taught (the set is seen since).
+//! dots, its largest miss, were then taught (the set is seen since); with
+//! the national plans of thirty-five more countries, phones read 0.980.
 
 mod common;
 mod unseen;
@@ -33,10 +34,10 @@ const KINDS: [Kind; 4] = [Kind::CreditCard, Kind::Phone, Kind::Email, Kind::Iban
 
 /// Recall and precision each kind keeps on this set: (kind, recall,
 /// precision), rounded down from its scoring (cards' recall after the
-/// dotted groups).
+/// dotted groups, phones' after the later national plans).
 const FLOORS: &[(Kind, f64, f64)] = &[
     (Kind::CreditCard, 0.98, 0.99),
-    (Kind::Phone, 0.91, 0.99),
+    (Kind::Phone, 0.97, 0.99),
     (Kind::Email, 0.95, 0.99),
     (Kind::Iban, 0.99, 0.99),
 ];

@@ -17,8 +17,11 @@
 //! `the_set_is_well_formed` checks the set itself (Luhn, mod 97, the
 //! plans' lengths, every value at its byte range through its encodings)
 //! and prints its census. `recall_and_precision_per_type` scores the
-//! scanner; it is run once, after the detector work it is meant to
-//! measure has landed, and its floors are set from that one scoring.
+//! scanner. It was run once, 2026-12-07 19:58 UTC, after the national
+//! phone plans of that day landed (cards 0.967 recall, 0.974 precision:
+//! one Saudi VAT number, in four bodies, read as a card; phones 0.953,
+//! emails 0.987, IBANs 1.000, each at precision 1.000), and its floors are
+//! rounded down from that one scoring.
 
 mod common;
 mod unseen2;
@@ -38,12 +41,12 @@ const SEED: u64 = 0x5eed_2026_1207_0002;
 const KINDS: [Kind; 4] = [Kind::CreditCard, Kind::Phone, Kind::Email, Kind::Iban];
 
 /// Recall and precision each kind keeps on this set: (kind, recall,
-/// precision). Zero until the one scoring sets them.
+/// precision), rounded down from its one scoring.
 const FLOORS: &[(Kind, f64, f64)] = &[
-    (Kind::CreditCard, 0.0, 0.0),
-    (Kind::Phone, 0.0, 0.0),
-    (Kind::Email, 0.0, 0.0),
-    (Kind::Iban, 0.0, 0.0),
+    (Kind::CreditCard, 0.96, 0.97),
+    (Kind::Phone, 0.95, 0.99),
+    (Kind::Email, 0.98, 0.99),
+    (Kind::Iban, 0.99, 0.99),
 ];
 
 struct Set {
