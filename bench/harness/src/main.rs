@@ -59,6 +59,17 @@ enum Cmd {
             value_parser = clap::value_parser!(u32).range(1..=run::MAX_IDLE_CONNS as i64)
         )]
         idle_conns: Vec<u32>,
+        /// Only the memory of idle intercepted connections (`sluice-full`):
+        /// no load rounds before it, so the daemon's RSS it starts from is
+        /// that of a daemon fresh from its start, not after the load;
+        /// the figures are printed, nothing is written.
+        #[arg(long)]
+        memory_only: bool,
+        /// Seconds the idle connections stay open after each memory
+        /// reading, for a look at the daemon meanwhile (its pid is printed
+        /// at the start; a line `memory: holding` says when).
+        #[arg(long, default_value_t = 0)]
+        hold_idle: u64,
         /// The command line to print in the report.
         #[arg(long, default_value = "cargo xtask bench")]
         command: String,
@@ -76,6 +87,8 @@ fn main() -> anyhow::Result<()> {
             only,
             secs,
             idle_conns,
+            memory_only,
+            hold_idle,
             command,
         } => run::run(run::Options {
             smoke,
@@ -83,6 +96,8 @@ fn main() -> anyhow::Result<()> {
             only,
             secs,
             idle_conns: idle_conns.into_iter().map(|n| n as usize).collect(),
+            memory_only,
+            hold_idle: std::time::Duration::from_secs(hold_idle),
             command,
         }),
         Cmd::Client { dial, work } => client::run(

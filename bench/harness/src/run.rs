@@ -35,6 +35,10 @@ pub struct Options {
     pub secs: Option<f64>,
     /// Overrides the idle connection counts of the memory figure.
     pub idle_conns: Vec<usize>,
+    /// The memory figure alone: no rounds, nothing written.
+    pub memory_only: bool,
+    /// How long the idle connections stay open after each reading.
+    pub hold_idle: Duration,
     /// The command line that reproduces the run, for the report.
     pub command: String,
 }
@@ -54,6 +58,9 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     };
     if let Some(secs) = options.secs {
         sizes.secs = secs;
+    }
+    if options.memory_only {
+        sizes.rounds = 0;
     }
     let sizes = sizes.with_idle_steps(&options.idle_conns);
     // Before anything starts, so all inherit it: n idle connections take n
@@ -272,11 +279,16 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         // RSS after it would count only what it added to that.
         let baseline = settled_rss(&sluice);
         for &n in &sizes.idle_steps {
-            match idle_memory(&sluice, full, n, baseline) {
+            match idle_memory(&sluice, full, n, baseline, options.hold_idle) {
                 Ok(m) => memory.push(m),
                 Err(e) => progress(&format!("memory at {n}: {e:#}")),
             }
         }
+    }
+
+    if options.memory_only {
+        anyhow::ensure!(!memory.is_empty(), "no memory figure was taken");
+        return Ok(());
     }
 
     let secrets: Vec<Bound> = drawn
@@ -351,7 +363,13 @@ fn app_target(name: &'static str, dial: Dial, proxy: Option<u32>) -> Target {
 
 /// Daemon RSS with `n` idle intercepted connections held, minus `before`
 /// (the RSS before the first step).
-fn idle_memory(sluice: &Sluice, target: &Target, n: usize, before: u64) -> anyhow::Result<Memory> {
+fn idle_memory(
+    sluice: &Sluice,
+    target: &Target,
+    n: usize,
+    before: u64,
+    hold: Duration,
+) -> anyhow::Result<Memory> {
     // Opening takes about a millisecond a connection on a loaded machine.
     let limit = Duration::from_secs(300 + n as u64 / 100);
     let held = plan::hold_idle(&target.dial, n, limit)?;
@@ -360,6 +378,10 @@ fn idle_memory(sluice: &Sluice, target: &Target, n: usize, before: u64) -> anyho
     let opened = held.opened;
     // What the daemon closed before the reading is not in its RSS.
     let open = held.sockets_open().min(opened);
+    if !hold.is_zero() {
+        progress(&format!("memory: holding {n} for {hold:?}"));
+        std::thread::sleep(hold);
+    }
     held.release();
     let memory = Memory {
         target: target.name.to_owned(),

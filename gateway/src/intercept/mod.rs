@@ -147,18 +147,24 @@ impl Interceptor {
                 return;
             }
         };
-        let acceptor = tokio_rustls::TlsAcceptor::from(self.minter.server_config(leaf));
-        let mut tls =
-            match tokio::time::timeout(self.limits.header_read, acceptor.accept(stream)).await {
-                Ok(Ok(tls)) => tls,
-                // A client that does not trust the CA ends here; its TLS alert
-                // already told it why.
-                Ok(Err(err)) => {
-                    tracing::debug!(%name, %err, "client TLS handshake failed");
-                    return;
-                }
-                Err(_) => return,
-            };
+        // The acceptor (and the config made for this connection) goes
+        // once the handshake is done: the session needs neither after it.
+        let accept =
+            tokio_rustls::TlsAcceptor::from(self.minter.server_config(leaf)).accept(stream);
+        // Boxed: the stream is moved into each layer that serves it, and
+        // every async layer keeps room for what it was given (its TLS
+        // session is over a kilobyte) for as long as the connection is
+        // open; a box moves as a pointer.
+        let mut tls = match tokio::time::timeout(self.limits.header_read, accept).await {
+            Ok(Ok(tls)) => Box::new(tls),
+            // A client that does not trust the CA ends here; its TLS alert
+            // already told it why.
+            Ok(Err(err)) => {
+                tracing::debug!(%name, %err, "client TLS handshake failed");
+                return;
+            }
+            Err(_) => return,
+        };
         // The rule the listener allowed the connection by: decided once,
         // on the same name, address and port.
         let request_rule = who.network().request_rule(Some(&name), dst);

@@ -89,7 +89,10 @@ impl Interceptor {
         if h1 {
             self.serve_h1(io, &conn, in_flight, service).await;
         } else {
-            self.serve_auto(TokioIo::new(io), &conn, service).await;
+            // Boxed: hyper's auto connection (HTTP/1 and HTTP/2 both
+            // inline) is several times what a parked HTTP/1 connection
+            // holds, and a future keeps room for its largest state.
+            Box::pin(self.serve_auto(TokioIo::new(io), &conn, service)).await;
         }
     }
 

@@ -174,8 +174,12 @@ impl Proxy {
             // DNS over TCP gets the same policy and caps as over UDP.
             let (resolver, metrics) = (self.resolver.clone(), self.metrics.clone());
             // Ended, like any connection, once its sandbox or policy goes.
+            // Boxed, as every long or rare state here is: a connection's
+            // task keeps room for the largest state of this function, and
+            // an intercepted connection (over a kilobyte parked) would
+            // carry a relay's or a lookup's room for hours.
             tokio::select! {
-                () = dns::serve_tcp(client, resolver, metrics, who.dns.clone()) => {}
+                () = Box::pin(dns::serve_tcp(client, resolver, metrics, who.dns.clone())) => {}
                 () = revoked(&*self.standing, &who, &self.metrics) => {}
             }
             return;
@@ -271,7 +275,7 @@ impl Proxy {
                 let asked = sni
                     .or(host)
                     .map_or_else(|| dst.ip().to_string(), canonical_name);
-                let asked = self.ask(&who, dst, &rule, &asked, (sni, host)).await;
+                let asked = Box::pin(self.ask(&who, dst, &rule, &asked, (sni, host))).await;
                 asked.err().map(|refused| (refused.reason, refused.rule))
             }
         };
@@ -454,7 +458,10 @@ impl Proxy {
         if let dns::Admission::Refuse(..) = who.dns.admit_lookup(name) {
             return Vec::new();
         }
-        self.resolver.lookup_ip(name).await.unwrap_or_default()
+        // Boxed: see `handle`.
+        Box::pin(self.resolver.lookup_ip(name))
+            .await
+            .unwrap_or_default()
     }
 
     /// Whether `dst` is an address of `name` (canonical): the name is that
@@ -492,7 +499,8 @@ impl Proxy {
 
     async fn forward(&self, client: TcpStream, who: &Who, dst: SocketAddr, prefix: &[u8]) {
         let revoked = revoked(&*self.standing, who, &self.metrics);
-        dial_and_relay(
+        // Boxed: see `handle`.
+        Box::pin(dial_and_relay(
             client,
             dst,
             prefix,
@@ -500,7 +508,7 @@ impl Proxy {
             revoked,
             &self.relayer,
             &self.metrics,
-        )
+        ))
         .await;
     }
 
