@@ -21,6 +21,8 @@
 //! | Mir | 2200-2204 | 16-19 |
 //! | RuPay | 60, 65, 81, 82, 508 | 16 |
 //! | Troy | 9792 | 16 |
+//! | Napas (Vietnam) | 9704 | 16, 19 |
+//! | UzCard, Humo (Uzbekistan) | 8600, 9860 | 16 |
 //!
 //! Twelve-digit numbers (Maestro) are reported alone only with one of the
 //! four-digit Maestro prefixes (5018, 5020, 5038, 5893, 6304, 6390, 6759,
@@ -205,9 +207,13 @@ fn known_prefix(d: &[u8]) -> bool {
             _ => false,
         },
         6 => (13..=19).contains(&len), // Discover, UnionPay, Maestro, RuPay
-        8 => matches!(p2, 81 | 82) && up_to_19, // RuPay, UnionPay
-        9 => p4 == 9792 && len == 16,  // Troy
-        1 => p4 == 1800 && len == 15,  // JCB (old range)
+        8 => (matches!(p2, 81 | 82) && up_to_19) || (p4 == 8600 && len == 16), // RuPay, UnionPay; UzCard
+        9 => match p4 {
+            9792 | 9860 => len == 16,       // Troy, Humo
+            9704 => matches!(len, 16 | 19), // Napas
+            _ => false,
+        },
+        1 => p4 == 1800 && len == 15, // JCB (old range)
         _ => false,
     }
 }
@@ -244,6 +250,11 @@ mod tests {
             // Mir, Troy, RuPay, JCB's whole 35 range, 12-digit Maestro.
             ("2200 1234 5678 9019", "2200 1234 5678 9019"),
             ("9792123456789018", "9792123456789018"),
+            // National schemes: Napas (16 and 19 digits), UzCard, Humo.
+            ("9704 0000 0000 0018", "9704 0000 0000 0018"),
+            ("9704000000000000008", "9704000000000000008"),
+            ("8600 1234 5678 9012", "8600 1234 5678 9012"),
+            ("9860-1234-5678-9015", "9860-1234-5678-9015"),
             ("8228-1234-5678-9014", "8228-1234-5678-9014"),
             ("3512123456789010", "3512123456789010"),
             ("501812345673", "501812345673"),
@@ -285,6 +296,8 @@ mod tests {
             "4111.1111 1111-1111",           // separators that change
             "Barcode 5901234123457 scanned", // an EAN-13 that passes Luhn
             "EAN 6901234500042",             // another (a Chinese GS1 prefix)
+            "ref 97041234567890126",         // Napas's prefix at 17 digits
+            "ref 86001234567894",            // UzCard's prefix at 14 digits
         ] {
             let bytes = text.as_bytes();
             for i in 0..bytes.len() {
