@@ -44,7 +44,10 @@ const KINDS: [Kind; 4] = [Kind::CreditCard, Kind::Phone, Kind::Email, Kind::Iban
 /// precision), rounded down from its one scoring.
 const FLOORS: &[(Kind, f64, f64)] = &[
     (Kind::CreditCard, 0.96, 0.97),
-    (Kind::Phone, 0.95, 0.99),
+    // 0.953 at the one scoring; 0.939 since eight digits in two fours or
+    // four pairs need a phone word (`2048 4096` and `2560 1440` were read
+    // as Hong Kong's and Denmark's numbers in code and logs).
+    (Kind::Phone, 0.93, 0.99),
     (Kind::Email, 0.98, 0.99),
     (Kind::Iban, 0.99, 0.99),
 ];

@@ -17,8 +17,7 @@
 //!   (Spain's and Poland's `912 345 678`, Italy's `312 345 6789`, India's
 //!   `98765 43210`, China's `138 0013 8000`, Brazil's `(11) 91234-5678`
 //!   and `11 3456-7890`, Mexico's `55 1234 5678`, Chile's `9 1234 5678`,
-//!   Australia's `1300 123 456`, Hong Kong's and Singapore's `9123 4567`,
-//!   Denmark's and Norway's `32 12 34 56`).
+//!   Australia's `1300 123 456`, Norway's mobiles `412 34 567`).
 //!
 //! The groups after the first are separated the same way throughout, but
 //! for one change after the area code (`020-123 4567`, `(030) 1234-5678`,
@@ -44,8 +43,9 @@
 //! eleven digits written solid (`612345678`, `9876543210`,
 //! `13800138000`; these after a word that names a phone, "mobile",
 //! "móvil", "call", ..., not "number" nor "tel", which "hotel" holds),
-//! eight digits from 2 solid or in two dashed fours (`91234567`,
-//! `9123-4567`, after such a word or "tel:"), other national numbers with
+//! eight digits from 2 solid, in two fours or in four pairs (Hong Kong's
+//! and Singapore's `9123 4567`, `91234567`, `9123-4567`, Denmark's and
+//! Norway's `32 12 34 56`; after such a word or "tel:"), other national numbers with
 //! a trunk `0` of 9 to 12 digits (bare, or in groups of other sizes) or
 //! `8` and eleven digits (`89123456789`), and other international numbers
 //! dialed with `00` (`00442079460958`). Bare digit runs are never phone
@@ -264,14 +264,24 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
 }
 
 /// Eight digits from 2 to 9 of the plans whose numbers are that short
-/// (Hong Kong, Singapore, Denmark, Norway), solid or in two fours by a
-/// dash (`91234567`, `9123-4567`), after a word that names a phone: as
-/// ids and dates are written too, the shape alone is not enough.
+/// (Hong Kong, Singapore, Denmark, Norway), solid, in two fours by a
+/// space or a dash (`91234567`, `9123 4567`, `9123-4567`) or in four
+/// pairs (`32 12 34 56`), after a word that names a phone: as ids, sizes,
+/// ports and dates are written so too, the shape alone is not enough. Two
+/// years (`2019 2020`) and a series of pairs (`20 30 40 50`) are not
+/// numbers even then.
 fn short_local(text: &[u8], start: usize, g: &Groups) -> bool {
     let d = g.digits();
+    let lens = &g.lens[..g.count];
+    let spaced = g.seps[1..g.count].iter().all(|&s| s == b' ');
     let shape = d.len() == 8
         && d[0] >= 2
-        && (g.count == 1 || (g.lens[..g.count] == [4, 4] && g.seps[1] == b'-'));
+        && match lens {
+            [8] => true,
+            [4, 4] => matches!(g.seps[1], b' ' | b'-') && !plans::two_years(d),
+            [2, 2, 2, 2] => spaced && !plans::even_steps(d),
+            _ => false,
+        };
     shape && has_context(text, start, SHORT_CONTEXT)
 }
 

@@ -10,8 +10,8 @@
 //!   and Peru's nine digits, Italy's, Greece's and Colombia's mobiles,
 //!   India's mobiles, China's, Brazil's and Mexico's area codes and ten
 //!   or eleven digits, Chile's nine, Australia's 1300 and 1800 numbers,
-//!   the eight digits of Hong Kong, Singapore, Denmark and Norway in their
-//!   groupings; and Russia's and Kazakhstan's, whose trunk prefix is `8`
+//!   Norway's eight-digit mobiles in their grouping (the other eight-digit
+//!   writings need a phone word: [`super::short_local`]); and Russia's and Kazakhstan's, whose trunk prefix is `8`
 //!   (`8 (495) 123-45-67`), with it or without.
 //!
 //! Dots separate pairs only: elsewhere they write versions and thousands.
@@ -197,14 +197,11 @@ const NO_TRUNK: &[Plan] = &[
     }),
     // Eight digits: Hong Kong's (fixed lines from 2 and 3, mobiles from 5,
     // 6 and 9), Singapore's (from 3, 6, 8 and 9), Denmark's and Norway's
-    // (from 2 to 9). Eight digits alone are as often an id: only in the
-    // groupings people write these in, in two fours by a space
-    // (`9123 4567`; not two years, `2019 2020`), Denmark's and Norway's
-    // four pairs (`32 12 34 56`; not a series, `20 30 40 50`)
-    // and Norway's mobiles (`412 34 567`). Dashed (`9123-4567`) or solid
-    // they need a phone word ([`super::short_local`]).
-    plan(&[4, 4], Seps::Spaced, |d| d[0] >= 2 && !two_years(d)),
-    plan(&[2, 2, 2, 2], Seps::Spaced, |d| d[0] >= 2 && !even_steps(d)),
+    // (from 2 to 9). Eight digits are as often two numbers or an id: two
+    // fours (`2048 4096`, `2560 1440`, ports, sizes) and four pairs are
+    // everyday data in code and logs, so those, solid and dashed need a
+    // phone word ([`super::short_local`]). Norway's mobiles (`412 34
+    // 567`) are written in a grouping of their own.
     plan(&[3, 2, 3], Seps::Spaced, |d| matches!(d[0], 4 | 9)),
     // Hong Kong's and Macau's country codes, and Singapore's, without the
     // `+` (`(852) 9123 4567`, `852 9123 4567`, `65 6123 4567`).
@@ -251,14 +248,14 @@ fn russia(d: &[u8]) -> bool {
 
 /// Whether eight digits are two years of this or the last century
 /// (`2019 2020`).
-fn two_years(d: &[u8]) -> bool {
+pub(super) fn two_years(d: &[u8]) -> bool {
     let year = |y: &[u8]| matches!(y[..2], [1, 9] | [2, 0]);
     year(&d[..4]) && year(&d[4..])
 }
 
 /// Whether four pairs of digits are a series, each the last and the same
 /// step (`20 30 40 50`, `23 45 67 89`, `33 33 33 33`).
-fn even_steps(d: &[u8]) -> bool {
+pub(super) fn even_steps(d: &[u8]) -> bool {
     let pair = |k: usize| i16::from(d[2 * k]) * 10 + i16::from(d[2 * k + 1]);
     let step = pair(1) - pair(0);
     (2..4).all(|k| pair(k) - pair(k - 1) == step)

@@ -47,6 +47,8 @@ pub(super) const CONTEXT: &[&str] = &[
     "\u{422}\u{435}\u{43b}",
     "\u{c804}\u{d654}",
     "\u{5d8}\u{5dc}\u{5e4}\u{5d5}\u{5df}",
+    "\u{647}\u{627}\u{62a}\u{641}",
+    "\u{62c}\u{648}\u{627}\u{644}",
 ];
 
 /// The phone words that mobile numbers written solid need: none that is
@@ -77,6 +79,8 @@ pub(super) const MOBILE_CONTEXT: &[&str] = &[
     "\u{7535}\u{8bdd}",
     "\u{442}\u{435}\u{43b}\u{435}\u{444}\u{43e}\u{43d}",
     "\u{43c}\u{43e}\u{431}",
+    "\u{647}\u{627}\u{62a}\u{641}",
+    "\u{62c}\u{648}\u{627}\u{644}",
 ];
 
 /// The words that eight digits alone need ([`super::short_local`]): those
@@ -85,20 +89,37 @@ pub(super) const SHORT_CONTEXT: &[&str] = &[
     "phone",
     "mobile",
     "mobil",
+    "m\u{f3}vil",
+    "movil",
     "cell",
+    "celular",
     "call",
     "whatsapp",
     "sms",
     "contact",
     "telefon",
+    "tel\u{e9}fono",
+    "telefono",
+    "telefone",
+    "t\u{e9}l\u{e9}phone",
     "tlf",
     "tel:",
     "tel.",
     "fax",
+    "gsm",
+    "handphone",
+    "puhelin",
     "\u{96fb}\u{8a71}",
     "\u{7535}\u{8bdd}",
     "\u{624b}\u{6a5f}",
     "\u{624b}\u{673a}",
+    "\u{442}\u{435}\u{43b}\u{435}\u{444}\u{43e}\u{43d}",
+    "\u{43c}\u{43e}\u{431}",
+    "\u{3c4}\u{3b7}\u{3bb}",
+    "\u{c804}\u{d654}",
+    "\u{5d8}\u{5dc}\u{5e4}\u{5d5}\u{5df}",
+    "\u{647}\u{627}\u{62a}\u{641}",
+    "\u{62c}\u{648}\u{627}\u{644}",
 ];
 
 /// Words before other kinds of numbers: a national number right after one

@@ -8,8 +8,6 @@ fn hong_kong_and_singapore() {
     found_whole(
         "HK",
         &[
-            "9123 4567",
-            "2123 4567",
             "+852 9123 4567",
             "(852) 9123 4567",
             "852 9123 4567",
@@ -19,8 +17,6 @@ fn hong_kong_and_singapore() {
     found_whole(
         "SG",
         &[
-            "6123 4567",
-            "8123 4567",
             "+65 9123 4567",
             "(65) 6123 4567",
             "65 6123 4567",
@@ -32,13 +28,26 @@ fn hong_kong_and_singapore() {
         ("WhatsApp 91234567", Some("91234567")),
         ("\u{96fb}\u{8a71}\u{ff1a}21234567", Some("21234567")),
         ("Call 6123 4567", Some("6123 4567")),
-        ("Support: 9123 4567", Some("9123 4567")),
+        ("Contact: 2123 4567", Some("2123 4567")),
+        ("mobile 8123 4567", Some("8123 4567")),
+        ("Phone: 6123 4567", Some("6123 4567")),
+        ("Support: 9123 4567", None), // no word that names a phone
+        // Qatar's and Bahrain's eight digits after the Arabic for phone
+        // and mobile.
+        ("\u{647}\u{627}\u{62a}\u{641}: 4412 3456", Some("4412 3456")),
+        ("\u{62c}\u{648}\u{627}\u{644} 3312 3456", Some("3312 3456")),
     ]);
     none_found(
         "HK and SG",
         &[
             "91234567",  // eight digits alone
             "9123-4567", // dashed, without a phone word
+            "9123 4567", // two fours, without a phone word
+            "block sizes 2048 4096",
+            "resolution 2560 1440",
+            "[[2048, 4096], [3072 5120]]",
+            "PIDs 2345 6789",
+            "phone 2019 2020", // two years, even after a phone word
             "ISSN 2049-3630",
             "order 9123 4567",
             "invoice 2123 4567",
