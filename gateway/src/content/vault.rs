@@ -48,12 +48,17 @@ impl Default for Vaults {
 
 impl Vaults {
     /// The vault of `sandbox`'s `session` (sessionless traffic shares one).
+    /// Looked up by the borrowed ids (a request that finds its vault
+    /// allocates nothing); owned only when a vault is made.
     pub fn session(&self, sandbox: &str, session: Option<&str>) -> Arc<Vault> {
-        let key = (sandbox.to_owned(), session.unwrap_or("").to_owned());
+        let id = (sandbox, session.unwrap_or(""));
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions
-            .get_or_insert(key, || Arc::new(Vault::new()))
-            .clone()
+        if let Some(vault) = sessions.get(&id as &dyn SessionId) {
+            return vault.clone();
+        }
+        let vault = Arc::new(Vault::new());
+        sessions.put((id.0.to_owned(), id.1.to_owned()), vault.clone());
+        vault
     }
 
     /// Drops the vault of `sandbox`'s `session`, or with `None` every
@@ -75,11 +80,53 @@ impl Vaults {
 
     /// The vault if the session ever had anything redacted.
     pub fn existing(&self, sandbox: &str, session: Option<&str>) -> Option<Arc<Vault>> {
-        let key = (sandbox.to_owned(), session.unwrap_or("").to_owned());
+        let id = (sandbox, session.unwrap_or(""));
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions.get(&key).filter(|v| !v.is_empty()).cloned()
+        sessions
+            .get(&id as &dyn SessionId)
+            .filter(|v| !v.is_empty())
+            .cloned()
     }
 }
+
+/// A vault's (sandbox, session) ids, owned as the cache's key or borrowed
+/// to look one up: both hash and compare as the pair of strings.
+trait SessionId {
+    fn ids(&self) -> (&str, &str);
+}
+
+impl SessionId for (String, String) {
+    fn ids(&self) -> (&str, &str) {
+        (&self.0, &self.1)
+    }
+}
+
+impl SessionId for (&str, &str) {
+    fn ids(&self) -> (&str, &str) {
+        (self.0, self.1)
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn SessionId + 'a> for (String, String) {
+    fn borrow(&self) -> &(dyn SessionId + 'a) {
+        self
+    }
+}
+
+// The same hash as the owned key's: a tuple of strings hashes each `str`.
+impl std::hash::Hash for dyn SessionId + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.ids().hash(state);
+    }
+}
+
+impl PartialEq for dyn SessionId + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.ids() == other.ids()
+    }
+}
+
+impl Eq for dyn SessionId + '_ {}
 
 /// One session's tokens.
 pub struct Vault {
@@ -178,6 +225,32 @@ mod tests {
         assert_ne!(t1, other_sandbox.token("email", b"ana@example.com"));
         assert!(Arc::ptr_eq(&a, &vaults.session("sb1", Some("s1"))));
         assert!(vaults.existing("sb3", None).is_none());
+    }
+
+    /// Looked up by borrowed ids, a vault is the one of exactly that
+    /// (sandbox, session): ids that join to the same text stay apart, and
+    /// no session is the empty one.
+    #[test]
+    fn vaults_are_found_by_exactly_their_ids() {
+        let vaults = Vaults::default();
+        let ids: &[(&str, Option<&str>)] = &[
+            ("ab", None),
+            ("a", Some("b")),
+            ("ab", Some("c")),
+            ("a", Some("bc")),
+            ("abc", None),
+        ];
+        let made: Vec<Arc<Vault>> = ids.iter().map(|&(sb, s)| vaults.session(sb, s)).collect();
+        for (i, &(sandbox, session)) in ids.iter().enumerate() {
+            for (j, vault) in made.iter().enumerate() {
+                let same = Arc::ptr_eq(&vaults.session(sandbox, session), vault);
+                assert_eq!(same, i == j, "{sandbox} {session:?} against {:?}", ids[j]);
+            }
+        }
+        assert!(Arc::ptr_eq(&made[0], &vaults.session("ab", Some(""))));
+        made[1].token("email", b"ana@example.com");
+        assert!(vaults.existing("a", Some("b")).is_some());
+        assert!(vaults.existing("ab", None).is_none());
     }
 
     #[test]

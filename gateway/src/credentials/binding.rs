@@ -144,6 +144,9 @@ pub struct PlaceholderIndex {
     /// Pattern id → the placeholder itself, so an injection swaps the one
     /// found without deriving it again (an HMAC per request).
     placeholders: Vec<String>,
+    /// The shortest placeholder's length: a shorter text (most header
+    /// values) holds none, and is not searched.
+    shortest: usize,
 }
 
 impl std::fmt::Debug for PlaceholderIndex {
@@ -165,8 +168,10 @@ impl PlaceholderIndex {
                 matcher: None,
                 credentials,
                 placeholders,
+                shortest: 0,
             });
         }
+        let shortest = placeholders.iter().map(String::len).min().unwrap_or(0);
         let matcher = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .build(&placeholders)?;
@@ -174,6 +179,7 @@ impl PlaceholderIndex {
             matcher: Some(matcher),
             credentials,
             placeholders,
+            shortest,
         })
     }
 
@@ -205,6 +211,9 @@ impl PlaceholderIndex {
         let Some(m) = &self.matcher else {
             return out;
         };
+        if haystack.len() < self.shortest {
+            return out;
+        }
         for hit in m.find_iter(haystack) {
             if let Some(c) = self.credentials.get(hit.pattern().as_usize())
                 && !out.contains(c)

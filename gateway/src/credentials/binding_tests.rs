@@ -93,6 +93,12 @@ fn scan_table() {
             vec![hdr("x-k", "a"), hdr("x-k", "b")],
         ),
         (
+            "the placeholder alone, as long as the shortest",
+            headers(&[("x-k", PH_A.into())]),
+            "/?k=1",
+            vec![hdr("x-k", "a")],
+        ),
+        (
             "prefix alone is not a hit",
             headers(&[("x-k", "sk-AAAA".into())]),
             "/?k=gh-",
@@ -108,6 +114,27 @@ fn scan_table() {
     let h = headers(&[("authorization", format!("Bearer {PH_A}"))]);
     assert!(empty.scan(&h, &"/".parse().expect("uri")).is_empty());
     assert!(!format!("{idx:?}").contains(PH_A));
+}
+
+/// Placeholders of different lengths: a text shorter than the longest is
+/// still searched for the shorter ones; one shorter than all holds none.
+#[test]
+fn scan_skips_only_text_shorter_than_every_placeholder() {
+    let idx = PlaceholderIndex::new([
+        ("ph-short-1".to_owned(), "short".to_owned()),
+        (PH_B.to_owned(), "b".to_owned()),
+    ])
+    .expect("index");
+    let cases: &[(&str, &[&str])] = &[
+        ("ph-short-1", &["short"]),
+        ("x ph-short-1", &["short"]),
+        ("ph-short-", &[]),
+        ("", &[]),
+        (PH_B, &["b"]),
+    ];
+    for &(text, want) in cases {
+        assert_eq!(idx.scan_bytes(text.as_bytes()), want, "{text}");
+    }
 }
 
 fn cred(name: &str, hosts: &[&str]) -> CredentialConfig {

@@ -55,6 +55,12 @@ const HOP_BY_HOP: [HeaderName; 8] = [
 /// Strips hop-by-hop headers. `keep_upgrade` keeps `Connection: upgrade`
 /// and `Upgrade` for a WebSocket handshake, which must cross the hop.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
+    // Most messages carry none of them: one look at the names they have
+    // instead of a lookup of every name they might (run on every request
+    // and every answer).
+    if !keep_upgrade && !headers.keys().any(is_hop_by_hop) {
+        return;
+    }
     let named: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
         .iter()
@@ -74,6 +80,12 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
     } else {
         headers.remove(header::UPGRADE);
     }
+}
+
+/// Whether `name` is stripped whatever `Connection` says: a hop-by-hop
+/// header, `Connection` itself (which may name more), or `Upgrade`.
+fn is_hop_by_hop(name: &HeaderName) -> bool {
+    name == header::UPGRADE || HOP_BY_HOP.contains(name)
 }
 
 /// Reads and drops what is left of a refused request's body (up to a bound)
@@ -134,6 +146,40 @@ mod tests {
         assert_eq!(upgrade["connection"], "upgrade");
         assert_eq!(upgrade["upgrade"], "websocket");
         assert!(upgrade.get("x-private").is_none());
+    }
+
+    /// Without `Connection` or a hop-by-hop header nothing changes, and
+    /// each one alone is stripped.
+    #[test]
+    fn hop_by_hop_headers_one_at_a_time() {
+        let cases: &[(&str, &str, bool)] = &[
+            // (name, value, stripped)
+            ("x-kept", "1", false),
+            ("authorization", "Bearer x", false),
+            ("connection", "close", true),
+            ("keep-alive", "timeout=5", true),
+            ("proxy-connection", "keep-alive", true),
+            ("proxy-authenticate", "Basic", true),
+            ("proxy-authorization", "Basic eA==", true),
+            ("te", "trailers", true),
+            ("trailer", "x-sum", true),
+            ("transfer-encoding", "chunked", true),
+            ("upgrade", "websocket", true),
+        ];
+        for &(name, value, stripped) in cases {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                HeaderName::from_static("host"),
+                HeaderValue::from_static("a"),
+            );
+            headers.insert(
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
+            );
+            strip_hop_by_hop(&mut headers, false);
+            assert_eq!(headers.get(name).is_none(), stripped, "{name}");
+            assert_eq!(headers.len(), if stripped { 1 } else { 2 }, "{name}");
+        }
     }
 
     #[test]
