@@ -7,7 +7,6 @@ a score. The split is fixed here, by whole source, before any training.
 import ast
 import glob
 import gzip
-import html
 import json
 import os
 import random
@@ -16,25 +15,7 @@ import subprocess
 import sys
 
 import written
-
-CHUNK = 1500
-
-
-def chunks(text: str, size: int = CHUNK) -> list[str]:
-    """Pieces of about `size` bytes cut at line ends: what a tool result or
-    a retrieved page looks like to the detector."""
-    out, cur = [], []
-    n = 0
-    for line in text.splitlines(keepends=True):
-        cur.append(line)
-        n += len(line)
-        if n >= size:
-            out.append("".join(cur))
-            cur, n = [], 0
-    if "".join(cur).strip():
-        out.append("".join(cur))
-    return out
-
+from pieces import CHUNK, chunks, strip_html  # noqa: F401 (train.py reads sources.chunks)
 
 def jsonl(path: str) -> list[dict]:
     with open(path, encoding="utf-8") as f:
@@ -114,11 +95,6 @@ def stdlib(rng: random.Random, cap: int) -> list:
         for c in chunks(open(f, encoding="utf-8", errors="replace").read()):
             out.append((c, "python-stdlib"))
     return sorted(rng.sample(out, min(cap, len(out))))
-
-
-def strip_html(text: str) -> str:
-    text = re.sub(r"(?is)<(script|style).*?</\1>", " ", text)
-    return html.unescape(re.sub(r"<[^>]+>", " ", text))
 
 
 def debian_doc(rng: random.Random, cap: int) -> list:

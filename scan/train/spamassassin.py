@@ -14,7 +14,7 @@ import random
 import re
 from email import policy
 
-import sources
+from pieces import chunks, strip_html
 
 HAM = ("easy-ham-1", "easy-ham-2", "hard-ham-1")
 # Pieces of a message kept: its start is what a mail tool shows; the tails
@@ -35,7 +35,7 @@ def _body(raw: str) -> str | None:
         return None
     if part.get_content_type() == "text/html":
         # Tags stripped leave the layout's indentation and blank lines.
-        text = sources.strip_html(text)
+        text = strip_html(text)
         text = re.sub(r"\n{3,}", "\n\n", "\n".join(line.strip() for line in text.splitlines()))
     head = "".join(f"{k}: {msg[k]}\n" for k in ("From", "Subject") if msg[k])
     return head + "\n" + text
@@ -57,7 +57,7 @@ def ham(root: str, rng: random.Random, cap: int) -> list:
             if not text or not text.strip():
                 continue
             src = "spamassassin-ham/" + ("newsletters" if folder.startswith("hard") else "mail")
-            for c in sources.chunks(text)[:PIECES]:
+            for c in chunks(text)[:PIECES]:
                 if len(c.split()) >= 8:
                     out.append((c, src))
     return sorted(rng.sample(out, min(cap, len(out))))

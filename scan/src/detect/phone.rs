@@ -61,7 +61,7 @@ mod words;
 use crate::chars::{
     at, before, ends_token, has_context, has_context_within, is_digit, is_word, starts_token,
 };
-use plans::{all_zero_led, national_layout, separators_ok};
+use plans::{all_zero_led, separators_ok};
 use words::{CONTEXT, MOBILE_CONTEXT, NOT_PHONE, SHORT_CONTEXT, UNITS};
 
 const MAX_GROUPS: usize = 8;
@@ -261,6 +261,20 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
     let ok = ((with_context && has_context(text, start, CONTEXT)) || short_local(text, start, &g))
         && !other_number(text, start, g.end);
     ok.then_some((start, g.end))
+}
+
+/// A national number in one of the layouts reported on their own: with
+/// a trunk prefix ([`trunk`]) or of a country that dials none ([`plans`]).
+fn national_layout(g: &Groups) -> bool {
+    let (lens, seps, d) = (&g.lens[..g.count], &g.seps[..g.count], g.digits());
+    if g.count < 2 {
+        return false;
+    }
+    if d[0] == 0 {
+        trunk::with_trunk(g, lens, seps, d)
+    } else {
+        plans::without_trunk(lens, seps, d)
+    }
 }
 
 /// Eight digits from 2 to 9 of the plans whose numbers are that short

@@ -17,18 +17,12 @@
 //! Dots separate pairs only: elsewhere they write versions and thousands.
 
 use super::Groups;
-use super::trunk::with_trunk;
 
-/// A national number in one of the layouts reported on their own (the
-/// module's docs).
-pub(super) fn national_layout(g: &Groups) -> bool {
-    let (lens, seps, d) = (&g.lens[..g.count], &g.seps[..g.count], g.digits());
-    if g.count < 2 {
-        return false;
-    }
-    if d[0] == 0 {
-        return with_trunk(g, lens, seps, d);
-    }
+/// A national number of a country that dials no trunk prefix, in one of
+/// the layouts reported on their own (the module's docs): `lens`, `seps`
+/// and `d` are the groups' lengths, the separators before them and the
+/// digits.
+pub(super) fn without_trunk(lens: &[usize], seps: &[u8], d: &[u8]) -> bool {
     if seps.contains(&b'.') || seps.contains(&b'/') {
         return false;
     }
