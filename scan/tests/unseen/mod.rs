@@ -2,7 +2,8 @@
 //! formats per type (`cards`, `phones`, `emails`, `ibans`), sentences per
 //! language (`lang`), sentences holding none of them (`negatives`), and the
 //! request bodies that carry them (`carriers`, written through `body`,
-//! which keeps each value's byte span in the body as sent).
+//! which keeps each value's byte span in the body as sent), and the
+//! checks of those bodies both unseen sets run (`checks`).
 //!
 //! The formats are written from the world's numbering plans, issuers'
 //! ranges and the IBAN registry, not from the detectors: this set is the
@@ -11,6 +12,7 @@
 pub mod body;
 pub mod cards;
 pub mod carriers;
+pub mod checks;
 pub mod emails;
 pub mod ibans;
 pub mod lang;

@@ -3,14 +3,17 @@
 //! holding none of them (`negatives`), written from numbering plans,
 //! issuers' ranges and the IBAN registry as remembered, not from the
 //! detectors; languages (`lang`) that extend the first set's with seven
-//! more; and the first set's bodies and carriers (`body`, `carriers`),
-//! reused as they are so both sets are carried alike.
+//! more; and the first set's bodies, carriers and body checks (`body`,
+//! `carriers`, `checks`), reused as they are so both sets are carried
+//! and checked alike.
 
 #[path = "../unseen/body.rs"]
 pub mod body;
 pub mod cards;
 #[path = "../unseen/carriers.rs"]
 pub mod carriers;
+#[path = "../unseen/checks.rs"]
+pub mod checks;
 pub mod emails;
 pub mod fill;
 pub mod ibans;
