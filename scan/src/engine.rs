@@ -350,7 +350,7 @@ impl Engine {
         if k.contains(Kind::Iban) && !prospects.iban {
             found(Kind::Iban, iban::grouped_before(text, p));
         }
-        // The fewest digits each value has: IPv4 4, phone 8, SSN 9, card 12.
+        // The fewest digits each value has: IPv4 4, phone 7, SSN 9, card 12.
         if k.contains(Kind::IpAddress) && digits >= 4 {
             found(Kind::IpAddress, ip::v4_at_digit(text, p));
         }
@@ -360,7 +360,7 @@ impl Engine {
         if k.contains(Kind::CreditCard) && digits >= 12 {
             found(Kind::CreditCard, card::at_digit(text, p));
         }
-        if k.contains(Kind::Phone) && digits >= 8 && !is_alnum(before(text, p)) {
+        if k.contains(Kind::Phone) && digits >= 7 && !is_alnum(before(text, p)) {
             found(Kind::Phone, phone::at_digit(text, p));
         }
         furthest
@@ -451,8 +451,11 @@ struct Prospects {
     /// digits (`Ipv6Addr` reads no more).
     v6: bool,
     /// The run starts a token that holds at least eight digits (phone,
-    /// SSN, card), or is an IPv4 address (four digits or more, one to
-    /// three before a dot, seven digits and dots at least).
+    /// SSN, card), or seven after a group of three (a phone of the plans
+    /// that short, `534 5270`: eight bytes at least, as the block masks
+    /// want), or is an IPv4
+    /// address (four digits or more, one to three before a dot, seven
+    /// digits and dots at least).
     token: bool,
 }
 
@@ -474,7 +477,7 @@ impl Prospects {
                     || (small && (digits >= 8 || word_start()))
             },
             v6,
-            token: (digits >= 8 || v4) && starts_token(text, p),
+            token: (digits >= 8 || (digits == 7 && q - p == 3) || v4) && starts_token(text, p),
         }
     }
 
@@ -751,6 +754,8 @@ mod tests {
             ("b:a1", true),
             ("2025-03-05T12", true),
             ("1-2-3-4-5-6-7", false),
+            ("call 534 5270", true),
+            ("in 1234567 rows", false),
         ] {
             assert_eq!(run(text), want, "{text}");
         }

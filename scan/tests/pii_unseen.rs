@@ -38,7 +38,9 @@ const KINDS: [Kind; 4] = [Kind::CreditCard, Kind::Phone, Kind::Email, Kind::Iban
 /// dotted groups, phones' after the later national plans).
 const FLOORS: &[(Kind, f64, f64)] = &[
     (Kind::CreditCard, 0.98, 0.99),
-    (Kind::Phone, 0.97, 0.99),
+    // 0.976 at the one scoring; 0.983 with phone columns' headers and
+    // seven-digit numbers after a phone word.
+    (Kind::Phone, 0.98, 0.99),
     (Kind::Email, 0.95, 0.99),
     (Kind::Iban, 0.99, 0.99),
 ];

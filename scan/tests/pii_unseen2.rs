@@ -44,11 +44,15 @@ const KINDS: [Kind; 4] = [Kind::CreditCard, Kind::Phone, Kind::Email, Kind::Iban
 /// Recall and precision each kind keeps on this set: (kind, recall,
 /// precision), rounded down from its one scoring.
 const FLOORS: &[(Kind, f64, f64)] = &[
-    (Kind::CreditCard, 0.96, 0.97),
+    // Precision 0.975 until Diners' 300-305 lost the 15-digit length (a
+    // Saudi VAT number, `300012345600003`, was read as a card).
+    (Kind::CreditCard, 0.96, 0.99),
     // 0.953 at the one scoring; 0.939 since eight digits in two fours or
     // four pairs need a phone word (`2048 4096` and `2560 1440` were read
-    // as Hong Kong's and Denmark's numbers in code and logs).
-    (Kind::Phone, 0.93, 0.99),
+    // as Hong Kong's and Denmark's numbers in code and logs); 0.979 with
+    // phone columns' headers, seven digits and Latvia's 2-3-3 after a
+    // phone word, and Brazil's solid mobiles.
+    (Kind::Phone, 0.97, 0.99),
     (Kind::Email, 0.98, 0.99),
     (Kind::Iban, 0.99, 0.99),
 ];

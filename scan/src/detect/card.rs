@@ -14,7 +14,7 @@
 //! | Mastercard | 51-55, 2221-2720 | 16 |
 //! | American Express | 34, 37 | 15 |
 //! | Discover | 6011, 644-649, 65 | 16-19 |
-//! | Diners Club | 300-305, 3095, 36, 38, 39 | 14-19 |
+//! | Diners Club | 36, 38, 39; 300-305, 3095 | 14-19; 14, 16-19 |
 //! | JCB | 35 (3528-3589 and the co-branded rest), 2131, 1800 | 16-19; 15 |
 //! | UnionPay | 62, 81 | 16-19 |
 //! | Maestro | 50, 56-69 | 13-19 |
@@ -203,7 +203,11 @@ fn known_prefix(d: &[u8]) -> bool {
             34 | 37 => len == 15,                     // Amex
             36 | 38 | 39 => (14..=19).contains(&len), // Diners
             35 => up_to_19,                           // JCB
-            30 => ((300..=305).contains(&p3) || p4 == 3095) && (14..=19).contains(&len), // Diners
+            // Diners' 30 range is issued at 14 digits (Carte Blanche and the
+            // first International cards) and 16 or more, never at Amex's 15:
+            // a 15-digit 300 is a tax number as often (Saudi VAT numbers
+            // are 15 digits from 3, `300012345600003`).
+            30 => ((300..=305).contains(&p3) || p4 == 3095) && (len == 14 || up_to_19), // Diners
             _ => false,
         },
         6 => (13..=19).contains(&len), // Discover, UnionPay, Maestro, RuPay
@@ -242,6 +246,8 @@ mod tests {
             ("2223003122003222", "2223003122003222"),
             ("6011111111111117", "6011111111111117"),
             ("30569309025904", "30569309025904"),
+            // Diners' 30 range at 16 digits, as the International cards are.
+            ("3001 2345 6789 0122", "3001 2345 6789 0122"),
             ("3530111333300000", "3530111333300000"),
             ("4222222222222", "4222222222222"),
             ("card number 630441200007", "630441200007"),
@@ -298,6 +304,8 @@ mod tests {
             "EAN 6901234500042",             // another (a Chinese GS1 prefix)
             "ref 97041234567890126",         // Napas's prefix at 17 digits
             "ref 86001234567894",            // UzCard's prefix at 14 digits
+            "VAT 300012345600003 invoice",   // Diners' 300 at 15: a Saudi VAT number
+            r"\u0627\u0644\u0631\u0642\u0645 300012345600003", // the same in a JSON escape
         ] {
             let bytes = text.as_bytes();
             for i in 0..bytes.len() {

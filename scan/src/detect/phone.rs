@@ -52,6 +52,7 @@
 //! numbers on their shape alone: a JSON number (`"ts": 1709641234`) or an
 //! id looks the same.
 
+mod column;
 mod plans;
 #[cfg(test)]
 mod tests;
@@ -62,7 +63,7 @@ use crate::chars::{
     at, before, ends_token, has_context, has_context_within, is_digit, is_word, starts_token,
 };
 use plans::{all_zero_led, separators_ok};
-use words::{CONTEXT, MOBILE_CONTEXT, NOT_PHONE, SHORT_CONTEXT, UNITS};
+use words::{CONTEXT, MOBILE_CONTEXT, NOT_PHONE, SHORT_CONTEXT, UNITS, WHOLE_UNITS};
 
 const MAX_GROUPS: usize = 8;
 const MAX_DIGITS: usize = 15;
@@ -203,7 +204,7 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
         if !ends_token(text, g.end) || time_follows(text, g.end) {
             return None;
         }
-        let context = || has_context(text, open, CONTEXT);
+        let context = || has_context(text, open, CONTEXT) || column::phone_column(text, open);
         let ok = north_american(&g, false)
             || (national_layout(&g) && !other_number(text, open, g.end))
             || (national(&g) && context() && !other_number(text, open, g.end));
@@ -240,14 +241,18 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
         return Some((start, g.end));
     }
     // Nine digits (Spain, Portugal, Poland, Czechia, Peru), ten (India,
-    // Italy, Greece, Turkey, Colombia) or China's eleven, written solid.
+    // Italy, Greece, Turkey, Colombia), China's eleven or Brazil's (an
+    // area code without a 0, then 9 and eight digits), written solid.
     let bare_mobile = g.count == 1
         && match (d.len(), d[0]) {
             (9 | 10, 2..=9) => true,
-            (11, 1) => d[1] >= 3,
+            (11, 1) if d[1] >= 3 => true,
+            (11, 1..=9) => d[1] != 0 && d[2] == 9,
             _ => false,
         };
-    let bare_mobile = bare_mobile && has_context(text, start, MOBILE_CONTEXT);
+    // A phone column's header names every cell's number ([`column`]).
+    let column = || column::phone_column(text, start);
+    let bare_mobile = bare_mobile && (has_context(text, start, MOBILE_CONTEXT) || column());
     // India's mobiles in two fives joined by a dash, as ranges are written.
     let dashed_mobile = g.lens[..g.count] == [5, 5] && g.seps[1] == b'-' && d[0] >= 6;
     // Russia's and Kazakhstan's eleven digits after the trunk `8`, solid.
@@ -258,8 +263,8 @@ fn at_digit_read(text: &[u8], start: usize) -> Option<(usize, usize)> {
         || bare_mobile
         || dashed_mobile
         || russian;
-    let ok = ((with_context && has_context(text, start, CONTEXT)) || short_local(text, start, &g))
-        && !other_number(text, start, g.end);
+    let named = with_context && (has_context(text, start, CONTEXT) || column());
+    let ok = (named || short_local(text, start, &g, column)) && !other_number(text, start, g.end);
     ok.then_some((start, g.end))
 }
 
@@ -280,23 +285,28 @@ fn national_layout(g: &Groups) -> bool {
 /// Eight digits from 2 to 9 of the plans whose numbers are that short
 /// (Hong Kong, Singapore, Denmark, Norway), solid, in two fours by a
 /// space or a dash (`91234567`, `9123 4567`, `9123-4567`) or in four
-/// pairs (`32 12 34 56`), after a word that names a phone: as ids, sizes,
-/// ports and dates are written so too, the shape alone is not enough. Two
-/// years (`2019 2020`) and a series of pairs (`20 30 40 50`) are not
-/// numbers even then.
-fn short_local(text: &[u8], start: usize, g: &Groups) -> bool {
+/// pairs (`32 12 34 56`), Latvia's in 2-3-3 by spaces (`20 527 830`), and
+/// seven of the plans without area codes (Iceland, Estonia) as 3-4 by a
+/// space or a dash (`534 5270`), after a word that names a phone or in a
+/// phone column ([`column`]): as ids, sizes, ports and dates are written
+/// so too, the shape alone is not enough. Two years (`2019 2020`), a
+/// series of pairs (`20 30 40 50`) and round thousands (`20 000 000`) are
+/// not numbers even then.
+fn short_local(text: &[u8], start: usize, g: &Groups, column: impl Fn() -> bool) -> bool {
     let d = g.digits();
     let lens = &g.lens[..g.count];
     let spaced = g.seps[1..g.count].iter().all(|&s| s == b' ');
-    let shape = d.len() == 8
-        && d[0] >= 2
-        && match lens {
-            [8] => true,
-            [4, 4] => matches!(g.seps[1], b' ' | b'-') && !plans::two_years(d),
-            [2, 2, 2, 2] => spaced && !plans::even_steps(d),
+    let spaced_or_dashed = matches!(g.seps[1], b' ' | b'-');
+    let shape = d[0] >= 2
+        && match (d.len(), lens) {
+            (8, [8]) => true,
+            (8, [4, 4]) => spaced_or_dashed && !plans::two_years(d),
+            (8, [2, 2, 2, 2]) => spaced && !plans::even_steps(d),
+            (8, [2, 3, 3]) => spaced && d[2..5] != [0, 0, 0] && d[5..] != [0, 0, 0],
+            (7, [3, 4]) => spaced_or_dashed && d[3..] != [0, 0, 0, 0],
             _ => false,
         };
-    shape && has_context(text, start, SHORT_CONTEXT)
+    shape && (has_context(text, start, SHORT_CONTEXT) || column())
 }
 
 /// An international number whose country code is in parentheses
@@ -403,9 +413,12 @@ fn other_number(text: &[u8], start: usize, end: usize) -> bool {
         a += 1;
     }
     let after = &text[a.min(text.len())..];
-    UNITS
-        .iter()
-        .any(|unit| after.len() >= unit.len() && after[..unit.len()].eq_ignore_ascii_case(unit))
+    let starts =
+        |unit: &[u8]| after.len() >= unit.len() && after[..unit.len()].eq_ignore_ascii_case(unit);
+    UNITS.iter().any(|unit| starts(unit))
+        || WHOLE_UNITS
+            .iter()
+            .any(|unit| starts(unit) && !at(after, unit.len()).is_ascii_alphanumeric())
 }
 
 /// Whether the bytes before `end` are the sign of the euro (E2 82 AC),

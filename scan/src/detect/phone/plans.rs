@@ -123,9 +123,10 @@ const NO_TRUNK: &[Plan] = &[
     // Nine digits in threes: Spain's from 6 to 9 (`912 345 678`), Poland's
     // mobiles from 4 to 8 (`512 345 678`), Portugal's (`912 345 678`,
     // `212 345 678`), Czechia's (`601 123 456`, `221 123 456`), Peru's
-    // mobiles (`912 345 678`); not an amount in thousands (`250 000 000`).
+    // mobiles (`912 345 678`); not an amount in thousands (`250 000 000`)
+    // nor a series of sizes (`256 512 768`, `300 400 500`).
     plan(&[3, 3, 3], Seps::Plain, |d| {
-        d[0] >= 2 && d[6..] != [0, 0, 0]
+        d[0] >= 2 && d[6..] != [0, 0, 0] && !triple_steps(d)
     }),
     // Spain's `612 34 56 78` and `93 123 45 67`; Poland's fixed lines
     // after a two-digit area code (`22 123 45 67`, `(22) 123 45 67`).
@@ -253,6 +254,16 @@ pub(super) fn even_steps(d: &[u8]) -> bool {
     let pair = |k: usize| i16::from(d[2 * k]) * 10 + i16::from(d[2 * k + 1]);
     let step = pair(1) - pair(0);
     (2..4).all(|k| pair(k) - pair(k - 1) == step)
+}
+
+/// Whether three groups of three digits are a series, each the last and
+/// the same step (`256 512 768`, `300 400 500`, `555 555 555`).
+fn triple_steps(d: &[u8]) -> bool {
+    let triple = |k: usize| {
+        let t = &d[3 * k..3 * k + 3];
+        i32::from(t[0]) * 100 + i32::from(t[1]) * 10 + i32::from(t[2])
+    };
+    triple(1) - triple(0) == triple(2) - triple(1)
 }
 
 /// Australia's 1300 and 1800 numbers.

@@ -4,8 +4,10 @@
 use super::*;
 
 mod asia;
+mod columns_and_units;
 mod elsewhere;
 mod europe;
+mod more_words;
 
 fn find(text: &str) -> Option<&str> {
     crate::detect::first_digit_find(text, at_digit)

@@ -22,6 +22,9 @@
 //!   `0 800 123 456`) or Thailand's fours (`0-2123-4567`).
 //! - Argentina's mobiles, `15` between the area code and the number
 //!   (`011 15-1234-5678`, `(0351) 15-412-3456`): thirteen digits.
+//! - Hungary's trunk `06`, then Budapest's `1` or an area code of two,
+//!   then the number in 3-4 or 3-3 (`06 1 234 5678`, `06 30 123 4567`,
+//!   `06-20/123-4567`, `06 62 123 456`).
 //! - Dots only between pairs, in Vietnam's three groups (`0912.345.678`,
 //!   `024.3123.4567`; not a Belgian company number, `0403.170.701`), and
 //!   in Belgium's after a slash (`0470/12.34.56`): elsewhere they write
@@ -37,7 +40,7 @@ pub(super) fn with_trunk(g: &Groups, lens: &[usize], seps: &[u8], d: &[u8]) -> b
     if d[1] == 0 || (all_zero_led(g) && g.count != 5) {
         return false;
     }
-    if trunk_apart(lens, seps, d) || argentine_mobile(lens, seps, d) {
+    if trunk_apart(lens, seps, d) || argentine_mobile(lens, seps, d) || hungarian(lens, seps, d) {
         return true;
     }
     if n == 8 {
@@ -127,6 +130,23 @@ fn argentine_mobile(lens: &[usize], seps: &[u8], d: &[u8]) -> bool {
     let fifteen = d[lens[0]..lens[0] + 2] == [1, 5];
     let rest_ok = lens[2..].iter().all(|l| (2..=4).contains(l)) || lens[2..] == [lens[2]];
     fifteen && rest_ok && separators_ok(seps) && !seps.contains(&b'/') && !seps.contains(&b'.')
+}
+
+/// Hungary's numbers after its trunk `06`: Budapest's `1` and seven
+/// digits, or an area code of two (mobiles 20, 30, 31, 50, 70) and seven or
+/// six, the groups by spaces or dashes throughout, but a slash after the
+/// area code (`06-20/123-4567`).
+fn hungarian(lens: &[usize], seps: &[u8], d: &[u8]) -> bool {
+    let shape = match lens {
+        [2, 1, 3, 4] => d[2] == 1,
+        [2, 2, 3, 4] | [2, 2, 3, 3] => d[2] >= 2,
+        _ => false,
+    };
+    if !shape || d[..2] != [0, 6] {
+        return false;
+    }
+    let sep = seps[1];
+    matches!(sep, b' ' | b'-') && (seps[2] == sep || seps[2] == b'/') && seps[3] == sep
 }
 
 /// Dots in a number with a trunk `0`: Vietnam's three groups

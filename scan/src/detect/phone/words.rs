@@ -49,11 +49,18 @@ pub(super) const CONTEXT: &[&str] = &[
     "\u{5d8}\u{5dc}\u{5e4}\u{5d5}\u{5df}",
     "\u{647}\u{627}\u{62a}\u{641}",
     "\u{62c}\u{648}\u{627}\u{644}",
+    // Russian "номер" (number), Chinese "拨" (dial, of 拨打 and 回拨),
+    // Arabic "للتواصل" (to reach), Portuguese "ligar"/"ligue" (to call).
+    "\u{43d}\u{43e}\u{43c}\u{435}\u{440}",
+    "\u{62e8}",
+    "\u{644}\u{644}\u{62a}\u{648}\u{627}\u{635}\u{644}",
+    "ligar",
+    "ligue",
 ];
 
 /// The phone words that mobile numbers written solid need: none that is
-/// part of common words ("tel" of "hotel") or names other numbers
-/// ("number").
+/// part of common words ("tel" of "hotel", but for "tel:" and "tel.") or
+/// names other numbers ("number").
 pub(super) const MOBILE_CONTEXT: &[&str] = &[
     "phone",
     "mobile",
@@ -81,6 +88,12 @@ pub(super) const MOBILE_CONTEXT: &[&str] = &[
     "\u{43c}\u{43e}\u{431}",
     "\u{647}\u{627}\u{62a}\u{641}",
     "\u{62c}\u{648}\u{627}\u{644}",
+    // "tel" with its colon or dot, as for eight digits.
+    "tel:",
+    "tel.",
+    "ligar",
+    "ligue",
+    "\u{62e8}",
 ];
 
 /// The words that eight digits alone need ([`super::short_local`]): those
@@ -120,6 +133,8 @@ pub(super) const SHORT_CONTEXT: &[&str] = &[
     "\u{5d8}\u{5dc}\u{5e4}\u{5d5}\u{5df}",
     "\u{647}\u{627}\u{62a}\u{641}",
     "\u{62c}\u{648}\u{627}\u{644}",
+    "\u{62e8}",
+    "\u{644}\u{644}\u{62a}\u{648}\u{627}\u{635}\u{644}",
 ];
 
 /// Words before other kinds of numbers: a national number right after one
@@ -133,6 +148,8 @@ pub(super) const NOT_PHONE: &[&str] = &[
     "serial",
     "ticket",
     "tracking",
+    // A booking's reference (`PNR 4597368184`).
+    "pnr",
     "zip",
     "postal",
     "postcode",
@@ -364,4 +381,45 @@ pub(super) const UNITS: &[&[u8]] = &[
     b"kg",
     b"people",
     b"users",
+];
+
+/// Units of tool output (times, sizes, rates, screen measures) too short
+/// to tell from a word's start (`ms` of "msg", `min` of "minutes"
+/// is a unit too, but `mb` of "mbox" is not): matched
+/// only whole, the next byte no letter or digit (`345 678 912 ms`,
+/// `256 512 768 px`).
+pub(super) const WHOLE_UNITS: &[&[u8]] = &[
+    b"ms",
+    b"us",
+    b"\xC2\xB5s",
+    b"ns",
+    b"sec",
+    b"secs",
+    b"min",
+    b"px",
+    b"pt",
+    b"kb",
+    b"mb",
+    b"gb",
+    b"tb",
+    b"kib",
+    b"mib",
+    b"gib",
+    b"tib",
+    b"bps",
+    b"kbps",
+    b"mbps",
+    b"gbps",
+    b"fps",
+    b"rpm",
+    b"hz",
+    b"khz",
+    b"mhz",
+    b"ghz",
+    b"mm",
+    b"cm",
+    b"ops",
+    b"req",
+    b"rows",
+    b"tokens",
 ];

@@ -233,6 +233,17 @@ fn central_and_south_eastern_europe() {
             "+90 532 123 45 67",
         ],
     );
+    found_whole(
+        "HU",
+        &[
+            "06 1 234 5678",
+            "06-1-234-5678",
+            "06 30 123 4567",
+            "06-20/123-4567",
+            "06 62 123 456",
+            "+36 30 123 4567",
+        ],
+    );
     found_as(&[
         ("mobil 601123456", Some("601123456")),
         ("telefonu 5321234567", Some("5321234567")),
@@ -255,6 +266,12 @@ fn central_and_south_eastern_europe() {
             "Objedn\u{e1}vka 601 123 456",
             "Sipari\u{15f} no 0532 123 45 67",
             "I\u{10c}O 221 123 456",
+            "06 1 234 56789", // Hungary's groups, too long
+            "06 01 234 5678", // no area code from 0
+            "06 2 234 5678",  // only Budapest's is of one digit
+            "06.30.123.4567", // dots
+            "06 30-123 4567", // separators that change
+            "order 06 30 123 4567",
         ],
     );
 }
