@@ -21,8 +21,8 @@
 //! these.
 //!
 //! The mix is a judgement of what agents send: phones the most (446 of
-//! 1238 values: contact records, signatures, support chats), emails next
-//! (396, with the email threads' senders), cards fewer (224: checkout and
+//! 1236 values: contact records, signatures, support chats), emails next
+//! (394, with the email threads' senders), cards fewer (224: checkout and
 //! support flows, where they should not be) and IBANs the fewest (172:
 //! invoices and payouts, mostly European). Weights per country and scheme
 //! follow the same judgement (the US, the UK, Germany, India and the big

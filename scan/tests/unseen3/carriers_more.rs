@@ -95,8 +95,8 @@ fn vcard(rng: &mut Rng, chunk: &Chunk) -> Body {
     b
 }
 
-/// A scraped page: a contact table (emails as `mailto:` links, phones as
-/// `tel:` links where the page is a shop's), the negatives as paragraphs.
+/// A scraped page: a contact table (emails as `mailto:` links), the
+/// negatives as paragraphs.
 fn html(rng: &mut Rng, chunk: &Chunk) -> Body {
     let mut b = body("html", chunk, "text/html; charset=utf-8");
     b.lit(&format!(
@@ -124,7 +124,7 @@ fn html(rng: &mut Rng, chunk: &Chunk) -> Body {
             }
             Err(s) => {
                 b.lit("<tr><td colspan=\"2\"><p>")
-                    .lit(s)
+                    .lit(&s.replace('&', "&amp;"))
                     .lit("</p></td></tr>\n");
             }
         }

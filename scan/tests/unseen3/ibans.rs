@@ -172,13 +172,15 @@ pub fn valid(iban: &str) -> bool {
 fn bban(rng: &mut Rng, country: &Country) -> String {
     const LETTERS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
     let mut out = String::new();
+    // Accounts in `c` fields are digits in most IBANs; one in five has a
+    // few letters (Italian and French account numbers, Gulf banks).
+    let lettered = rng.below(5) == 0;
     for (count, class) in layout(country.layout) {
         for _ in 0..count {
             let b = match class {
                 b'n' => rng.digit(),
                 b'a' => *rng.pick(LETTERS),
-                // Accounts of `c` fields are mostly digits.
-                _ if rng.below(4) == 0 => *rng.pick(LETTERS),
+                _ if lettered && rng.below(5) == 0 => *rng.pick(LETTERS),
                 _ => rng.digit(),
             };
             out.push(b as char);

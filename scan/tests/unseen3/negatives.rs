@@ -8,8 +8,10 @@
 //! each is written three times with fresh numbers.
 
 use super::Lang;
+use super::cards::{ISSUERS, in_range};
+use super::checks::digit_runs;
 use super::negatives_table::TEMPLATES;
-use crate::common::{Rng, luhn_digit};
+use crate::common::{Rng, luhn_digit, luhn_ok};
 
 const HEX: &[u8] = b"0123456789abcdef";
 const UPPER: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ";
@@ -412,6 +414,18 @@ pub fn token(rng: &mut Rng, token: &str) -> String {
     }
 }
 
+/// Whether `s` holds a Luhn-valid run of a card issuer's range and
+/// length: a barcode or tax number can be one by chance (a 13-digit EAN
+/// starting with 4, a Saudi VAT number starting with 34), and such a
+/// number is a card for any reader, so it is drawn again.
+pub fn card_like(s: &str) -> bool {
+    digit_runs(s).iter().any(|run| {
+        (12..=19).contains(&run.len())
+            && luhn_ok(run.as_bytes())
+            && ISSUERS.iter().any(|i| in_range(i, run))
+    })
+}
+
 /// `template` with each `<token>` replaced by a fresh number.
 pub fn instantiate(rng: &mut Rng, template: &str) -> String {
     let mut out = String::new();
@@ -419,7 +433,12 @@ pub fn instantiate(rng: &mut Rng, template: &str) -> String {
     while let Some(open) = rest.find('<') {
         out.push_str(&rest[..open]);
         let close = rest[open..].find('>').expect("a closed token") + open;
-        out.push_str(&token(rng, &rest[open + 1..close]));
+        let name = &rest[open + 1..close];
+        let mut number = token(rng, name);
+        while card_like(&number) {
+            number = token(rng, name);
+        }
+        out.push_str(&number);
         rest = &rest[close + 1..];
     }
     out.push_str(rest);
