@@ -69,9 +69,15 @@ pub fn national(country: &Country, groups: &[String], bare: bool, style: Nat) ->
     let trunk = if bare { "" } else { country.trunk };
     let first = format!("{trunk}{}", groups[0]);
     let rest = &groups[1..];
-    let all: Vec<String> = std::iter::once(first.clone())
-        .chain(rest.iter().cloned())
-        .collect();
+    // A trunk of more than a 0 (Russia's 8, Hungary's 06) is a group of
+    // its own: `8 912 345 67 89`, `06 20 123 4567`.
+    let own_group = !trunk.is_empty() && trunk != "0";
+    let head = if own_group {
+        vec![trunk.to_string(), groups[0].clone()]
+    } else {
+        vec![first.clone()]
+    };
+    let all: Vec<String> = head.into_iter().chain(rest.iter().cloned()).collect();
     match style {
         Nat::Space => all.join(" "),
         Nat::Dash => all.join("-"),
