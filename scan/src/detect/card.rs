@@ -71,6 +71,33 @@ const CONTEXT: &[&str] = &[
     "\u{5361}",
 ];
 
+/// Words that make a card word name another card: a loyalty, membership
+/// or gift card's number, or a device's (an IMEI passes Luhn, and a SIM
+/// is a card). Near one of them a card word no longer vouches for a number
+/// without a payment network's prefix (`cartão de fidelidade
+/// 9917573083754571`, `会员卡号 ... 设备序列号 354399355958180`); a
+/// number with a network's prefix is reported as before.
+const NOT_PAYMENT: &[&str] = &[
+    "loyalty",
+    "member",
+    "gift",
+    "bonus",
+    "fidelidade",
+    "fidelidad",
+    "fid\u{e9}lit\u{e9}",
+    "fedelt\u{e0}",
+    "kundenkarte",
+    "treue",
+    "imei",
+    "iccid",
+    "serial",
+    "serie",
+    "s\u{e9}rie",
+    "\u{4f1a}\u{5458}",
+    "\u{5e8f}\u{5217}\u{53f7}",
+    "\u{30dd}\u{30a4}\u{30f3}\u{30c8}",
+];
+
 /// Words that name UnionPay, whose numbers do not all pass Luhn.
 const UNIONPAY: &[&str] = &["unionpay", "union pay", "\u{94f6}\u{8054}"];
 
@@ -132,7 +159,8 @@ pub(crate) fn at_digit(text: &[u8], start: usize) -> Option<(usize, usize)> {
         let number = &digits[..n];
         let barcode = used == 1 && ean13(number) && number[0] != 4;
         let valid = if luhn(number) {
-            (known_prefix(number) && !barcode) || has_context(text, start, CONTEXT)
+            (known_prefix(number) && !barcode)
+                || (has_context(text, start, CONTEXT) && !has_context(text, start, NOT_PAYMENT))
         } else {
             unionpay(number) && has_context(text, start, UNIONPAY)
         };
@@ -274,6 +302,9 @@ mod tests {
             ("5900000000014", "5900000000014"),
             ("6304000000000", "6304000000000"),
             ("card 5901234123457", "5901234123457"),
+            // A network's prefix is reported whatever the card words say.
+            ("loyalty card 4111111111111111", "4111111111111111"),
+            ("会员卡号 6212345678901232", "6212345678901232"),
             ("5901 2341 2345 7", "5901 2341 2345 7"),
             // Dots between the groups, as many European forms write them.
             ("paid with 4111.1111.1111.1111.", "4111.1111.1111.1111"),
@@ -306,6 +337,14 @@ mod tests {
             "ref 86001234567894",            // UzCard's prefix at 14 digits
             "VAT 300012345600003 invoice",   // Diners' 300 at 15: a Saudi VAT number
             r"\u0627\u0644\u0631\u0642\u0645 300012345600003", // the same in a JSON escape
+            // A card word naming a loyalty, membership or gift card, or a
+            // device: no payment network's prefix, not reported.
+            "cartão de fidelidade 9917573083754571",
+            "loyalty card 0149226511965306",
+            "会员卡号7979443341088676",
+            "会员卡号0261510528039391与设备序列号354399355958180",
+            "gift card 7979443341088676",
+            "SIM card IMEI 354399355958180",
         ] {
             let bytes = text.as_bytes();
             for i in 0..bytes.len() {
