@@ -172,6 +172,42 @@ impl Scheme {
         self.rewrite(secret, placeholder, Some(request), headers, uri)
     }
 
+    /// [`Scheme::apply_to`] without building the redactions: for a caller
+    /// that keeps them per credential ([`Scheme::redactions`]), so a
+    /// request does not encode the secret again.
+    pub fn rewrite_head(
+        &self,
+        secret: &Secret,
+        placeholder: &str,
+        request: &RequestContext<'_>,
+        headers: &mut HeaderMap,
+        uri: &mut Uri,
+    ) -> Result<(), SchemeError> {
+        self.rewrite_only(secret, placeholder, Some(request), headers, uri)
+    }
+
+    /// What [`Scheme::apply_to`] returns for `secret` and `sigv4`: the
+    /// secret's forms, the basic-auth pair's base64 for `basic`, and the
+    /// SigV4 access key id and session token. Depends on nothing of the
+    /// request, so it can be built once per secret.
+    pub fn redactions(&self, secret: &Secret, sigv4: Option<&SigV4Keys<'_>>) -> Redactions {
+        let basic_pair = match self {
+            Scheme::Basic { username } => {
+                Some(concat(&[username.as_bytes(), b":", secret.expose()]))
+            }
+            _ => None,
+        };
+        let mut redactions =
+            Redactions::for_secret(secret, basic_pair.as_ref().map(|p| p.as_slice()));
+        if let Some(keys) = sigv4 {
+            redactions.add(keys.access_key_id);
+            if let Some(token) = keys.session_token {
+                redactions.add(token);
+            }
+        }
+        redactions
+    }
+
     fn rewrite(
         &self,
         secret: &Secret,
@@ -180,6 +216,18 @@ impl Scheme {
         headers: &mut HeaderMap,
         uri: &mut Uri,
     ) -> Result<Redactions, SchemeError> {
+        self.rewrite_only(secret, placeholder, request, headers, uri)?;
+        Ok(self.redactions(secret, request.and_then(|r| r.sigv4)))
+    }
+
+    fn rewrite_only(
+        &self,
+        secret: &Secret,
+        placeholder: &str,
+        request: Option<&RequestContext<'_>>,
+        headers: &mut HeaderMap,
+        uri: &mut Uri,
+    ) -> Result<(), SchemeError> {
         if matches!(self, Scheme::Hmac(_)) && request.is_none() {
             return Err(SchemeError::HmacNeedsRequest);
         }
@@ -200,7 +248,6 @@ impl Scheme {
             own_param.zip(Some(encoded.as_ref().map(|e| e.as_slice()))),
         )?;
 
-        let mut basic_pair = None;
         let value: Option<(HeaderName, Zeroizing<Vec<u8>>)> = match self {
             Scheme::Bearer | Scheme::OAuth2(_) => {
                 Some((AUTHORIZATION, concat(&[b"Bearer ", secret.expose()])))
@@ -249,7 +296,6 @@ impl Scheme {
             Scheme::Basic { username } => {
                 let pair = concat(&[username.as_bytes(), b":", secret.expose()]);
                 let encoded = Zeroizing::new(STANDARD.encode(pair.as_slice()));
-                basic_pair = Some(pair);
                 Some((AUTHORIZATION, concat(&[b"Basic ", encoded.as_bytes()])))
             }
         };
@@ -259,15 +305,7 @@ impl Scheme {
             v.set_sensitive(true);
             headers.insert(name, v);
         }
-        let mut redactions =
-            Redactions::for_secret(secret, basic_pair.as_ref().map(|p| p.as_slice()));
-        if let Some(keys) = request.and_then(|r| r.sigv4) {
-            redactions.add(keys.access_key_id);
-            if let Some(token) = keys.session_token {
-                redactions.add(token);
-            }
-        }
-        Ok(redactions)
+        Ok(())
     }
 }
 
@@ -414,11 +452,10 @@ fn push_pair(out: &mut Vec<u8>, param: &str, encoded_value: &[u8]) {
 /// encodings an upstream is likely to echo it in (`redact::forms`), the
 /// base64 of the secret inside a longer encoded value included.
 ///
-/// Built per request from what the request carried, but the forms are
-/// computed only when [`Redactions::needles`] is first asked for: the
-/// compiled redactor is cached by [`Redactions::fingerprint`], which
-/// reads the sources alone, so a request whose secrets were seen before
-/// costs a digest of a few short strings, not a dozen encodings of each.
+/// Built from the secrets a credential's requests carry ([`Scheme::redactions`]),
+/// once for each set of them: the caller keeps the redactor compiled from
+/// the needles. The forms are computed when [`Redactions::needles`] is
+/// first asked for.
 #[derive(Clone, Default)]
 pub struct Redactions {
     /// Each secret, and whether its encoded forms are hunted too.
@@ -463,20 +500,6 @@ impl Redactions {
             self.sources.push((secret, expand));
             self.needles = std::sync::OnceLock::new();
         }
-    }
-
-    /// A digest of the sources: equal for equal needle sets, whatever
-    /// their forms, so a cache of compiled redactors can be keyed by it
-    /// before any form is computed.
-    pub fn fingerprint(&self) -> [u8; 32] {
-        use sha2::{Digest as _, Sha256};
-        let mut digest = Sha256::new();
-        for (secret, expand) in &self.sources {
-            digest.update([*expand as u8]);
-            digest.update((secret.expose().len() as u64).to_le_bytes());
-            digest.update(secret.expose());
-        }
-        digest.finalize().into()
     }
 
     fn computed(&self) -> &[Secret] {

@@ -313,21 +313,21 @@ impl Connection {
         })
     }
 
-    pub fn allows(&self, host: &str, port: u16) -> bool {
-        self.port.is_none_or(|p| p == port)
-            && self
-                .host
-                .matches(&crate::policy::network::canonical_name(host))
+    /// Whether this pattern allows `host` (in canonical form) at `port`.
+    fn allows_canonical(&self, host: &str, port: u16) -> bool {
+        self.port.is_none_or(|p| p == port) && self.host.matches(host)
     }
 }
 
-/// Whether any of the token's patterns allows `host:port`.
+/// Whether any of the token's patterns allows `host:port`. The host is
+/// put in canonical form once, not once per pattern.
 pub fn allows(claims: &Claims, host: &str, port: u16) -> bool {
+    let host = crate::policy::network::canonical_name(host);
     claims
         .connections
         .iter()
         .filter_map(|c| Connection::parse(c).ok())
-        .any(|c| c.allows(host, port))
+        .any(|c| c.allows_canonical(&host, port))
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@
 //! cleared when a secret rotates (placeholder lengths may follow the
 //! secret's). Access
 //! tokens are cached per credential ([`TokenCache`]) until they expire, or
-//! until an upstream answers 401 to one ([`Credentials::rejected`]).
+//! until an upstream answers 401 to one ([`Credentials::rejected`]). The
+//! response redactor is compiled once per credential and set of secrets
+//! ([`Redactors`]).
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -26,11 +28,14 @@ use hyper::{
     header::{CONTENT_LENGTH, HeaderValue, TRANSFER_ENCODING},
 };
 
-use super::respond::{Body, full};
+use super::{
+    redactors::{Redactors, Sources},
+    respond::{Body, full},
+};
 use crate::{
     credentials::{
-        Binding, CredentialStore, Location, PlaceholderIndex, Placeholders, Redactions, Scheme,
-        Secret, Transport,
+        Binding, CredentialStore, Location, PlaceholderIndex, Placeholders, Scheme, Secret,
+        Transport,
         body::{MAX_BODY, replace},
         config::{ACCESS_KEY_ID, BodyValue, CLIENT_SECRET, SESSION_TOKEN},
         decide,
@@ -40,7 +45,7 @@ use crate::{
         token_endpoint::TokenEndpoint,
     },
     policy::compiled::CompiledPolicy,
-    redact::{Needles, REPLACEMENT},
+    redact::Needles,
 };
 
 /// Entries kept per cache before it is cleared (reloads leave old keys).
@@ -62,9 +67,10 @@ pub struct Credentials {
     tokens: BTreeMap<String, TokenCache>,
     /// `None`: no `oauth2` credential can get a token (tests without I/O).
     endpoint: Option<TokenEndpoint>,
-    /// Compiled response redactors by a digest of their needles: building
-    /// the automaton per request was a fifth of the daemon's CPU.
-    redactors: Mutex<lru::LruCache<[u8; 32], Arc<Needles>>>,
+    /// Each credential's compiled response redactor: building the
+    /// automaton per request was a fifth of the daemon's CPU, and the
+    /// secret's forms and a digest of them another 5% of a request.
+    redactors: Redactors,
 }
 
 /// The request a credential decision is about.
@@ -155,13 +161,14 @@ impl Credentials {
                 _ => None,
             })
             .collect();
+        let redactors = Redactors::new(store.configs().map(|c| c.name.as_str()));
         Credentials {
             store,
             placeholders,
             indexes: Mutex::new(HashMap::new()),
             tokens,
             endpoint: None,
-            redactors: Mutex::new(lru::LruCache::new(REDACTORS)),
+            redactors,
         }
     }
 
@@ -191,6 +198,9 @@ impl Credentials {
         if !report.reloaded.is_empty() {
             tracing::info!(credentials = ?report.reloaded, "credentials rotated");
             lock(&self.indexes).clear();
+            for credential in &report.reloaded {
+                self.redactors.forget(credential);
+            }
         }
     }
 
@@ -420,9 +430,10 @@ impl Credentials {
         } else {
             held
         };
-        let (access_key_id, session_token) = (
+        let (access_key_id, session_token, client_secret) = (
             self.store.extra(credential, ACCESS_KEY_ID),
             self.store.extra(credential, SESSION_TOKEN),
+            self.store.extra(credential, CLIENT_SECRET),
         );
         let keys = access_key_id.as_deref().map(|id| SigV4Keys {
             access_key_id: id,
@@ -437,19 +448,32 @@ impl Credentials {
             sigv4: keys.as_ref(),
             body: body.as_deref(),
         };
-        match scheme.apply_to(&value, placeholder, &context, headers, uri) {
-            Ok(mut redactions) => {
-                // Secrets the request did not carry are redacted too: an
-                // upstream has no business echoing them either.
-                for other in [Some(secret), self.store.extra(credential, CLIENT_SECRET)]
-                    .into_iter()
-                    .flatten()
-                {
-                    redactions.add(&other);
-                }
+        match scheme.rewrite_head(&value, placeholder, &context, headers, uri) {
+            Ok(()) => {
+                let sources = Sources {
+                    value: &value,
+                    secret: &secret,
+                    client_secret: client_secret.as_ref(),
+                    // What the scheme redacts besides the value: the keys
+                    // exactly when it was given them to sign with.
+                    access_key_id: access_key_id.as_ref(),
+                    session_token: keys.as_ref().and(session_token.as_ref()),
+                };
+                let needles = self.redactors.get(credential, sources, || {
+                    let mut redactions = scheme.redactions(&value, keys.as_ref());
+                    // Secrets the request did not carry are redacted too:
+                    // an upstream has no business echoing them either.
+                    for other in [Some(&secret), client_secret.as_ref()]
+                        .into_iter()
+                        .flatten()
+                    {
+                        redactions.add(other);
+                    }
+                    redactions
+                });
                 let outcome = Outcome::Injected {
                     credential: credential.to_owned(),
-                    needles: self.redactor(&redactions),
+                    needles,
                     token: matches!(scheme, Scheme::OAuth2(_)).then(|| value.clone()),
                     whole: match &outgoing {
                         Held::Whole(bytes) => Some(bytes.clone()),
@@ -564,24 +588,6 @@ fn too_large(credential: String, detail: String) -> Outcome {
         credential,
         log: detail.clone(),
         detail,
-    }
-}
-
-/// Redactors kept compiled (a rotation or a refreshed token adds one).
-const REDACTORS: std::num::NonZeroUsize = std::num::NonZeroUsize::new(256).expect("non-zero");
-
-impl Credentials {
-    /// The redactor for `redactions`, compiled once per distinct set of
-    /// secrets: their forms are computed only when it is not cached.
-    fn redactor(&self, redactions: &Redactions) -> Arc<Needles> {
-        let key = redactions.fingerprint();
-        let mut cache = lock(&self.redactors);
-        cache
-            .get_or_insert(key, || {
-                let needles: Vec<&[u8]> = redactions.needles().collect();
-                Arc::new(Needles::new(&needles, REPLACEMENT))
-            })
-            .clone()
     }
 }
 

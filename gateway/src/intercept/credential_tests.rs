@@ -198,3 +198,42 @@ async fn a_sigv4_placeholder_in_a_body_becomes_the_access_key_id_not_the_secret_
     );
     assert!(headers.contains_key("authorization"), "signed");
 }
+
+/// The redactor an injection hands out, for a bearer placeholder.
+async fn bearer_needles(h: &Harness) -> Arc<Needles> {
+    let auth = format!("Bearer {}", h.placeholder("api"));
+    let (outcome, headers, _) = h
+        .apply("api.test", Method::GET, &[("authorization", auth)], "")
+        .await;
+    let Outcome::Injected { needles, .. } = outcome else {
+        panic!("not injected");
+    };
+    assert!(headers.contains_key("authorization"));
+    needles
+}
+
+#[tokio::test]
+async fn a_rotated_secret_is_redacted_from_the_next_request_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("api.key");
+    std::fs::write(&path, "sk-old-0123456789abcdef\n").expect("write");
+    let mut config = credential("api", "api.test", "unused", SchemeConfig::Bearer);
+    config.source = Source::File { path: path.clone() };
+    let h = Harness::new(vec![config], &[], "[{credential: api}]");
+    let redacts = |n: &Needles, s: &str| n.replace_all(s.as_bytes()).is_some();
+
+    let before = bearer_needles(&h).await;
+    assert!(Arc::ptr_eq(&before, &bearer_needles(&h).await), "kept");
+    assert!(redacts(&before, "sk-old-0123456789abcdef"));
+
+    // Rotated by renaming a new file over the old one.
+    let next = dir.path().join("api.key.new");
+    std::fs::write(&next, "sk-new-fedcba9876543210\n").expect("write");
+    std::fs::rename(&next, &path).expect("rename");
+    h.credentials.reload();
+    let after = bearer_needles(&h).await;
+    assert!(redacts(&after, "x sk-new-fedcba9876543210 y"));
+    assert!(!redacts(&after, "sk-old-0123456789abcdef"));
+    // What was handed out before the rotation still redacts the old one.
+    assert!(redacts(&before, "sk-old-0123456789abcdef"));
+}

@@ -15,6 +15,7 @@ mod exchange;
 pub mod hygiene;
 pub mod idle;
 pub mod prefixed;
+mod redactors;
 mod redirects;
 mod refusal;
 pub mod respond;

@@ -74,6 +74,11 @@ pub struct Needles {
     replacements: Vec<Vec<u8>>,
     count: usize,
     max_len: usize,
+    /// Length of the shortest needle: no text shorter holds a match, since
+    /// every reading of the text (an escape, a byte in another case)
+    /// stands for at most as many bytes as it takes. Most header names
+    /// and values are shorter than a secret's shortest form.
+    min_len: usize,
 }
 
 impl Needles {
@@ -114,6 +119,7 @@ impl Needles {
 
     fn build(needles: Vec<&[u8]>, replacements: Vec<Vec<u8>>) -> Needles {
         let max_len = needles.iter().map(|n| n.len()).max().unwrap_or(0);
+        let min_len = needles.iter().map(|n| n.len()).min().unwrap_or(0);
         let anchors = anchors::Anchors::new(&needles);
         let automaton = if needles.is_empty() || anchors.is_some() {
             None
@@ -130,6 +136,7 @@ impl Needles {
             replacements,
             count: needles.len(),
             max_len,
+            min_len,
         }
     }
 
@@ -179,6 +186,9 @@ impl Needles {
             .keys()
             .filter(|name| {
                 let name = name.as_str().as_bytes();
+                if name.len() < self.min_len {
+                    return false;
+                }
                 match (&self.names, &self.folded) {
                     (Some(names), folded) => {
                         names.is_match(name)
@@ -212,7 +222,7 @@ impl Needles {
     /// escaped writings included for credential needles; `at_end`: no more
     /// text follows (an escape cut off at the end is not read).
     fn find(&self, hay: &[u8], at_end: bool) -> Option<(usize, usize, usize)> {
-        if self.count == 0 {
+        if self.count == 0 || hay.len() < self.min_len {
             return None;
         }
         let literal = self.find_literal(hay);

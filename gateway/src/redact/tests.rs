@@ -618,3 +618,34 @@ fn a_header_named_by_the_secret_is_dropped() {
     assert_eq!(headers.len(), 1, "{headers:?}");
     assert_eq!(headers["x-other"], "2");
 }
+
+/// Texts shorter than the shortest needle are passed over unread; at
+/// exactly its length, raw, in another case (names) and escaped (names and
+/// values), a needle is still found.
+#[test]
+fn the_shortest_needle_bounds_what_headers_are_read() {
+    let needles = Needles::new(&[b"sk-AbC12", b"sk-AbC12xyz"], REPLACEMENT);
+    let cases: &[(&str, &str, bool)] = &[
+        ("x-short", "sk-AbC1", false),
+        ("x-exact", "sk-AbC12", true),
+        ("x-escaped", "sk-AbC%312", true),
+        ("x-json", "\\u0073k-AbC12", true),
+        ("sk-abc12", "1", true),
+        ("sk-abc1", "1", false),
+        ("sk-abc%312", "1", true),
+    ];
+    for &(name, value, want) in cases {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            hyper::header::HeaderName::from_bytes(name.as_bytes()).expect("a name"),
+            HeaderValue::from_str(value).expect("a value"),
+        );
+        assert_eq!(
+            needles.redact_headers(&mut headers),
+            want,
+            "{name}: {value}"
+        );
+    }
+    assert!(needles.replace_all(b"sk-AbC1").is_none());
+    assert!(needles.replace_all(b"sk-AbC12").is_some());
+}
