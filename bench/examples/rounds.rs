@@ -8,15 +8,23 @@
 //!
 //!     cargo run --release -p sluice-scan-bench --example rounds [SECONDS [FILTER]]
 //!
+//! The variants are `pii`, `injection` and `both` as in the benchmark, and
+//! `model`: the learned scorer alone over each body's segments' texts, read
+//! beforehand (the benchmark's `model/learned`), per byte of the body. The
+//! model runs only when FILTER names it (`model`, `1KiB/model`): its
+//! half-megabyte table, interleaved with the others, pushed their data out
+//! of the cache and read them 3-5% slower in a run against the same code.
 //! Each API's size runs for three times SECONDS (default 1), shared by the
 //! variants. FILTER keeps the variants whose `api/size/variant` name
 //! contains it (to profile one alone).
 
+use std::cell::Cell;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use sluice_scan::Read;
 use sluice_scan::injection::Detector;
+use sluice_scan::injection::extract::Body;
 use sluice_scan::{ScanConfig, Scanner};
 use sluice_scan_bench::{Api, SIZES, distinct_bodies};
 
@@ -32,11 +40,23 @@ fn main() {
     let filter = std::env::args().nth(2).unwrap_or_default();
     let scanner = Scanner::new(&ScanConfig::all()).expect("scanner");
     let detector = Detector::default();
+    let model = &*sluice_scan::injection::model::MODEL;
     for api in Api::ALL {
         for (label, size) in SIZES {
             let bodies = distinct_bodies(api, size);
             let bytes: usize = bodies.iter().map(Vec::len).sum();
-            let variants: [Variant<'_>; 3] = [
+            // The scorer's texts, per body; a round passes the bodies in
+            // order, so the next body's texts are the next in the list.
+            let texts: Vec<Vec<String>> = bodies
+                .iter()
+                .map(|b| {
+                    let read = Body::read(JSON, b);
+                    let texts = read.segments().into_iter().map(|s| s.text.into_owned());
+                    texts.collect()
+                })
+                .collect();
+            let next = Cell::new(0);
+            let variants: [Variant<'_>; 4] = [
                 ("pii", &|b| {
                     black_box(scanner.scan(JSON, b));
                 }),
@@ -47,13 +67,22 @@ fn main() {
                     let read = Read::new(JSON, b, true);
                     black_box((read.pii(&scanner), read.injection(&detector)));
                 }),
+                ("model", &|b| {
+                    let i = next.get();
+                    next.set((i + 1) % texts.len());
+                    debug_assert_eq!(b.as_ptr(), bodies[i].as_ptr());
+                    let score = texts[i].iter().map(|t| model.score(t));
+                    black_box(score.fold(0.0, f64::max));
+                }),
             ];
             let name = |v: usize| format!("{}/{label}/{}", api.name(), variants[v].0);
-            let chosen: Vec<usize> = (0..3).filter(|&v| name(v).contains(&filter)).collect();
+            let chosen: Vec<usize> = (0..variants.len())
+                .filter(|&v| name(v).contains(&filter) && (v < 3 || filter.contains("model")))
+                .collect();
             if chosen.is_empty() {
                 continue;
             }
-            let mut best = [Duration::MAX; 3];
+            let mut best = [Duration::MAX; 4];
             let deadline = Instant::now() + Duration::from_secs_f64(seconds * 3.0);
             // Interleaved, so a slow spell of the machine hits each variant.
             while Instant::now() < deadline {
