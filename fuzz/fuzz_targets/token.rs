@@ -73,8 +73,7 @@ fuzz_target!(|input: &[u8]| {
         "{claims:?}"
     );
     for pattern in &claims.connections {
-        let connection = Connection::parse(pattern).expect("checked by verify");
-        let _ = connection.allows("api.example.com", 443);
+        Connection::parse(pattern).expect("checked by verify");
     }
     let _ = allows(&claims, "api.example.com", 443);
 });
