@@ -32,7 +32,7 @@ use sluice_scan::{Kind, ScanConfig, Scanner};
 
 use common::{Labelled, Rng, luhn_ok};
 use unseen2::body::Written;
-use unseen2::carriers::{CARRIERS, Chunk, shuffle};
+use unseen2::carriers::{CARRIERS, deal};
 use unseen2::checks::{check_body, digit_runs};
 use unseen2::{Lang, Value, cards, emails, fill, ibans, negatives, phones};
 
@@ -74,50 +74,14 @@ fn set() -> Set {
     values.extend(ibans::values(&mut rng));
     let negatives = negatives::sentences(&mut rng);
 
-    let mut chunks = Vec::new();
-    for lang in Lang::ALL {
-        let mut mine: Vec<Value> = values.iter().filter(|v| v.lang == lang).cloned().collect();
-        shuffle(&mut rng, &mut mine);
-        let own: Vec<&String> = negatives
-            .iter()
-            .filter(|(l, _, _)| *l == lang)
-            .map(|(_, _, s)| s)
-            .collect();
-        let mut next = 0;
-        while !mine.is_empty() {
-            let take = (rng.below(4) as usize + 1).min(mine.len());
-            let values: Vec<Value> = mine.drain(..take).collect();
-            let negatives = vec![own[next % own.len()].clone()];
-            next += 1;
-            chunks.push((lang, values, negatives));
-        }
+    let (cases, written) = deal(&mut rng, &values, &negatives, CARRIERS)
+        .into_iter()
+        .unzip();
+    Set {
+        cases,
+        written,
+        negatives,
     }
-    let mut pure: Vec<&(Lang, &str, String)> = negatives.iter().collect();
-    shuffle(&mut rng, &mut pure);
-    for three in pure.chunks(3) {
-        let lang = three[0].0;
-        let negatives = three.iter().map(|(_, _, s)| s.clone()).collect();
-        chunks.push((lang, Vec::new(), negatives));
-    }
-
-    let mut set = Set {
-        cases: Vec::new(),
-        written: Vec::new(),
-        negatives: negatives.clone(),
-    };
-    for (n, (lang, values, negatives)) in chunks.into_iter().enumerate() {
-        let chunk = Chunk {
-            lang,
-            values,
-            negatives,
-            n,
-        };
-        let (_, carrier) = CARRIERS[n % CARRIERS.len()];
-        let (labelled, written) = carrier(&mut rng, &chunk).finish();
-        set.cases.push(labelled);
-        set.written.push(written);
-    }
-    set
 }
 
 // ---- checks of the set itself ----

@@ -6,9 +6,9 @@
 
 use sluice_scan::Kind;
 
-use super::body::{Body, Enc};
+use super::body::{Body, Enc, Written};
 use super::{Lang, Value, emails};
-use crate::common::Rng;
+use crate::common::{Labelled, Rng};
 
 /// What one body carries: the language, the values and the negative
 /// sentences to write, and its number in the set (for its label).
@@ -35,6 +35,58 @@ pub const CARRIERS: &[(&str, Carrier)] = &[
 
 const SYSTEM: &str = "You are the assistant of a small company's customer service team. \
     Answer in the customer's language and never invent order details.";
+
+/// A set's bodies: every value dealt by language into bodies of one to
+/// four values and one negative sentence each, then every negative
+/// sentence again in bodies of three with no value; `carriers` write them
+/// in turn. Each set calls it with its own seed's `rng`, values and
+/// sentences.
+pub fn deal(
+    rng: &mut Rng,
+    values: &[Value],
+    negatives: &[(Lang, &'static str, String)],
+    carriers: &[(&str, Carrier)],
+) -> Vec<(Labelled, Vec<Written>)> {
+    let mut chunks = Vec::new();
+    for lang in Lang::ALL {
+        let mut mine: Vec<Value> = values.iter().filter(|v| v.lang == lang).cloned().collect();
+        shuffle(rng, &mut mine);
+        let own: Vec<&String> = negatives
+            .iter()
+            .filter(|(l, _, _)| *l == lang)
+            .map(|(_, _, s)| s)
+            .collect();
+        let mut next = 0;
+        while !mine.is_empty() {
+            let take = (rng.below(4) as usize + 1).min(mine.len());
+            let values: Vec<Value> = mine.drain(..take).collect();
+            let negatives = vec![own[next % own.len()].clone()];
+            next += 1;
+            chunks.push((lang, values, negatives));
+        }
+    }
+    let mut pure: Vec<&(Lang, &str, String)> = negatives.iter().collect();
+    shuffle(rng, &mut pure);
+    for three in pure.chunks(3) {
+        let lang = three[0].0;
+        let negatives = three.iter().map(|(_, _, s)| s.clone()).collect();
+        chunks.push((lang, Vec::new(), negatives));
+    }
+    chunks
+        .into_iter()
+        .enumerate()
+        .map(|(n, (lang, values, negatives))| {
+            let chunk = Chunk {
+                lang,
+                values,
+                negatives,
+                n,
+            };
+            let (_, carrier) = carriers[n % carriers.len()];
+            carrier(rng, &chunk).finish()
+        })
+        .collect()
+}
 
 pub fn shuffle<T>(rng: &mut Rng, items: &mut [T]) {
     for i in (1..items.len()).rev() {
