@@ -12,7 +12,7 @@
 //! tokens are cached per credential ([`TokenCache`]) until they expire, or
 //! until an upstream answers 401 to one ([`Credentials::rejected`]). The
 //! response redactor is compiled once per credential and set of secrets
-//! ([`Redactors`]).
+//! (`redactors.rs`).
 
 use std::{
     collections::{BTreeMap, HashMap},
