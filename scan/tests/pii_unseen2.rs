@@ -34,6 +34,7 @@ use common::{Labelled, Rng, luhn_ok};
 use unseen2::body::Written;
 use unseen2::carriers::{CARRIERS, deal};
 use unseen2::checks::{check_body, digit_runs};
+use unseen2::value_checks::{check_card, check_iban};
 use unseen2::{Lang, Value, cards, emails, fill, ibans, negatives, phones};
 
 /// This set's seed (no other set uses it).
@@ -85,71 +86,6 @@ fn set() -> Set {
 }
 
 // ---- checks of the set itself ----
-
-fn check_card(value: &str, origin: &str) -> Result<(), String> {
-    if value
-        .chars()
-        .any(|c| !c.is_ascii_digit() && !" -.".contains(c))
-    {
-        return Err("a character that is no digit or separator".into());
-    }
-    let separators: Vec<char> = value.chars().filter(|c| !c.is_ascii_digit()).collect();
-    if separators.windows(2).any(|w| w[0] != w[1]) {
-        return Err("mixed separators".into());
-    }
-    let digits: String = value.chars().filter(char::is_ascii_digit).collect();
-    let issuer = cards::ISSUERS
-        .iter()
-        .find(|i| i.name == origin)
-        .ok_or("no such issuer")?;
-    if !(12..=19).contains(&digits.len()) || !luhn_ok(digits.as_bytes()) {
-        return Err(format!("length {} or Luhn", digits.len()));
-    }
-    if !cards::in_range(issuer, &digits) {
-        return Err("outside the issuer's ranges".into());
-    }
-    Ok(())
-}
-
-fn check_iban(value: &str, origin: &str) -> Result<(), String> {
-    let solid: String = value.chars().filter(|c| *c != ' ').collect();
-    let upper = solid.to_ascii_uppercase();
-    if solid != upper && solid != solid.to_ascii_lowercase() {
-        return Err("mixed case".into());
-    }
-    let country = ibans::COUNTRIES
-        .iter()
-        .find(|c| c.code == origin)
-        .ok_or("no such country")?;
-    if !upper.starts_with(origin) || upper.len() != country.length {
-        return Err(format!(
-            "length {} (registry {})",
-            upper.len(),
-            country.length
-        ));
-    }
-    // Each BBAN character of the class its layout gives.
-    let mut bban = upper[4..].bytes();
-    for (count, class) in ibans::layout(country.layout) {
-        for b in bban.by_ref().take(count) {
-            let fits = match class {
-                b'n' => b.is_ascii_digit(),
-                b'a' => b.is_ascii_uppercase(),
-                _ => b.is_ascii_digit() || b.is_ascii_uppercase(),
-            };
-            if !fits {
-                return Err(format!("{} is not of class {}", b as char, class as char));
-            }
-        }
-    }
-    if !ibans::valid(&upper) {
-        return Err("mod 97".into());
-    }
-    if value.contains(' ') && value != common::grouped(&solid, &[4; 9], " ") {
-        return Err("not grouped by four".into());
-    }
-    Ok(())
-}
 
 /// A phone number holds only what people write in one, and its
 /// significant number (after `+CC`, `00CC` or `(CC)` and a `(0)`, or

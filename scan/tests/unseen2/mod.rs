@@ -22,6 +22,7 @@ mod lang_new;
 pub mod negatives;
 mod negatives_more;
 pub mod phones;
+pub mod value_checks;
 
 // The first set's sentences, names and words, for its ten languages.
 #[path = "../unseen/lang.rs"]

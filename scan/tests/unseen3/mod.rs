@@ -28,6 +28,8 @@ mod lang_new;
 pub mod negatives;
 mod negatives_table;
 pub mod phones;
+#[path = "../unseen2/value_checks.rs"]
+pub mod value_checks;
 
 // The first set's sentences, names and words, which the second set's
 // languages read.
